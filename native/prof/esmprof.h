@@ -1,0 +1,151 @@
+/* libesmprof internals: what the generated wrappers (wrappers.c) and the hand-written parts share.
+ *
+ * A wrapped call runs:   if (!esm_enter()) pass through;
+ *                        c = esm_call_begin(fid, lang); PMPI call; esm_call_end(&c);
+ *                        acct_<call>(&c, ...);   (clauses of mpi.spec: bytes, peers, requests)
+ *                        esm_leave(&c);          (records calls, time, bytes, comm time, bins)
+ * Everything a thread records goes to its own esm_thread block (no locks on the hot path); the
+ * request and communicator tables are shared and take a lock. */
+#ifndef ESMPROF_H
+#define ESMPROF_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "esm_weak.h"
+#include "esm_functions.h"
+
+#define ESM_LANG_C 0
+#define ESM_LANG_FORTRAN 1
+#define ESM_HIST_BUCKETS 48
+#define ESM_MAX_BINS 1024
+#define ESM_MAX_TMP 6
+
+#ifdef MPI_F_STATUS_SIZE
+#define ESM_F_STATUS_SIZE MPI_F_STATUS_SIZE
+#else
+#define ESM_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#endif
+
+#define ESM_TLS __thread __attribute__((tls_model("initial-exec")))
+
+typedef void (*esm_fptr)();
+
+/* A communicator seen by the profiler. Entries are never freed (ids stay valid for output). */
+typedef struct esm_comm {
+    int id;             /* creation order on this rank */
+    int size;           /* local group size */
+    int inter;          /* intercommunicator: ranks name the remote group */
+    int *world;         /* world rank of each peer rank, NULL when identical to world */
+    int nworld;         /* entries in world */
+    int created_by;     /* ESM_* function id, or ESM_CREATED_* below */
+    char name[64];
+} esm_comm;
+
+#define ESM_CREATED_WORLD (-1)
+#define ESM_CREATED_SELF (-2)
+#define ESM_CREATED_UNKNOWN (-3)
+
+typedef struct esm_call {
+    int fid, lang;
+    uint64_t t0, t1;
+    esm_comm *comm;
+    uint64_t sent, recv;
+    int coll;           /* a collective: one histogram entry of max(sent, recv) */
+    MPI_Win win;        /* RMA: peers are ranks of this window's group */
+    int ntmp;
+    void *tmp[ESM_MAX_TMP];
+} esm_call;
+
+/* ---- state (prof_core.c) ---- */
+extern volatile int esm_on;                  /* between the init hook and the finalize hook */
+extern ESM_TLS int esm_depth;                /* >0 inside a wrapper: nested MPI calls pass through */
+extern int esm_world_rank, esm_world_size;
+
+static inline uint64_t esm_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    extern uint64_t esm_now_portable(void);
+    return esm_now_portable();
+#endif
+}
+
+static inline int esm_enter(void) { return esm_on && esm_depth == 0; }
+
+static inline esm_call esm_call_begin(int fid, int lang)
+{
+    esm_call c = {0};
+    c.fid = fid;
+    c.lang = lang;
+    c.win = MPI_WIN_NULL;
+    esm_depth++;
+    c.t0 = esm_now();
+    return c;
+}
+
+static inline void esm_call_end(esm_call *c) { c->t1 = esm_now(); }
+
+void esm_leave(esm_call *c);
+void *esm_tmp(esm_call *c, size_t bytes);
+void *esm_copy(esm_call *c, const void *src, size_t bytes);
+
+/* ---- messages and peers ---- */
+void esm_msg_to(esm_call *c, int rank, uint64_t bytes);
+void esm_msg_from(esm_call *c, int rank, uint64_t bytes);
+void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status *status);
+void esm_use_win(esm_call *c, MPI_Win win);
+
+/* ---- requests ---- */
+enum { ESM_REQ_RECV = 1, ESM_REQ_PRECV, ESM_REQ_PSEND, ESM_REQ_MESSAGE };
+void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank);
+void esm_req_start(esm_call *c, MPI_Request req);
+void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status);
+void esm_req_free(MPI_Request req);
+void esm_msg_probed(esm_call *c, MPI_Message msg);
+void esm_msg_received(esm_call *c, MPI_Message msg, const MPI_Status *status);
+void esm_msg_ireceived(esm_call *c, MPI_Message msg, MPI_Request req);
+
+/* ---- communicators ---- */
+esm_comm *esm_comm_of(MPI_Comm comm);
+void esm_comm_created(esm_call *c, MPI_Comm comm);
+void esm_comm_freed(MPI_Comm comm);
+void esm_comm_named(MPI_Comm comm, const char *name);
+
+/* ---- bytes of a call (prof_bytes.c) ---- */
+uint64_t esm_bytes(int count, MPI_Datatype type);
+uint64_t esm_vbytes(const int *counts, int n, MPI_Datatype type);
+uint64_t esm_wbytes(const int *counts, const MPI_Datatype *types, int n);
+uint64_t esm_wbytes_inplace(const void *sendbuf, const int *sendcounts, const MPI_Datatype *sendtypes,
+                            const int *recvcounts, const MPI_Datatype *recvtypes, int n);
+uint64_t esm_root_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type);
+uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type);
+uint64_t esm_inplace_or(const void *buf, int count, MPI_Datatype type, int ipcount, MPI_Datatype iptype);
+uint64_t esm_gather_recv(int count, MPI_Datatype type, int root, MPI_Comm comm);
+uint64_t esm_gatherv_recv(const int *counts, MPI_Datatype type, int root, MPI_Comm comm);
+uint64_t esm_gatherv_send(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          const int *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm);
+uint64_t esm_all_bytes(MPI_Comm comm, int count, MPI_Datatype type);
+int esm_inplace_count(const void *sendbuf, int sendcount, int recvcount);
+MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype);
+const int *esm_inplace_counts(const void *sendbuf, const int *sendcounts, const int *recvcounts);
+uint64_t esm_out_bytes(MPI_Comm comm, int count, MPI_Datatype type);
+uint64_t esm_in_bytes(MPI_Comm comm, int count, MPI_Datatype type);
+int esm_comm_size(MPI_Comm comm);   /* remote size for intercommunicators */
+int esm_comm_rank(MPI_Comm comm);
+int esm_indegree(MPI_Comm comm);
+int esm_outdegree(MPI_Comm comm);
+unsigned esm_bucket(uint64_t bytes);
+
+/* ---- Fortran (prof_fortran.c) ---- */
+esm_fptr esm_fsym(const char *name);
+const void *esm_fbuf(const void *fbuf);
+int esm_fstatus_ignored(const MPI_Fint *f);
+int esm_fstatuses_ignored(const MPI_Fint *f);
+MPI_Status *esm_fstatuses(esm_call *c, const MPI_Fint *f, int n);
+int *esm_findices(esm_call *c, const MPI_Fint *f, int n);
+char *esm_fstr(esm_call *c, const char *f, size_t len);
+
+#endif

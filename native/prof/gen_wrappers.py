@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Generate every libesmprof wrapper from the one spec file (mpi.spec).
+
+    gen_wrappers.py mpi.spec OUTDIR   ->  esm_functions.h  wrappers_c.c  wrappers_f.c
+
+Per spec line it writes one accounting function (the clauses, in terms of C arguments), one C
+wrapper (MPI_X -> PMPI_X) and one Fortran wrapper body shared by the entry points mpi_x,
+mpi_x_, mpi_x__, MPI_X (-> the library's pmpi_x_) and, for Open MPI, mpi_x_f08_ (-> pmpi_x_f08_).
+The Fortran wrapper passes the caller's arguments through untouched (the library keeps its own
+Fortran semantics) and converts to C only what the accounting reads.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HANDLE_F2C = {
+    "MPI_Comm": "MPI_Comm_f2c", "MPI_Datatype": "MPI_Type_f2c", "MPI_Op": "MPI_Op_f2c",
+    "MPI_Group": "MPI_Group_f2c", "MPI_Win": "MPI_Win_f2c", "MPI_File": "MPI_File_f2c",
+    "MPI_Info": "MPI_Info_f2c", "MPI_Request": "MPI_Request_f2c",
+    "MPI_Errhandler": "MPI_Errhandler_f2c", "MPI_Message": "MPI_Message_f2c",
+}
+# Clause roles: which positional operands are handles read before the call ("in"), written by it
+# ("out"), statuses, and Fortran 1-based indices.
+REQUEST_CLAUSES = {
+    "start": ["in"], "startall": ["", "in"], "reqfree": ["in"],
+    "wait": ["in", "status"], "waitall": ["", "in", "status"],
+    "waitany": ["", "in", "index", "status"], "waitsome": ["", "in", "", "index", "status"],
+    "test": ["in", "", "status"], "testall": ["", "in", "", "status"],
+    "testany": ["", "in", "index", "", "status"], "testsome": ["", "in", "", "index", "status"],
+    "irecv": ["out"], "precv": ["out"], "psend": ["out"],
+    "mprobe": ["out", "status", ""], "mrecv": ["in", "status"], "imrecv": ["in", "out"],
+    "newcomm": ["out"], "freecomm": ["in"], "setname": ["", ""], "recvstatus": ["status"],
+}
+
+
+@dataclass
+class Arg:
+    ctype: str          # C type as written, without the name ("const int", "MPI_Status *")
+    name: str
+    length: str | None  # array length expression, "" for [] without one, None for scalars
+
+    @property
+    def base(self) -> str:
+        return self.ctype.replace("const", "").replace("*", "").strip()
+
+    @property
+    def is_ptr(self) -> bool:
+        return "*" in self.ctype
+
+    @property
+    def kind(self) -> str:
+        if self.base == "void":
+            return "buffer"
+        if self.base == "char":
+            return "string"
+        if self.base == "MPI_Status":
+            return "statuses" if self.length is not None else "status"
+        if self.base in HANDLE_F2C:
+            if self.length is not None:
+                return "handles"
+            return "handle_ptr" if self.is_ptr else "handle"
+        if self.length is not None:
+            return "array"
+        return "int_ptr" if self.is_ptr else "scalar"
+
+    def c_param(self) -> str:
+        if self.length is not None:
+            return f"{self.ctype} {self.name}[]"
+        sep = "" if self.ctype.endswith("*") else " "
+        return f"{self.ctype}{sep}{self.name}"
+
+    def acct_param(self) -> str:
+        if self.kind == "buffer":
+            return f"const void *{self.name}"
+        if self.length is not None:
+            return f"{self.ctype} *{self.name}"
+        return self.c_param()
+
+
+@dataclass
+class Call:
+    name: str
+    args: list[Arg]
+    clauses: list[tuple[str, str]]
+    roles: dict[str, str] = field(default_factory=dict)  # arg name -> in/out/status/index
+
+    @property
+    def lower(self) -> str:
+        return self.name.lower()
+
+    def used(self) -> list[Arg]:
+        """Arguments the accounting reads (in clause values or array lengths they need)."""
+        text = " ".join(v for _, v in self.clauses)
+        names = set(re.findall(r"[A-Za-z_]\w*", text))
+        for a in self.args:
+            if a.name in names and a.length:
+                names |= set(re.findall(r"[A-Za-z_]\w*", a.length))
+        return [a for a in self.args if a.name in names]
+
+
+def split_top(text: str, sep: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([" 
+        depth -= ch in ")]"
+        if ch == sep and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [s.strip() for s in out if s.strip()]
+
+
+def parse_arg(text: str) -> Arg:
+    m = re.match(r"^(.*?)([A-Za-z_]\w*)\s*(\[(.*)\])?$", text.strip())
+    if not m:
+        raise SystemExit(f"mpi.spec: cannot parse argument {text!r}")
+    ctype = re.sub(r"\s+", " ", m.group(1)).strip().replace(" *", " *")
+    return Arg(ctype=ctype, name=m.group(2), length=m.group(4) if m.group(3) else None)
+
+
+def parse_spec(path: Path) -> list[Call]:
+    calls = []
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        proto, _, clause_text = line.partition("|")
+        m = re.match(r"^\s*int\s+(MPI_\w+)\s*\((.*)\)\s*$", proto)
+        if not m:
+            raise SystemExit(f"mpi.spec:{lineno}: expected 'int MPI_X(args) | clauses'")
+        args = [parse_arg(a) for a in split_top(m.group(2), ",")]
+        clauses = []
+        for tok in split_top(clause_text, " "):
+            key, _, value = tok.partition("=")
+            clauses.append((key, value))
+        call = Call(m.group(1), args, clauses)
+        for key, value in clauses:
+            for role, operand in zip(REQUEST_CLAUSES.get(key, []), value.split(",")):
+                if role:
+                    call.roles[operand] = role
+        calls.append(call)
+    return calls
+
+
+def clause_code(call: Call) -> list[str]:
+    """The accounting statements, in terms of the C arguments."""
+    cl = dict(call.clauses)
+    out = []
+    if "comm" in cl:
+        out.append(f"c->comm = esm_comm_of({cl['comm']});")
+    if "win" in cl:
+        out.append(f"esm_use_win(c, {cl['win']});")
+    if "send" in cl and "psend" not in cl:
+        if "to" in cl:
+            out.append(f"esm_msg_to(c, {cl['to']}, {cl['send']});")
+        else:
+            out.append(f"c->sent += {cl['send']};")
+    if "recv" in cl:
+        if "from" in cl:
+            out.append(f"esm_msg_from(c, {cl['from']}, {cl['recv']});")
+        else:
+            out.append(f"c->recv += {cl['recv']};")
+    for key, value in call.clauses:
+        ops = value.split(",")
+        if key == "recvstatus":
+            out.append(f"esm_recv_status(c, c->fid, c->comm, {value});")
+        elif key in ("irecv", "precv"):
+            kind = "ESM_REQ_RECV" if key == "irecv" else "ESM_REQ_PRECV"
+            out.append(f"esm_req_post(c, *{value}, {kind}, 0, 0);")
+        elif key == "psend":
+            out.append(f"esm_req_post(c, *{value}, ESM_REQ_PSEND, {cl['send']}, {cl['to']});")
+        elif key == "start":
+            out.append(f"esm_req_start(c, *{value});")
+        elif key == "startall":
+            out.append(f"for (int i = 0; i < {ops[0]}; i++) esm_req_start(c, {ops[1]}[i]);")
+        elif key == "wait":
+            out.append(f"esm_req_complete(c, *{ops[0]}, {ops[1]});")
+        elif key == "test":
+            out.append(f"if (*{ops[1]}) esm_req_complete(c, *{ops[0]}, {ops[2]});")
+        elif key in ("waitall", "testall"):
+            guard = f"if (*{ops[2]}) " if key == "testall" else ""
+            out.append(f"{guard}for (int i = 0; i < {ops[0]}; i++) "
+                       f"esm_req_complete(c, {ops[1]}[i], &{ops[-1]}[i]);")
+        elif key in ("waitany", "testany"):
+            guard = f"*{ops[3]} && " if key == "testany" else ""
+            out.append(f"if ({guard}*{ops[2]} != MPI_UNDEFINED) "
+                       f"esm_req_complete(c, {ops[1]}[*{ops[2]}], {ops[-1]});")
+        elif key in ("waitsome", "testsome"):
+            out.append(f"if (*{ops[2]} != MPI_UNDEFINED) for (int i = 0; i < *{ops[2]}; i++) "
+                       f"esm_req_complete(c, {ops[1]}[{ops[3]}[i]], &{ops[4]}[i]);")
+        elif key == "reqfree":
+            out.append(f"esm_req_free(*{value});")
+        elif key == "mprobe":
+            guard = f"if (*{ops[2]}) " if len(ops) > 2 else ""
+            out.append(f"{guard}esm_msg_probed(c, *{ops[0]});")
+        elif key == "mrecv":
+            out.append(f"esm_msg_received(c, *{ops[0]}, {ops[1]});")
+        elif key == "imrecv":
+            out.append(f"esm_msg_ireceived(c, *{ops[0]}, *{ops[1]});")
+        elif key == "newcomm":
+            out.append(f"esm_comm_created(c, *{value});")
+        elif key == "freecomm":
+            out.append(f"c->comm = esm_comm_of(*{value});")
+            out.append(f"esm_comm_freed(*{value});")
+        elif key == "setname":
+            out.append(f"esm_comm_named({ops[0]}, {ops[1]});")
+        elif key == "coll":
+            out.append("c->coll = 1;")
+        elif key not in ("comm", "win", "send", "recv", "to", "from"):
+            raise SystemExit(f"mpi.spec: {call.name}: unknown clause {key!r}")
+    return out
+
+
+def gen_header(calls: list[Call]) -> str:
+    lines = ["/* Generated by gen_wrappers.py from mpi.spec: do not edit. */",
+             "#ifndef ESM_FUNCTIONS_H", "#define ESM_FUNCTIONS_H", "enum esm_function {"]
+    lines += [f"    ESM_{c.name}," for c in calls]
+    lines += ["    ESM_NFUNC", "};", "extern const char *const esm_function_names[ESM_NFUNC];",
+              "#endif"]
+    return "\n".join(lines) + "\n"
+
+
+def gen_acct(call: Call) -> list[str]:
+    used = call.used()
+    params = ", ".join(["esm_call *c"] + [a.acct_param() for a in used])
+    body = clause_code(call)
+    out = [f"static void acct_{call.name}({params})", "{"]
+    out += [f"    {s}" for s in body] or ["    (void)c;"]
+    out += ["}", ""]
+    return out
+
+
+def gen_c_wrapper(call: Call) -> list[str]:
+    params = ", ".join(a.c_param() for a in call.args)
+    names = ", ".join(a.name for a in call.args)
+    out = [f"int {call.name}({params})", "{",
+           f"    if (!esm_enter()) return P{call.name}({names});",
+           f"    esm_call c = esm_call_begin(ESM_{call.name}, ESM_LANG_C);"]
+    acct_args = []
+    for a in call.used():
+        role = call.roles.get(a.name, "")
+        if a.kind == "status" and role == "status":
+            out += [f"    MPI_Status {a.name}_own;",
+                    f"    if ({a.name} == MPI_STATUS_IGNORE) {a.name} = &{a.name}_own;"]
+        elif a.kind == "statuses" and role == "status":
+            out += [f"    if ({a.name} == MPI_STATUSES_IGNORE) "
+                    f"{a.name} = esm_tmp(&c, sizeof(MPI_Status) * (size_t)({a.length}));"]
+        if role == "in" and a.kind == "handle_ptr":
+            out.append(f"    {a.base} {a.name}_in = *{a.name};")
+            acct_args.append(f"&{a.name}_in")
+        elif role == "in" and a.kind == "handles":
+            out.append(f"    {a.base} *{a.name}_in = esm_copy(&c, {a.name}, "
+                       f"sizeof({a.base}) * (size_t)({a.length}));")
+            acct_args.append(f"{a.name}_in")
+        else:
+            acct_args.append(a.name)
+    out += [f"    int rc = P{call.name}({names});",
+            "    esm_call_end(&c);",
+            f"    if (rc == MPI_SUCCESS) acct_{call.name}({', '.join(['&c'] + acct_args)});",
+            "    esm_leave(&c);", "    return rc;", "}", ""]
+    return out
+
+
+def f_param(a: Arg) -> str:
+    if a.kind == "buffer":
+        return f"void *f_{a.name}"
+    if a.kind == "string":
+        return f"char *f_{a.name}"
+    if a.base in ("MPI_Aint", "MPI_Offset"):
+        return f"{a.base} *f_{a.name}"
+    return f"MPI_Fint *f_{a.name}"
+
+
+def gen_f_wrapper(call: Call) -> list[str]:
+    strings = [a for a in call.args if a.kind == "string"]
+    params = [f_param(a) for a in call.args] + ["MPI_Fint *ierr"]
+    params += [f"size_t f_{a.name}_len" for a in strings]
+    used = call.used()
+    before, after, acct_args = [], [], []
+    real_args = {a.name: f"f_{a.name}" for a in call.args}
+    for a in used:
+        n, role = a.name, call.roles.get(a.name, "")
+        k = a.kind
+        if k == "buffer":
+            before.append(f"const void *{n} = esm_fbuf(f_{n});")
+        elif k == "string":
+            before.append(f"char *{n} = esm_fstr(&c, f_{n}, f_{n}_len);")
+        elif k == "scalar":
+            before.append(f"{a.base} {n} = *f_{n};")
+        elif k == "int_ptr":
+            fix = f" if ({n}_v != MPI_UNDEFINED) {n}_v -= 1;" if role == "index" else ""
+            after.append(f"int {n}_v = *f_{n};{fix} int *{n} = &{n}_v;")
+        elif k == "array" and role == "index":
+            after.append(f"int *{n} = esm_findices(&c, f_{n}, *{call.args[call.args.index(a) - 1].name});")
+        elif k == "array":
+            before.append(f"{a.ctype} *{n} = ({a.ctype} *)f_{n};")
+        elif k == "handle":
+            before.append(f"{a.base} {n} = {HANDLE_F2C[a.base]}(*f_{n});")
+        elif k == "handle_ptr":
+            (after if role == "out" else before).append(
+                f"{a.base} {n}_v = {HANDLE_F2C[a.base]}(*f_{n}); {a.base} *{n} = &{n}_v;")
+        elif k == "handles":
+            before.append(f"int {n}_n = {a.length}; {a.base} *{n} = esm_tmp(&c, sizeof({a.base}) * (size_t){n}_n); "
+                          f"for (int i = 0; i < {n}_n; i++) {n}[i] = {HANDLE_F2C[a.base]}(f_{n}[i]);")
+        elif k == "status":
+            before.append(f"MPI_Fint {n}_f[ESM_F_STATUS_SIZE], *{n}_fp = "
+                          f"esm_fstatus_ignored(f_{n}) ? {n}_f : f_{n};")
+            after.append(f"MPI_Status {n}_v; PMPI_Status_f2c({n}_fp, &{n}_v); MPI_Status *{n} = &{n}_v;")
+            real_args[n] = f"{n}_fp"
+        elif k == "statuses":
+            before.append(f"MPI_Fint *{n}_fp = esm_fstatuses_ignored(f_{n}) ? esm_tmp(&c, "
+                          f"sizeof(MPI_Fint) * ESM_F_STATUS_SIZE * (size_t)({a.length})) : f_{n};")
+            after.append(f"MPI_Status *{n} = esm_fstatuses(&c, {n}_fp, {a.length});")
+            real_args[n] = f"{n}_fp"
+        acct_args.append(n)
+    # handles converted before the call must precede arrays whose length uses them
+    before.sort(key=lambda s: "esm_tmp" in s)
+    real = ", ".join([real_args[a.name] for a in call.args] + ["ierr"] +
+                     [f"f_{a.name}_len" for a in strings])
+    passthrough = ", ".join([f"f_{a.name}" for a in call.args] + ["ierr"] +
+                            [f"f_{a.name}_len" for a in strings])
+    out = [f"static void f_{call.name}(esm_fptr real, {', '.join(params)})", "{",
+           "    MPI_Fint ierr_own; if (!ierr) ierr = &ierr_own;  /* optional in mpi_f08 */",
+           f"    if (!esm_enter()) {{ real({passthrough}); return; }}",
+           f"    esm_call c = esm_call_begin(ESM_{call.name}, ESM_LANG_FORTRAN);"]
+    out += [f"    {s}" for s in before]
+    out += [f"    real({real});", "    esm_call_end(&c);",
+            "    if (*ierr == MPI_SUCCESS) {"]
+    out += [f"        {s}" for s in after]
+    out += [f"        acct_{call.name}({', '.join(['&c'] + acct_args)});", "    }",
+            "    esm_leave(&c);", "}"]
+    fparams = ", ".join(params)
+    fnames = ", ".join([f"f_{a.name}" for a in call.args] + ["ierr"] + [f"f_{a.name}_len" for a in strings])
+    low = call.lower
+    out += [f"void {low}_({fparams})",
+            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"p{low}_\"); f_{call.name}(r, {fnames}); }}",
+            f"void {low}({fparams}) __attribute__((alias(\"{low}_\")));",
+            f"void {low}__({fparams}) __attribute__((alias(\"{low}_\")));",
+            f"void {call.name.upper()}({fparams}) __attribute__((alias(\"{low}_\")));",
+            "#ifdef OPEN_MPI",
+            f"void {low}_f08_({fparams})",
+            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"p{low}_f08_\"); f_{call.name}(r, {fnames}); }}",
+            "#endif", ""]
+    return out
+
+
+def main() -> None:
+    spec, outdir = Path(sys.argv[1]), Path(sys.argv[2])
+    calls = parse_spec(spec)
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "esm_functions.h").write_text(gen_header(calls))
+    src = ["/* Generated by gen_wrappers.py from mpi.spec: do not edit. */", '#include "esmprof.h"', "",
+           "const char *const esm_function_names[ESM_NFUNC] = {"]
+    src += [f'    "{c.name}",' for c in calls] + ["};", ""]
+    for call in calls:
+        src += gen_acct(call) + gen_c_wrapper(call) + gen_f_wrapper(call)
+    (outdir / "wrappers.c").write_text("\n".join(src) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+/* Bytes moved by a call, from its arguments. Only arguments the standard makes significant on
+ * this rank are read (an ignored datatype may be garbage, e.g. sendtype with MPI_IN_PLACE). */
+#include "esmprof.h"
+
+uint64_t esm_bytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL)
+        return 0;
+    PMPI_Type_size(type, &size);
+    return (uint64_t)count * (uint64_t)(size > 0 ? size : 0);
+}
+
+uint64_t esm_vbytes(const int *counts, int n, MPI_Datatype type)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += counts[i] > 0 ? (uint64_t)counts[i] : 0;
+    return total ? esm_bytes(1, type) * total : 0;
+}
+
+uint64_t esm_wbytes(const int *counts, const MPI_Datatype *types, int n)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += esm_bytes(counts[i], types[i]);
+    return total;
+}
+
+uint64_t esm_wbytes_inplace(const void *sendbuf, const int *sendcounts, const MPI_Datatype *sendtypes,
+                            const int *recvcounts, const MPI_Datatype *recvtypes, int n)
+{
+    if (sendbuf == MPI_IN_PLACE)
+        return esm_wbytes(recvcounts, recvtypes, n);
+    return esm_wbytes(sendcounts, sendtypes, n);
+}
+
+int esm_comm_size(MPI_Comm comm)
+{
+    int inter = 0, size = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        PMPI_Comm_remote_size(comm, &size);
+    else
+        PMPI_Comm_size(comm, &size);
+    return size;
+}
+
+int esm_comm_rank(MPI_Comm comm)
+{
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    return rank;
+}
+
+static int is_root(int root, MPI_Comm comm)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return root == MPI_ROOT;
+    return root == esm_comm_rank(comm);
+}
+
+static int is_leaf(int root, MPI_Comm comm)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return root >= 0;               /* receiving group names the remote root */
+    return root != esm_comm_rank(comm);
+}
+
+uint64_t esm_root_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type)
+{
+    return is_root(root, comm) ? esm_bytes(count, type) : 0;
+}
+
+uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type)
+{
+    return is_leaf(root, comm) ? esm_bytes(count, type) : 0;
+}
+
+uint64_t esm_inplace_or(const void *buf, int count, MPI_Datatype type, int ipcount, MPI_Datatype iptype)
+{
+    return buf == MPI_IN_PLACE ? esm_bytes(ipcount, iptype) : esm_bytes(count, type);
+}
+
+uint64_t esm_gather_recv(int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return is_root(root, comm) ? (uint64_t)esm_comm_size(comm) * esm_bytes(count, type) : 0;
+}
+
+uint64_t esm_gatherv_recv(const int *counts, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return is_root(root, comm) ? esm_vbytes(counts, esm_comm_size(comm), type) : 0;
+}
+
+uint64_t esm_gatherv_send(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          const int *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm)
+{
+    (void)root;
+    if (sendbuf == MPI_IN_PLACE)
+        return esm_bytes(ipcounts[esm_comm_rank(comm)], iptype);
+    return esm_bytes(sendcount, sendtype);
+}
+
+uint64_t esm_all_bytes(MPI_Comm comm, int count, MPI_Datatype type)
+{
+    return (uint64_t)esm_comm_size(comm) * esm_bytes(count, type);
+}
+
+int esm_inplace_count(const void *sendbuf, int sendcount, int recvcount)
+{
+    return sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
+}
+
+MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype)
+{
+    return sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+}
+
+const int *esm_inplace_counts(const void *sendbuf, const int *sendcounts, const int *recvcounts)
+{
+    return sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
+}
+
+static void degrees(MPI_Comm comm, int *in, int *out)
+{
+    int topo = MPI_UNDEFINED, weighted = 0;
+    *in = *out = 0;
+    PMPI_Topo_test(comm, &topo);
+    if (topo == MPI_CART) {
+        int ndims = 0;
+        PMPI_Cartdim_get(comm, &ndims);
+        *in = *out = 2 * ndims;
+    } else if (topo == MPI_GRAPH) {
+        PMPI_Graph_neighbors_count(comm, esm_comm_rank(comm), in);
+        *out = *in;
+    } else if (topo == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+    }
+}
+
+int esm_indegree(MPI_Comm comm)
+{
+    int in, out;
+    degrees(comm, &in, &out);
+    return in;
+}
+
+int esm_outdegree(MPI_Comm comm)
+{
+    int in, out;
+    degrees(comm, &in, &out);
+    return out;
+}
+
+uint64_t esm_out_bytes(MPI_Comm comm, int count, MPI_Datatype type)
+{
+    return (uint64_t)esm_outdegree(comm) * esm_bytes(count, type);
+}
+
+uint64_t esm_in_bytes(MPI_Comm comm, int count, MPI_Datatype type)
+{
+    return (uint64_t)esm_indegree(comm) * esm_bytes(count, type);
+}

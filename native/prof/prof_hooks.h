@@ -1,0 +1,32 @@
+/* Start and end of profiling, shared by the C and Fortran MPI_Init/MPI_Finalize entry points. */
+#ifndef PROF_HOOKS_H
+#define PROF_HOOKS_H
+
+#include "esmprof.h"
+
+typedef struct esm_fortran_check {
+    int bindings_loaded;        /* the library's Fortran layer is in the process */
+    int wrappers_reached;       /* a Fortran call lands in the profiler's Fortran wrappers */
+    int library_calls_c_layer;  /* the library's Fortran layer calls the C MPI_ symbols (MPICH) */
+} esm_fortran_check;
+
+void esm_init_hook(void);
+void esm_finalize_hook(void);
+void esm_fortran_selfcheck(esm_fortran_check *out);
+
+/* prof_output.c */
+typedef struct esm_run {
+    int thread_level;
+    double init_epoch;          /* wall clock at the end of MPI_Init */
+    uint64_t init_ticks, final_ticks;
+    double init_mono, final_mono;
+    double ns_per_call;         /* calibrated cost of one wrapped call */
+    esm_fortran_check fortran;
+    char out_path[4096];
+} esm_run;
+
+extern esm_run esm_run_info;
+void esm_write_running_marker(void);
+void esm_write_profile(MPI_Comm comm);
+
+#endif

@@ -1,0 +1,405 @@
+/* The profile file (docs/profile-format.md): JSON Lines, one line per rank written by that rank at
+ * its offset (exclusive prefix sum of line lengths), header by rank 0, trailer by the last rank. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prof_hooks.h"
+#include "prof_state.h"
+
+#define PROFILE_VERSION 1
+#define DEFAULT_OUT "esmperf-profile.jsonl"
+
+extern char **environ;
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (b->p && (size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = 2 * (b->cap + (size_t)n + 64);
+        b->p = realloc(b->p, b->cap);
+        if (!b->p)
+            abort();
+    }
+}
+
+static void put_string(sbuf *b, const char *s)
+{
+    put(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            put(b, "\\%c", ch);
+        else if (ch < 0x20)
+            put(b, "\\u%04x", ch);
+        else
+            put(b, "%c", ch);
+    }
+    put(b, "\"");
+}
+
+static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
+
+/* ------------------------------------------------------------ header */
+
+static void put_command(sbuf *b)
+{
+    char buf[65536];
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    put(b, "[");
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+        put(b, i ? "," : "");
+        put_string(b, buf + i);
+    }
+    put(b, "]");
+}
+
+static void put_knobs(sbuf *b)
+{
+    static const char *prefixes[] = {"OMPI_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_", "FI_", "I_MPI_",
+                                     "PSP_", "ESMPROF_", "HYDRA_", NULL};
+    int first = 1;
+    put(b, "{");
+    for (char **e = environ; *e; e++) {
+        for (const char **p = prefixes; *p; p++) {
+            if (strncmp(*e, *p, strlen(*p)) != 0)
+                continue;
+            const char *eq = strchr(*e, '=');
+            if (!eq)
+                break;
+            char key[256];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+            put(b, first ? "" : ",");
+            put_string(b, key);
+            put(b, ":");
+            put_string(b, eq + 1);
+            first = 0;
+            break;
+        }
+    }
+    put(b, "}");
+}
+
+static const char *thread_level_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+    }
+}
+
+static void put_header(sbuf *b, const char *state)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    PMPI_Get_library_version(version, &len);
+    const esm_fortran_check *fc = &esm_run_info.fortran;
+    put(b, "{\"format\":\"esmperf-profile\",\"version\":%d,\"state\":\"%s\",\"ranks\":%d,"
+           "\"start_epoch\":%.6f,\"command\":", PROFILE_VERSION, state, esm_world_size,
+        esm_run_info.init_epoch);
+    put_command(b);
+    put(b, ",\"mpi_library\":");
+    put_string(b, version);
+#ifdef OPEN_MPI
+    put(b, ",\"abi\":\"openmpi\"");
+#else
+    put(b, ",\"abi\":\"mpich\"");
+#endif
+    put(b, ",\"profiler\":{\"version\":\"%s\",\"bin_width\":%.9g,\"max_bins\":%d,\"hist_buckets\":%d}",
+        ESMPROF_VERSION, seconds(esm_base_bin_ticks), ESM_MAX_BINS, ESM_HIST_BUCKETS);
+    put(b, ",\"knobs\":");
+    put_knobs(b);
+    put(b, ",\"fortran\":{\"bindings_loaded\":%s,\"wrappers_reached\":%s,\"library_calls_c_layer\":%s",
+        fc->bindings_loaded ? "true" : "false", fc->wrappers_reached ? "true" : "false",
+        fc->library_calls_c_layer ? "true" : "false");
+    if (fc->bindings_loaded && !fc->wrappers_reached)
+        put(b, ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
+               "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
+    put(b, "},\"thread_level\":\"%s\"}\n", thread_level_name(esm_run_info.thread_level));
+}
+
+/* ------------------------------------------------------------ rank line */
+
+static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
+{
+    int first = 1;
+    put(b, "\"calls\":{");
+    for (int fid = 0; fid < ESM_NFUNC; fid++) {
+        esm_fstat m = {0};
+        for (esm_thread *t = esm_threads; t; t = t->next) {
+            const esm_fstat *f = &t->f[fid];
+            if (f->calls && (m.calls == 0 || f->tmin < m.tmin))
+                m.tmin = f->tmin;
+            m.tmax = f->tmax > m.tmax ? f->tmax : m.tmax;
+            m.calls += f->calls;
+            m.calls_fortran += f->calls_fortran;
+            m.ticks += f->ticks;
+            m.sent += f->sent;
+            m.recv += f->recv;
+            for (int k = 0; k < ESM_HIST_BUCKETS; k++)
+                m.hist[k] += f->hist[k];
+        }
+        if (!m.calls && !m.recv)
+            continue;
+        *total_calls += m.calls;
+        *mpi_ticks += m.ticks;
+        put(b, "%s\"%s\":{\"calls\":%llu,\"time\":%.9g,\"time_min\":%.9g,\"time_max\":%.9g,"
+               "\"sent\":%llu,\"recv\":%llu,\"hist\":[", first ? "" : ",", esm_function_names[fid],
+            (unsigned long long)m.calls, seconds(m.ticks), seconds(m.tmin), seconds(m.tmax),
+            (unsigned long long)m.sent, (unsigned long long)m.recv);
+        int hfirst = 1;
+        for (int k = 0; k < ESM_HIST_BUCKETS; k++) {
+            if (m.hist[k]) {
+                put(b, "%s[%d,%llu]", hfirst ? "" : ",", k, (unsigned long long)m.hist[k]);
+                hfirst = 0;
+            }
+        }
+        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}}",
+            (unsigned long long)(m.calls - m.calls_fortran), (unsigned long long)m.calls_fortran);
+        first = 0;
+    }
+    put(b, "}");
+}
+
+static void put_peers(sbuf *b)
+{
+    esm_peer *all = calloc((size_t)esm_world_size, sizeof *all);
+    for (esm_thread *t = esm_threads; t; t = t->next) {
+        for (size_t i = 0; i < t->peer_cap; i++) {
+            const esm_peer *p = &t->peers[i];
+            if (p->rank < 0 || p->rank >= esm_world_size)
+                continue;
+            esm_peer *m = &all[p->rank];
+            m->sent += p->sent; m->sent_msgs += p->sent_msgs;
+            m->recv += p->recv; m->recv_msgs += p->recv_msgs;
+        }
+    }
+    for (int dir = 0; dir < 2; dir++) {
+        int first = 1;
+        put(b, dir ? ",\"recv\":{" : "\"peers\":{\"sent\":{");
+        for (int r = 0; r < esm_world_size; r++) {
+            uint64_t bytes = dir ? all[r].recv : all[r].sent, msgs = dir ? all[r].recv_msgs : all[r].sent_msgs;
+            if (msgs) {
+                put(b, "%s\"%d\":[%llu,%llu]", first ? "" : ",", r, (unsigned long long)bytes,
+                    (unsigned long long)msgs);
+                first = 0;
+            }
+        }
+        put(b, "}");
+    }
+    put(b, "}");
+    free(all);
+}
+
+static const char *created_by_name(int created_by)
+{
+    switch (created_by) {
+    case ESM_CREATED_WORLD: return "MPI_COMM_WORLD";
+    case ESM_CREATED_SELF: return "MPI_COMM_SELF";
+    case ESM_CREATED_UNKNOWN: return "unknown";
+    default: return esm_function_names[created_by];
+    }
+}
+
+static void put_comms(sbuf *b)
+{
+    put(b, "\"comms\":[");
+    for (int id = 0, first = 1; id < esm_comm_count(); id++) {
+        esm_commstat m = {0};
+        for (esm_thread *t = esm_threads; t; t = t->next) {
+            if (id < t->comm_cap) {
+                m.calls += t->comms[id].calls;
+                m.ticks += t->comms[id].ticks;
+                m.bytes += t->comms[id].bytes;
+            }
+        }
+        const esm_comm *c = esm_comm_get(id);
+        put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", first ? "" : ",", id, c->size);
+        put_string(b, c->name);
+        put(b, ",\"created_by\":\"%s\",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
+            created_by_name(c->created_by), (unsigned long long)m.calls, seconds(m.ticks),
+            (unsigned long long)m.bytes);
+        first = 0;
+    }
+    put(b, "]");
+}
+
+static void put_io(sbuf *b)
+{
+    esm_iostat m[2] = {{0}};
+    for (esm_thread *t = esm_threads; t; t = t->next) {
+        for (int k = 0; k < 2; k++) {
+            m[k].calls += t->io[k].calls;
+            m[k].bytes += t->io[k].bytes;
+            m[k].ticks += t->io[k].ticks;
+        }
+    }
+    put(b, "\"io\":{\"write\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g},"
+           "\"read\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g}}",
+        (unsigned long long)m[0].calls, (unsigned long long)m[0].bytes, seconds(m[0].ticks),
+        (unsigned long long)m[1].calls, (unsigned long long)m[1].bytes, seconds(m[1].ticks));
+}
+
+static void put_bins(sbuf *b)
+{
+    uint64_t width = esm_base_bin_ticks;
+    for (esm_thread *t = esm_threads; t; t = t->next)
+        width = t->bin_ticks > width ? t->bin_ticks : width;
+    esm_bin *m = calloc(ESM_MAX_BINS, sizeof *m);
+    for (esm_thread *t = esm_threads; t; t = t->next) {
+        uint64_t factor = width / t->bin_ticks;
+        for (int i = 0; i < ESM_MAX_BINS; i++) {
+            esm_bin *to = &m[(uint64_t)i / factor];
+            const esm_bin *from = &t->bins[i];
+            to->mpi_ticks += from->mpi_ticks; to->calls += from->calls;
+            to->sent += from->sent; to->recv += from->recv;
+            to->io_write += from->io_write; to->io_read += from->io_read;
+            to->io_ticks += from->io_ticks;
+        }
+    }
+    uint64_t span = esm_run_info.final_ticks - esm_t0;
+    int n = (int)(span / width) + 1;
+    n = n < ESM_MAX_BINS ? n : ESM_MAX_BINS;
+    put(b, "\"bins\":{\"width\":%.9g", seconds(width));
+    static const char *names[] = {"mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time"};
+    for (int field = 0; field < 7; field++) {
+        put(b, ",\"%s\":[", names[field]);
+        for (int i = 0; i < n; i++) {
+            const uint64_t *v = &m[i].mpi_ticks;   /* fields in the order of names[] */
+            if (field == 0 || field == 6)
+                put(b, "%s%.6g", i ? "," : "", seconds(v[field]));
+            else
+                put(b, "%s%llu", i ? "," : "", (unsigned long long)v[field]);
+        }
+        put(b, "]");
+    }
+    put(b, "}");
+    free(m);
+}
+
+static void put_rank(sbuf *b)
+{
+    char host[256] = "";
+    uint64_t calls = 0, mpi_ticks = 0;
+    gethostname(host, sizeof host - 1);
+    put(b, "{\"rank\":%d,\"host\":", esm_world_rank);
+    put_string(b, host);
+    put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(), esm_run_info.init_epoch,
+        seconds(esm_run_info.final_ticks - esm_run_info.init_ticks));
+    put_calls(b, &calls, &mpi_ticks);
+    put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks));
+    put_peers(b);
+    put(b, ",");
+    put_comms(b);
+    put(b, ",");
+    put_io(b);
+    put(b, ",");
+    put_bins(b);
+    put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
+        esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
+}
+
+/* ------------------------------------------------------------ files */
+
+static void output_path(void)
+{
+    const char *out = getenv("ESMPROF_OUT");
+    if (!out || !*out)
+        out = DEFAULT_OUT;
+    char cwd[2048] = ".";
+    if (out[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(esm_run_info.out_path, sizeof esm_run_info.out_path, "%s/%s", cwd, out);
+    else
+        snprintf(esm_run_info.out_path, sizeof esm_run_info.out_path, "%s", out);
+}
+
+static int write_all(int fd, const char *p, size_t n, off_t offset)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, offset);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        n -= (size_t)w;
+        offset += w;
+    }
+    return 1;
+}
+
+void esm_write_running_marker(void)
+{
+    output_path();
+    if (esm_world_rank != 0)
+        return;
+    sbuf b = {0};
+    put_header(&b, "running");
+    int fd = open(esm_run_info.out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || !write_all(fd, b.p, b.len, 0))
+        fprintf(stderr, "esmprof: cannot write the profile %s: %s\n", esm_run_info.out_path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(b.p);
+}
+
+void esm_write_profile(MPI_Comm comm)
+{
+    PMPI_Bcast(esm_run_info.out_path, sizeof esm_run_info.out_path, MPI_CHAR, 0, comm);
+    char part[sizeof esm_run_info.out_path + 8];
+    snprintf(part, sizeof part, "%s.part", esm_run_info.out_path);
+    sbuf b = {0};
+    if (esm_world_rank == 0)
+        put_header(&b, "complete");
+    put_rank(&b);
+    if (esm_world_rank == esm_world_size - 1)
+        put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
+    long long mine = (long long)b.len, offset = 0;
+    PMPI_Exscan(&mine, &offset, 1, MPI_LONG_LONG, MPI_SUM, comm);
+    if (esm_world_rank == 0)
+        offset = 0;
+    int fd = -1;
+    if (esm_world_rank == 0)
+        fd = open(part, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    PMPI_Barrier(comm);
+    if (esm_world_rank != 0)
+        fd = open(part, O_WRONLY);
+    int ok = fd >= 0 && write_all(fd, b.p, b.len, (off_t)offset);
+    int err = ok ? 0 : errno;
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    int all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok)
+        fprintf(stderr, "esmprof: rank %d cannot write %s: %s\n", esm_world_rank, part, strerror(err));
+    if (esm_world_rank == 0) {
+        if (all_ok && rename(part, esm_run_info.out_path) == 0)
+            fprintf(stderr, "esmprof: profile written to %s\n", esm_run_info.out_path);
+        else
+            unlink(part);
+    }
+    free(b.p);
+}
