@@ -51,7 +51,7 @@ esm_thread *esm_self(void)
 
 /* ---------------------------------------------------------------- time bins */
 
-esm_bin *esm_bin_at(esm_thread *t, uint64_t now)
+static esm_bin *bin_slow(esm_thread *t, uint64_t now)
 {
     uint64_t i = now > esm_t0 ? (now - esm_t0) / t->bin_ticks : 0;
     while (i >= ESM_MAX_BINS) {                 /* merge neighbours, double the width */
@@ -70,7 +70,17 @@ esm_bin *esm_bin_at(esm_thread *t, uint64_t now)
         t->bin_ticks *= 2;
         i /= 2;
     }
+    t->bin_index = (int)i;
+    t->bin_start = now > esm_t0 ? esm_t0 + i * t->bin_ticks : 0;
+    t->bin_end = esm_t0 + (i + 1) * t->bin_ticks;
     return &t->bins[i];
+}
+
+esm_bin *esm_bin_at(esm_thread *t, uint64_t now)
+{
+    if (now >= t->bin_start && now < t->bin_end)
+        return &t->bins[t->bin_index];
+    return bin_slow(t, now);
 }
 
 /* ---------------------------------------------------------------- calls */

@@ -75,28 +75,40 @@ static void put_command(sbuf *b)
     put(b, "]");
 }
 
+/* Environment variables that tune the MPI library or the profiler; launcher bookkeeping
+ * (Open MPI's orte/ess/pmix variables, ranks, URIs) is not a knob. */
+static int is_knob(const char *var)
+{
+    static const char *prefixes[] = {"OMPI_MCA_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_", "FI_", "I_MPI_",
+                                     "PSP_", "ESMPROF_", "HYDRA_", NULL};
+    static const char *bookkeeping[] = {"orte_", "ess", "pmix", "initial_wdir", "shmem_RUNTIME_QUERY",
+                                        "precondition", NULL};
+    for (const char **p = prefixes; *p; p++) {
+        if (strncmp(var, *p, strlen(*p)) != 0)
+            continue;
+        for (const char **x = bookkeeping; *x; x++)
+            if (strstr(var + strlen(*p), *x) == var + strlen(*p))
+                return 0;
+        return 1;
+    }
+    return 0;
+}
+
 static void put_knobs(sbuf *b)
 {
-    static const char *prefixes[] = {"OMPI_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_", "FI_", "I_MPI_",
-                                     "PSP_", "ESMPROF_", "HYDRA_", NULL};
     int first = 1;
     put(b, "{");
     for (char **e = environ; *e; e++) {
-        for (const char **p = prefixes; *p; p++) {
-            if (strncmp(*e, *p, strlen(*p)) != 0)
-                continue;
-            const char *eq = strchr(*e, '=');
-            if (!eq)
-                break;
-            char key[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-            put(b, first ? "" : ",");
-            put_string(b, key);
-            put(b, ":");
-            put_string(b, eq + 1);
-            first = 0;
-            break;
-        }
+        const char *eq = strchr(*e, '=');
+        if (!eq || !is_knob(*e))
+            continue;
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+        put(b, first ? "" : ",");
+        put_string(b, key);
+        put(b, ":");
+        put_string(b, eq + 1);
+        first = 0;
     }
     put(b, "}");
 }

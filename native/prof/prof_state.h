@@ -36,6 +36,8 @@ typedef struct esm_thread {
     int comm_cap;
     esm_bin bins[ESM_MAX_BINS];
     uint64_t bin_ticks;             /* width of this thread's bins; doubles when they run out */
+    uint64_t bin_start, bin_end;    /* the current bin, so most calls need no division */
+    int bin_index;
     esm_iostat io[2];
     struct esm_thread *next;
 } esm_thread;

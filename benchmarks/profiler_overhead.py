@@ -1,0 +1,67 @@
+"""What the profiler adds to MPI latency: 0-byte ping-pong (one way) and 8-byte MPI_Allreduce on
+2 ranks, with and without libesmprof, in the same session, per Debian stack.
+
+    .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000]
+
+Runs alternate (off, on, off, on, ...) so drift on this shared machine hits both alike. Each run
+reports 30 batch means; a run's figure is their median; a pair's cost is on - off. Printed: the
+median over pairs of both figures and of the cost, its spread (min..max over pairs), and the
+cost per wrapped call (a one-way ping-pong hop crosses two wrapped calls: Send and Recv).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from esmperf.build import build_dir, profiler_library  # noqa: E402
+from esmperf.launch import mpirun_command, run_environment  # noqa: E402
+from esmperf.stacks import discover_stacks  # noqa: E402
+
+CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
+
+
+def one_run(stack, iters: int, profiled: bool, scratch: Path) -> dict[str, float]:
+    env = run_environment(stack, os.environ)
+    if profiled:
+        env["LD_PRELOAD"] = str(profiler_library(stack))
+        env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
+    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)])
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
+    batches = json.loads(out.stdout.strip().splitlines()[-1])
+    return {key: statistics.median(values) for key, values in batches.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=9)
+    parser.add_argument("--iters", type=int, default=5000)
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    print(f"load average at start: {load:.2f} (2 ranks on {os.cpu_count()} cores)")
+    print("| stack | operation | without (us) | with (us) | added (ns), median [min..max] | added per call (ns) |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as scratch:
+        for stack in discover_stacks().stacks:
+            if not (build_dir(stack) / "bench" / "latency").is_file():
+                continue
+            runs = [(one_run(stack, args.iters, False, Path(scratch)), one_run(stack, args.iters, True, Path(scratch)))
+                    for _ in range(args.pairs)]
+            for key, calls in CALLS_ON_PATH.items():
+                off = [pair[0][key] for pair in runs]
+                on = [pair[1][key] for pair in runs]
+                added = [1000 * (b - a) for a, b in zip(off, on)]
+                med = statistics.median(added)
+                print(f"| {stack.id} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
+                      f"{statistics.median(on):.3f} | {med:.1f} [{min(added):.1f}..{max(added):.1f}] | "
+                      f"{med / calls:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+/* Latency of a 0-byte ping-pong (one way) and an 8-byte MPI_Allreduce on 2 ranks: warm-up,
+ * then BATCHES batches of ITERS operations; prints one JSON line with every batch mean (us) so
+ * the driver (benchmarks/profiler_overhead.py) can take medians and spreads. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { WARMUP = 2000, BATCHES = 30 };
+
+static double pingpong(int rank, int iters)
+{
+    char byte = 0;
+    int peer = 1 - rank;
+    double t = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (rank == 0) {
+            MPI_Send(&byte, 0, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+            MPI_Recv(&byte, 0, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&byte, 0, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&byte, 0, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t) / iters / 2 * 1e6;
+}
+
+static double allreduce(int iters)
+{
+    double in = 1.0, out;
+    double t = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return (MPI_Wtime() - t) / iters * 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, iters = argc > 1 ? atoi(argv[1]) : 5000;
+    double pp[BATCHES], ar[BATCHES];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "latency: run with 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    pingpong(rank, WARMUP);
+    allreduce(WARMUP);
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        pp[b] = pingpong(rank, iters);
+        MPI_Barrier(MPI_COMM_WORLD);
+        ar[b] = allreduce(iters);
+    }
+    if (rank == 0) {
+        printf("{\"pingpong_us\":[");
+        for (int b = 0; b < BATCHES; b++)
+            printf("%s%.6f", b ? "," : "", pp[b]);
+        printf("],\"allreduce_us\":[");
+        for (int b = 0; b < BATCHES; b++)
+            printf("%s%.6f", b ? "," : "", ar[b]);
+        printf("]}\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
