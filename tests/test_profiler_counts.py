@@ -1,6 +1,6 @@
 """The profiler on the known mixes of native/tests (prof_test_c.c, prof_test_f.f90), run through
 `esmperf profile` with 4 ranks (oversubscribed here: counts and bytes are exact, times are not
-checked) under every Debian MPI stack: exact calls, bytes, histograms, peers, communicators, I/O."""
+checked) under every MPI stack found (the Debian ones always; the PyPI wheels after `make setup-more-mpi`): exact calls, bytes, histograms, peers, communicators, I/O."""
 
 import subprocess
 import sys
@@ -13,7 +13,7 @@ from esmperf.profile import read_profile
 from esmperf.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
-STACKS = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
+STACKS = discover_stacks().stacks
 
 
 def profile_of(stack, program: str, tmp_path: Path, *args: str):
@@ -119,8 +119,8 @@ def test_c_mix_exact(stack, tmp_path):
         comms = {c["created_by"]: c for c in rec["comms"]}
         assert comms["MPI_COMM_WORLD"]["size"] == 4
         assert (comms["MPI_Comm_split"]["name"], comms["MPI_Comm_split"]["size"]) == ("halves", 2)
-        assert comms["MPI_Comm_split"]["calls"] == 4   # set_name, Allreduce, Comm_rank, Sendrecv
-        assert comms["MPI_Comm_dup"]["calls"] == 20    # the threads' Sendrecv
+        assert comms["MPI_Comm_split"]["calls"] == 4   # Allreduce, Comm_rank, Sendrecv, Comm_free
+        assert comms["MPI_Comm_dup"]["calls"] == 21    # the threads' Sendrecv, Comm_free
         assert comms["MPI_Cart_create"]["calls"] == 3
         assert rec["io"]["write"]["bytes"] == 1000 and rec["io"]["write"]["calls"] == 1
         assert rec["io"]["read"]["bytes"] == 1000 and rec["io"]["read"]["calls"] == 1
@@ -149,6 +149,34 @@ def test_fortran_mix_exact_and_counted_once(stack, tmp_path):
         names = {c["name"] for c in rec["comms"]}
         assert "halves" in names
         assert rec["io"]["write"]["bytes"] == 1000
+
+
+def expected_f08(r):
+    return {
+        "MPI_Isend": (1, 12, 0, {4: 1}),
+        "MPI_Irecv": (1, 0, 12, {4: 1}),
+        "MPI_Waitall": (1, 0, 0, {}),
+        "MPI_Allreduce": (1, 80, 80, {7: 1}),
+        "MPI_Gather": (1, 8, 32, {6: 1}) if r == 0 else (1, 8, 0, {4: 1}),
+        "MPI_Sendrecv": (1, 16, 16, {5: 2}),
+        "MPI_Recv": (1, 0, 0, {}),                        # from MPI_PROC_NULL
+        "MPI_Comm_size": (1, 0, 0, {}),
+        "MPI_Comm_rank": (2, 0, 0, {}),
+        "MPI_Comm_split": (1, 0, 0, {}),
+        "MPI_Comm_free": (1, 0, 0, {}),
+        "MPI_Comm_set_name": (1, 0, 0, {}),
+    }
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s.mpifort], ids=lambda s: s.id)
+def test_fortran_2008_bindings(stack, tmp_path):
+    """use mpi_f08: Open MPI's mpi_x_f08_ and MPICH's mpi_x_f08ts_ (descriptors) both call PMPI_
+    directly; only the profiler's f08 wrappers see these calls."""
+    profile = profile_of(stack, "prof_test_f08", tmp_path)
+    for r, rec in enumerate(profile.ranks):
+        assert figures(rec) == expected_f08(r), f"rank {r}"
+        assert all(c["lang"] == {"c": 0, "fortran": c["calls"]} for c in rec["calls"].values())
+        assert {c["name"] for c in rec["comms"]} >= {"MPI_COMM_WORLD", "halves"}
 
 
 def test_histogram_bucket_edges():

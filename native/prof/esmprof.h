@@ -141,7 +141,7 @@ unsigned esm_bucket(uint64_t bytes);
 
 /* ---- Fortran (prof_fortran.c) ---- */
 esm_fptr esm_fsym(const char *name);
-const void *esm_fbuf(const void *fbuf);
+const void *esm_fbuf(const void *fbuf, int descriptor);
 int esm_fstatus_ignored(const MPI_Fint *f);
 int esm_fstatuses_ignored(const MPI_Fint *f);
 MPI_Status *esm_fstatuses(esm_call *c, const MPI_Fint *f, int n);

@@ -5,9 +5,12 @@
 
 Per spec line it writes one accounting function (the clauses, in terms of C arguments), one C
 wrapper (MPI_X -> PMPI_X) and one Fortran wrapper body shared by the entry points mpi_x,
-mpi_x_, mpi_x__, MPI_X (-> the library's pmpi_x_) and, for Open MPI, mpi_x_f08_ (-> pmpi_x_f08_).
+mpi_x_, mpi_x__, MPI_X (-> the library's pmpi_x_) and the mpi_f08 entry point (Open MPI mpi_x_f08_,
+MPICH mpi_x_f08ts_ or mpi_x_f08_).
 The Fortran wrapper passes the caller's arguments through untouched (the library keeps its own
-Fortran semantics) and converts to C only what the accounting reads.
+Fortran semantics) and converts to C only what the accounting reads. The mpi_f08 entry points
+call the library's own symbol of the same name (found with RTLD_NEXT): MPICH's mpi_f08 layer
+calls PMPI_ directly, like all of Open MPI's Fortran layers.
 """
 from __future__ import annotations
 
@@ -286,7 +289,7 @@ def gen_f_wrapper(call: Call) -> list[str]:
         n, role = a.name, call.roles.get(a.name, "")
         k = a.kind
         if k == "buffer":
-            before.append(f"const void *{n} = esm_fbuf(f_{n});")
+            before.append(f"const void *{n} = esm_fbuf(f_{n}, desc);")
         elif k == "string":
             before.append(f"char *{n} = esm_fstr(&c, f_{n}, f_{n}_len);")
         elif k == "scalar":
@@ -323,7 +326,7 @@ def gen_f_wrapper(call: Call) -> list[str]:
                      [f"f_{a.name}_len" for a in strings])
     passthrough = ", ".join([f"f_{a.name}" for a in call.args] + ["ierr"] +
                             [f"f_{a.name}_len" for a in strings])
-    out = [f"static void f_{call.name}(esm_fptr real, {', '.join(params)})", "{",
+    out = [f"static void f_{call.name}(esm_fptr real, int desc, {', '.join(params)})", "{",
            "    MPI_Fint ierr_own; if (!ierr) ierr = &ierr_own;  /* optional in mpi_f08 */",
            f"    if (!esm_enter()) {{ real({passthrough}); return; }}",
            f"    esm_call c = esm_call_begin(ESM_{call.name}, ESM_LANG_FORTRAN);"]
@@ -336,14 +339,22 @@ def gen_f_wrapper(call: Call) -> list[str]:
     fparams = ", ".join(params)
     fnames = ", ".join([f"f_{a.name}" for a in call.args] + ["ierr"] + [f"f_{a.name}_len" for a in strings])
     low = call.lower
+    # mpi_f08 names: Open MPI mpi_x_f08_ (buffers by address); MPICH mpi_x_f08ts_ when the call
+    # has a choice buffer (passed as a TS 29113 descriptor), else mpi_x_f08_.
+    choice = any(a.kind == "buffer" and a.name != "baseptr" for a in call.args)
+    mpich_f08 = f"{low}_f08ts_" if choice else f"{low}_f08_"
     out += [f"void {low}_({fparams})",
-            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"p{low}_\"); f_{call.name}(r, {fnames}); }}",
+            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"p{low}_\"); f_{call.name}(r, 0, {fnames}); }}",
             f"void {low}({fparams}) __attribute__((alias(\"{low}_\")));",
             f"void {low}__({fparams}) __attribute__((alias(\"{low}_\")));",
             f"void {call.name.upper()}({fparams}) __attribute__((alias(\"{low}_\")));",
             "#ifdef OPEN_MPI",
             f"void {low}_f08_({fparams})",
-            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"p{low}_f08_\"); f_{call.name}(r, {fnames}); }}",
+            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"{low}_f08_\"); f_{call.name}(r, 0, {fnames}); }}",
+            "#else",
+            f"void {mpich_f08}({fparams})",
+            f"{{ static esm_fptr r; if (!r) r = esm_fsym(\"{mpich_f08}\"); "
+            f"f_{call.name}(r, {int(choice)}, {fnames}); }}",
             "#endif", ""]
     return out
 

@@ -9,8 +9,8 @@
 #include "prof_hooks.h"
 #include "prof_state.h"
 
-static const void *f_in_place, *f_bottom;
-static const MPI_Fint *f_status_ignore, *f_statuses_ignore;
+static const void *f_in_place, *f_bottom, *f08_in_place, *f08_bottom;
+static const MPI_Fint *f_status_ignore, *f_statuses_ignore, *f08_status_ignore, *f08_statuses_ignore;
 
 esm_fptr esm_fsym(const char *name)
 {
@@ -42,26 +42,36 @@ static void capture_sentinels(void)
     }
     if (priv2)
         f_statuses_ignore = priv2;
+    f08_in_place = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_IN_PLACE");     /* use mpi_f08 */
+    f08_bottom = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_BOTTOM");
+    f08_status_ignore = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_STATUS_IGNORE_OBJ");
+    f08_statuses_ignore = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_STATUSES_IGNORE_OBJ");
 #endif
 }
 
-const void *esm_fbuf(const void *fbuf)
+/* A choice buffer as C sees it; `descriptor`: MPICH's mpi_f08 passes a TS 29113 descriptor,
+ * whose first member is the base address. */
+const void *esm_fbuf(const void *fbuf, int descriptor)
 {
-    if (fbuf && fbuf == f_in_place)
+    if (descriptor && fbuf)
+        fbuf = *(const void *const *)fbuf;
+    if (fbuf && (fbuf == f_in_place || fbuf == f08_in_place))
         return MPI_IN_PLACE;
-    if (fbuf && fbuf == f_bottom)
+    if (fbuf && (fbuf == f_bottom || fbuf == f08_bottom))
         return MPI_BOTTOM;
     return fbuf;
 }
 
 int esm_fstatus_ignored(const MPI_Fint *f)
 {
-    return f == f_status_ignore || (&MPI_F_STATUS_IGNORE && f == MPI_F_STATUS_IGNORE);
+    return f && (f == f_status_ignore || f == f08_status_ignore ||
+                 (&MPI_F_STATUS_IGNORE && f == MPI_F_STATUS_IGNORE));
 }
 
 int esm_fstatuses_ignored(const MPI_Fint *f)
 {
-    return f == f_statuses_ignore || (&MPI_F_STATUSES_IGNORE && f == MPI_F_STATUSES_IGNORE);
+    return f && (f == f_statuses_ignore || f == f08_statuses_ignore ||
+                 (&MPI_F_STATUSES_IGNORE && f == MPI_F_STATUSES_IGNORE));
 }
 
 MPI_Status *esm_fstatuses(esm_call *c, const MPI_Fint *f, int n)
@@ -152,12 +162,12 @@ FORTRAN_ENTRY(mpi_init_thread, MPI_INIT_THREAD,
               f_init(real, required, provided, ierr);)
 FORTRAN_ENTRY(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), f_finalize(real, ierr);)
 
-#ifdef OPEN_MPI
+/* mpi_f08: the library's own symbol of the same name (both families call PMPI_ from there) */
 void mpi_init_f08_(MPI_Fint *ierr)
 {
     static esm_fptr real;
     if (!real)
-        real = esm_fsym("pmpi_init_f08_");
+        real = esm_fsym("mpi_init_f08_");
     f_init(real, NULL, NULL, ierr);
 }
 
@@ -165,7 +175,7 @@ void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 {
     static esm_fptr real;
     if (!real)
-        real = esm_fsym("pmpi_init_thread_f08_");
+        real = esm_fsym("mpi_init_thread_f08_");
     f_init(real, required, provided, ierr);
 }
 
@@ -173,7 +183,6 @@ void mpi_finalize_f08_(MPI_Fint *ierr)
 {
     static esm_fptr real;
     if (!real)
-        real = esm_fsym("pmpi_finalize_f08_");
+        real = esm_fsym("mpi_finalize_f08_");
     f_finalize(real, ierr);
 }
-#endif

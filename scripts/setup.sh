@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Set up esmperf, idempotently: a second run does nothing and takes a second.
+#  - root with apt-get: install the Debian compilers and MPI stacks that are missing;
+#  - otherwise: install nothing system-wide and use the MPI found on PATH (e.g. `module load`);
+#  - always: a venv in .venv with esmperf installed editable, then list the MPI stacks found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+STAMP="$VENV/.esmperf-installed"
+DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
+                 openmpi-bin libopenmpi-dev mpich libmpich-dev)
+
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+install_debian_packages() {
+    local missing=() package
+    for package in "${DEBIAN_PACKAGES[@]}"; do
+        is_installed "$package" || missing+=("$package")
+    done
+    if ((${#missing[@]} == 0)); then
+        echo "setup: Debian packages present"
+        return
+    fi
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q "${missing[@]}"
+}
+
+report_mpi_on_path() {
+    local tool
+    echo "setup: not root with apt-get: installing nothing system-wide; MPI tools on PATH:"
+    for tool in mpicc mpifort mpirun mpiexec cmake ninja; do
+        printf '  %-8s %s\n' "$tool" "$(command -v "$tool" || echo 'not found')"
+    done
+}
+
+create_venv() {
+    [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
+    if [[ ! -f "$STAMP" || pyproject.toml -nt "$STAMP" ]]; then
+        "$VENV/bin/pip" install -q -e '.[test]'
+        touch "$STAMP"
+    fi
+}
+
+# Without root, cmake and ninja come from their PyPI wheels when the machine has none.
+add_build_tools_to_venv() {
+    local tool
+    for tool in cmake ninja; do
+        if ! command -v "$tool" >/dev/null && [[ ! -x "$VENV/bin/$tool" ]]; then
+            "$VENV/bin/pip" install -q "$tool"
+        fi
+    done
+}
+
+if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    install_debian_packages
+else
+    report_mpi_on_path
+fi
+create_venv
+add_build_tools_to_venv
+"$VENV/bin/esmperf" stacks

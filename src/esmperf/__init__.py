@@ -1,0 +1,1 @@
+"""esmperf: a performance lab for earth-system MPI codes."""
