@@ -64,7 +64,7 @@ def expected_c(r):
         "MPI_Waitall": (4, 0, 0, {}),
         "MPI_Waitany": (2, 0, 0, {}),
         "MPI_Request_free": (2, 0, 0, {}),
-        "MPI_Barrier": (1, 0, 0, {0: 1}),
+        "MPI_Barrier": (2, 0, 0, {0: 2}),
         "MPI_Bcast": (1, *bcast, {3: 1}),
         "MPI_Gather": (1, 8, 32, {6: 1}) if r == 0 else (1, 8, 0, {4: 1}),
         "MPI_Reduce": (1, 16, 16 if r == 0 else 0, {5: 1}),
@@ -78,6 +78,16 @@ def expected_c(r):
         "MPI_Cart_create": (1, 0, 0, {}),
         "MPI_Comm_free": (3, 0, 0, {}),
         "MPI_Comm_set_name": (1, 0, 0, {}),
+        "MPI_File_open": (1, 0, 0, {}),
+        "MPI_File_write_at_all": (1, 400, 0, {}),
+        "MPI_File_sync": (2, 0, 0, {}),
+        "MPI_File_read_at": (1, 0, 400, {}),
+        "MPI_File_close": (1, 0, 0, {}),
+        "MPI_Win_create": (1, 0, 0, {}),
+        "MPI_Win_fence": (2, 0, 0, {}),
+        "MPI_Put": (1, 80, 0, {7: 1}),
+        "MPI_Get": (1, 0, 40, {6: 1}),
+        "MPI_Win_free": (1, 0, 0, {}),
     }
 
 
@@ -114,8 +124,9 @@ def test_c_mix_exact(stack, tmp_path):
         assert figures(rec) == expected_c(r), f"rank {r}"
         assert all(c["lang"] == {"c": c["calls"], "fortran": 0} for c in rec["calls"].values())
         right, left, partner, half_partner = neighbours(r)
-        assert rec["peers"]["sent"] == merged([(right, 1012, 7), (partner, 216, 23), (half_partner, 16, 1)])
-        assert rec["peers"]["recv"] == merged([(left, 1012, 7), (partner, 216, 23), (half_partner, 16, 1)])
+        # point-to-point plus one MPI_Put to the right and one MPI_Get from the left
+        assert rec["peers"]["sent"] == merged([(right, 1012 + 80, 7 + 1), (partner, 216, 23), (half_partner, 16, 1)])
+        assert rec["peers"]["recv"] == merged([(left, 1012 + 40, 7 + 1), (partner, 216, 23), (half_partner, 16, 1)])
         comms = {c["created_by"]: c for c in rec["comms"]}
         assert comms["MPI_COMM_WORLD"]["size"] == 4
         assert (comms["MPI_Comm_split"]["name"], comms["MPI_Comm_split"]["size"]) == ("halves", 2)
@@ -124,11 +135,13 @@ def test_c_mix_exact(stack, tmp_path):
         assert comms["MPI_Cart_create"]["calls"] == 3
         assert rec["io"]["write"]["bytes"] == 1000 and rec["io"]["write"]["calls"] == 1
         assert rec["io"]["read"]["bytes"] == 1000 and rec["io"]["read"]["calls"] == 1
-        bins = rec["bins"]
-        assert sum(bins["calls"]) == sum(c["calls"] for c in rec["calls"].values())
-        assert sum(bins["sent"]) == sum(c["sent"] for c in rec["calls"].values())
-        assert sum(bins["recv"]) == sum(c["recv"] for c in rec["calls"].values())
-        assert sum(bins["io_write"]) == 1000
+        bins, calls = rec["bins"], rec["calls"]
+        messages = [c for name, c in calls.items() if not name.startswith("MPI_File_")]
+        assert sum(bins["calls"]) == sum(c["calls"] for c in calls.values())
+        assert sum(bins["sent"]) == sum(c["sent"] for c in messages)
+        assert sum(bins["recv"]) == sum(c["recv"] for c in messages)
+        assert sum(bins["io_write"]) == 1000 + 400      # POSIX write + MPI_File_write_at_all
+        assert sum(bins["io_read"]) == 1000 + 400
         assert rec["overhead"]["calls"] == sum(c["calls"] for c in rec["calls"].values())
 
 

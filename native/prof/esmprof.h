@@ -116,6 +116,7 @@ void esm_comm_named(MPI_Comm comm, const char *name);
 
 /* ---- bytes of a call (prof_bytes.c) ---- */
 uint64_t esm_bytes(int count, MPI_Datatype type);
+void esm_types_changed(void);       /* after MPI_Type_free: cached type sizes are stale */
 uint64_t esm_vbytes(const int *counts, int n, MPI_Datatype type);
 uint64_t esm_wbytes(const int *counts, const MPI_Datatype *types, int n);
 uint64_t esm_wbytes_inplace(const void *sendbuf, const int *sendcounts, const MPI_Datatype *sendtypes,

@@ -1,13 +1,43 @@
 /* Bytes moved by a call, from its arguments. Only arguments the standard makes significant on
  * this rank are read (an ignored datatype may be garbage, e.g. sendtype with MPI_IN_PLACE). */
+#include <string.h>
+
 #include "esmprof.h"
+
+/* Type sizes, cached per thread (MPI_Type_size costs as much as the rest of a wrapper). A freed
+ * handle may come back as another type, so MPI_Type_free empties every cache. */
+#define TYPE_CACHE 32
+static volatile unsigned type_generation;
+static ESM_TLS struct {
+    MPI_Datatype type;
+    unsigned generation;
+    int size, valid;
+} type_cache[TYPE_CACHE];
+
+void esm_types_changed(void) { __atomic_add_fetch(&type_generation, 1, __ATOMIC_RELAXED); }
+
+static int type_size(MPI_Datatype type)
+{
+    uint64_t key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 59) % TYPE_CACHE;
+    unsigned generation = type_generation;
+    if (type_cache[slot].valid && type_cache[slot].type == type && type_cache[slot].generation == generation)
+        return type_cache[slot].size;
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    type_cache[slot].type = type;
+    type_cache[slot].generation = generation;
+    type_cache[slot].size = size;
+    type_cache[slot].valid = 1;
+    return size;
+}
 
 uint64_t esm_bytes(int count, MPI_Datatype type)
 {
-    int size = 0;
     if (count <= 0 || type == MPI_DATATYPE_NULL)
         return 0;
-    PMPI_Type_size(type, &size);
+    int size = type_size(type);
     return (uint64_t)count * (uint64_t)(size > 0 ? size : 0);
 }
 

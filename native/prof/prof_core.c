@@ -133,8 +133,13 @@ void esm_leave(esm_call *c)
     esm_bin *b = esm_bin_at(t, c->t1);
     b->mpi_ticks += d;
     b->calls++;
-    b->sent += c->sent;
-    b->recv += c->recv;
+    if (esm_function_is_file[c->fid]) {
+        b->io_write += c->sent;
+        b->io_read += c->recv;
+    } else {
+        b->sent += c->sent;
+        b->recv += c->recv;
+    }
     for (int i = 0; i < c->ntmp; i++)
         free(c->tmp[i]);
     esm_depth--;

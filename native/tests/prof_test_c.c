@@ -124,6 +124,33 @@ static void probes(void)        /* 24 bytes to the partner, received by Mprobe +
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
+static void file_io(const char *dir)   /* 100 ints written at my offset, the right's read back */
+{
+    char path[4096];
+    int out[100] = {0}, in[100];
+    MPI_File fh;
+    snprintf(path, sizeof path, "%s/prof_test_c.mpiio", dir);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    MPI_File_write_at_all(fh, (MPI_Offset)rank * sizeof out, out, 100, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    MPI_File_read_at(fh, (MPI_Offset)((rank + 1) % size) * sizeof in, in, 100, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+}
+
+static void one_sided(void)     /* 10 doubles put to the right, 5 got from the left */
+{
+    double window[20] = {0}, out[10] = {0}, in[5];
+    MPI_Win win;
+    MPI_Win_create(window, sizeof window, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    MPI_Put(out, 10, MPI_DOUBLE, (rank + 1) % size, 0, 10, MPI_DOUBLE, win);
+    MPI_Get(in, 5, MPI_DOUBLE, (rank + size - 1) % size, 10, 5, MPI_DOUBLE, win);
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+}
+
 static void *thread_body(void *arg)   /* 10 x 8 bytes to and from the partner per thread */
 {
     int tag = 100 + (int)(long)arg;
@@ -174,6 +201,8 @@ int main(int argc, char **argv)
     probes();
     threads();
     disk(argc > 1 ? argv[1] : ".");
+    file_io(argc > 1 ? argv[1] : ".");
+    one_sided();
     MPI_Finalize();
     return 0;
 }
