@@ -197,3 +197,17 @@ def test_histogram_bucket_edges():
     from esmperf.summary import bucket_label
     assert [bucket_label(k) for k in (0, 1, 2, 3, 11, 13)] == \
         ["0 B", "1 B", "2-3 B", "4-7 B", "1-2 KiB", "4-8 KiB"]
+
+
+@pytest.mark.parametrize("stack", STACKS[:1], ids=lambda s: s.id)
+def test_a_run_that_dies_leaves_the_running_marker(stack, tmp_path):
+    """prof_test_c calls MPI_Abort when not run on 4 ranks: the file stays a clear marker."""
+    out = tmp_path / "died.jsonl"
+    command = [str(ESMPERF), "profile", "--out", str(out), "--",
+               str(stack.mpirun), "-n", "3", str(build_dir(stack) / "tests" / "prof_test_c"), str(tmp_path)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "died before MPI_Finalize" in run.stdout + run.stderr
+    from esmperf.profile import ProfileError
+    with pytest.raises(ProfileError, match="did not reach MPI_Finalize"):
+        read_profile(out)
