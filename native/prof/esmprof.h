@@ -111,7 +111,7 @@ void esm_msg_ireceived(esm_call *c, MPI_Message msg, MPI_Request req);
 /* ---- communicators ---- */
 esm_comm *esm_comm_of(MPI_Comm comm);
 void esm_comm_created(esm_call *c, MPI_Comm comm);
-void esm_comm_freed(MPI_Comm comm);
+void esm_comm_freed(esm_call *c, MPI_Comm comm);   /* comm: the freed handle, not used */
 void esm_comm_named(MPI_Comm comm, const char *name);
 
 /* ---- bytes of a call (prof_bytes.c) ---- */

@@ -207,8 +207,7 @@ def clause_code(call: Call) -> list[str]:
         elif key == "newcomm":
             out.append(f"esm_comm_created(c, *{value});")
         elif key == "freecomm":
-            out.append(f"c->comm = esm_comm_of(*{value});")
-            out.append(f"esm_comm_freed(*{value});")
+            out.append(f"esm_comm_freed(c, *{value});")
         elif key == "setname":
             out.append(f"esm_comm_named({ops[0]}, {ops[1]});")
         elif key == "coll":

@@ -556,12 +556,15 @@ void esm_comm_created(esm_call *c, MPI_Comm comm)
         comm_lookup(comm, c->fid);
 }
 
-void esm_comm_freed(MPI_Comm comm)
+/* The handle is already freed: look it up, never register it (that would query MPI with it). */
+void esm_comm_freed(esm_call *c, MPI_Comm comm)
 {
     pthread_mutex_lock(&lock);
     slot *s = table_find(&comm_table, key_of(&comm, sizeof comm));
-    if (s)
+    if (s) {
+        c->comm = comms[s->rank];
         table_remove(&comm_table, s);
+    }
     comm_generation++;
     pthread_mutex_unlock(&lock);
 }
