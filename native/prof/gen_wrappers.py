@@ -25,18 +25,43 @@ HANDLE_F2C = {
     "MPI_Info": "MPI_Info_f2c", "MPI_Request": "MPI_Request_f2c",
     "MPI_Errhandler": "MPI_Errhandler_f2c", "MPI_Message": "MPI_Message_f2c",
 }
-# Clause roles: which positional operands are handles read before the call ("in"), written by it
-# ("out"), statuses, and Fortran 1-based indices.
-REQUEST_CLAUSES = {
-    "start": ["in"], "startall": ["", "in"], "reqfree": ["in"],
-    "wait": ["in", "status"], "waitall": ["", "in", "status"],
-    "waitany": ["", "in", "index", "status"], "waitsome": ["", "in", "", "index", "status"],
-    "test": ["in", "", "status"], "testall": ["", "in", "", "status"],
-    "testany": ["", "in", "index", "", "status"], "testsome": ["", "in", "", "index", "status"],
-    "irecv": ["out"], "precv": ["out"], "psend": ["out"],
-    "mprobe": ["out", "status", ""], "mrecv": ["in", "status"], "imrecv": ["in", "out"],
-    "newcomm": ["out"], "freecomm": ["in"], "setname": ["", ""], "recvstatus": ["status"],
+# Clauses about requests, messages and communicators: the roles of their operands and the C
+# statement they become. Roles: "in" a handle read before the call, "out" a handle the call
+# writes, "status" a status the wrapper supplies when the caller ignores it, "index" an index
+# that Fortran counts from 1.
+CLAUSES = {
+    "recvstatus": (["status"], "esm_recv_status(c, c->fid, c->comm, {0});"),
+    "irecv": (["out"], "esm_req_post(c, *{0}, ESM_REQ_RECV, 0, 0);"),
+    "precv": (["out"], "esm_req_post(c, *{0}, ESM_REQ_PRECV, 0, 0);"),
+    "psend": (["out"], "esm_req_post(c, *{0}, ESM_REQ_PSEND, {send}, {to});"),
+    "start": (["in"], "esm_req_start(c, *{0});"),
+    "startall": (["", "in"], "for (int i = 0; i < {0}; i++) esm_req_start(c, {1}[i]);"),
+    "wait": (["in", "status"], "esm_req_complete(c, *{0}, {1});"),
+    "test": (["in", "", "status"], "if (*{1}) esm_req_complete(c, *{0}, {2});"),
+    "waitall": (["", "in", "status"],
+                "for (int i = 0; i < {0}; i++) esm_req_complete(c, {1}[i], &{2}[i]);"),
+    "testall": (["", "in", "", "status"],
+                "if (*{2}) for (int i = 0; i < {0}; i++) esm_req_complete(c, {1}[i], &{3}[i]);"),
+    "waitany": (["", "in", "index", "status"],
+                "if (*{2} != MPI_UNDEFINED) esm_req_complete(c, {1}[*{2}], {3});"),
+    "testany": (["", "in", "index", "", "status"],
+                "if (*{3} && *{2} != MPI_UNDEFINED) esm_req_complete(c, {1}[*{2}], {4});"),
+    "waitsome": (["", "in", "", "index", "status"],
+                 "if (*{2} != MPI_UNDEFINED) for (int i = 0; i < *{2}; i++) "
+                 "esm_req_complete(c, {1}[{3}[i]], &{4}[i]);"),
+    "reqfree": (["in"], "esm_req_free(*{0});"),
+    "mprobe": (["out", "status"], "esm_msg_probed(c, *{0});"),
+    "improbe": (["out", "status", ""], "if (*{2}) esm_msg_probed(c, *{0});"),
+    "mrecv": (["in", "status"], "esm_msg_received(c, *{0}, {1});"),
+    "imrecv": (["in", "out"], "esm_msg_ireceived(c, *{0}, *{1});"),
+    "newcomm": (["out"], "esm_comm_created(c, *{0});"),
+    "freecomm": (["in"], "esm_comm_freed(c, *{0});"),
+    "setname": (["", ""], "esm_comm_named({0}, {1});"),
+    "coll": ([], "c->coll = 1;"),
+    "typefree": ([], "esm_types_changed();"),
 }
+CLAUSES["testsome"] = CLAUSES["waitsome"]
+BYTE_CLAUSES = ("comm", "win", "send", "recv", "to", "from")
 
 
 @dataclass
@@ -142,7 +167,9 @@ def parse_spec(path: Path) -> list[Call]:
             clauses.append((key, value))
         call = Call(m.group(1), args, clauses)
         for key, value in clauses:
-            for role, operand in zip(REQUEST_CLAUSES.get(key, []), value.split(",")):
+            if key not in CLAUSES and key not in BYTE_CLAUSES:
+                raise SystemExit(f"mpi.spec:{lineno}: unknown clause {key!r}")
+            for role, operand in zip(CLAUSES.get(key, ([], ""))[0], value.split(",")):
                 if role:
                     call.roles[operand] = role
         calls.append(call)
@@ -168,54 +195,8 @@ def clause_code(call: Call) -> list[str]:
         else:
             out.append(f"c->recv += {cl['recv']};")
     for key, value in call.clauses:
-        ops = value.split(",")
-        if key == "recvstatus":
-            out.append(f"esm_recv_status(c, c->fid, c->comm, {value});")
-        elif key in ("irecv", "precv"):
-            kind = "ESM_REQ_RECV" if key == "irecv" else "ESM_REQ_PRECV"
-            out.append(f"esm_req_post(c, *{value}, {kind}, 0, 0);")
-        elif key == "psend":
-            out.append(f"esm_req_post(c, *{value}, ESM_REQ_PSEND, {cl['send']}, {cl['to']});")
-        elif key == "start":
-            out.append(f"esm_req_start(c, *{value});")
-        elif key == "startall":
-            out.append(f"for (int i = 0; i < {ops[0]}; i++) esm_req_start(c, {ops[1]}[i]);")
-        elif key == "wait":
-            out.append(f"esm_req_complete(c, *{ops[0]}, {ops[1]});")
-        elif key == "test":
-            out.append(f"if (*{ops[1]}) esm_req_complete(c, *{ops[0]}, {ops[2]});")
-        elif key in ("waitall", "testall"):
-            guard = f"if (*{ops[2]}) " if key == "testall" else ""
-            out.append(f"{guard}for (int i = 0; i < {ops[0]}; i++) "
-                       f"esm_req_complete(c, {ops[1]}[i], &{ops[-1]}[i]);")
-        elif key in ("waitany", "testany"):
-            guard = f"*{ops[3]} && " if key == "testany" else ""
-            out.append(f"if ({guard}*{ops[2]} != MPI_UNDEFINED) "
-                       f"esm_req_complete(c, {ops[1]}[*{ops[2]}], {ops[-1]});")
-        elif key in ("waitsome", "testsome"):
-            out.append(f"if (*{ops[2]} != MPI_UNDEFINED) for (int i = 0; i < *{ops[2]}; i++) "
-                       f"esm_req_complete(c, {ops[1]}[{ops[3]}[i]], &{ops[4]}[i]);")
-        elif key == "reqfree":
-            out.append(f"esm_req_free(*{value});")
-        elif key == "mprobe":
-            guard = f"if (*{ops[2]}) " if len(ops) > 2 else ""
-            out.append(f"{guard}esm_msg_probed(c, *{ops[0]});")
-        elif key == "mrecv":
-            out.append(f"esm_msg_received(c, *{ops[0]}, {ops[1]});")
-        elif key == "imrecv":
-            out.append(f"esm_msg_ireceived(c, *{ops[0]}, *{ops[1]});")
-        elif key == "newcomm":
-            out.append(f"esm_comm_created(c, *{value});")
-        elif key == "freecomm":
-            out.append(f"esm_comm_freed(c, *{value});")
-        elif key == "setname":
-            out.append(f"esm_comm_named({ops[0]}, {ops[1]});")
-        elif key == "coll":
-            out.append("c->coll = 1;")
-        elif key == "typefree":
-            out.append("esm_types_changed();")
-        elif key not in ("comm", "win", "send", "recv", "to", "from"):
-            raise SystemExit(f"mpi.spec: {call.name}: unknown clause {key!r}")
+        if key in CLAUSES:
+            out.append(CLAUSES[key][1].format(*value.split(","), send=cl.get("send"), to=cl.get("to")))
     return out
 
 
