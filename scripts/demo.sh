@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# The demo for now: profile the profiler's C test program with 4 ranks on each Debian MPI stack.
+# The demo: run the default study (studies/demo.toml: every workload built here, 1-2-4 ranks,
+# Open MPI and MPICH, shared memory vs TCP loopback, profiled) and write its HTML report.
+# Resumable: run it again after an interruption and it carries on where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "The study runner arrives with issue 5; this demo profiles the profiler's C test program."
-mkdir -p build/demo
-for stack in openmpi mpich; do
-    launcher="mpirun.$stack"
-    program="build/$stack/tests/prof_test_c"
-    command -v "$launcher" >/dev/null || continue
-    .venv/bin/esmperf profile --stack "$stack" --out "build/demo/$stack.jsonl" \
-        -- "$launcher" -np 4 "$program" build/demo
-done
-echo "Profiles: build/demo/*.jsonl (reprint one with: .venv/bin/esmperf show FILE)"
+store=build/demo/demo.duckdb
+.venv/bin/esmperf workloads
+.venv/bin/esmperf study studies/demo.toml --out "$store"
+report=$(.venv/bin/esmperf report "$store" | sed -n 's/^report: //p')
+echo "Report: $(pwd)/$report"
+echo "(open it in a browser; compare two stores with: .venv/bin/esmperf compare A.duckdb B.duckdb)"

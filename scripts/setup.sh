@@ -10,25 +10,33 @@ PYTHON="${PYTHON:-python3}"
 VENV=.venv
 STAMP="$VENV/.esmperf-installed"
 DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
-                 openmpi-bin libopenmpi-dev mpich libmpich-dev)
+                 openmpi-bin libopenmpi-dev mpich libmpich-dev
+                 chromium strace)  # chromium renders the HTML report in a test; strace checks TCP transport
+# Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter).
+DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev)
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }
 
 install_debian_packages() {
-    local missing=() package
+    local missing=() missing_no_recommends=() package
     for package in "${DEBIAN_PACKAGES[@]}"; do
         is_installed "$package" || missing+=("$package")
     done
-    if ((${#missing[@]} == 0)); then
+    for package in "${DEBIAN_PACKAGES_NO_RECOMMENDS[@]}"; do
+        is_installed "$package" || missing_no_recommends+=("$package")
+    done
+    if ((${#missing[@]} + ${#missing_no_recommends[@]} == 0)); then
         echo "setup: Debian packages present"
         return
     fi
-    echo "setup: installing ${missing[*]}"
+    echo "setup: installing ${missing[*]} ${missing_no_recommends[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
-    apt-get install -y -q "${missing[@]}"
+    ((${#missing[@]} == 0)) || apt-get install -y -q "${missing[@]}"
+    ((${#missing_no_recommends[@]} == 0)) ||
+        apt-get install -y -q --no-install-recommends "${missing_no_recommends[@]}"
 }
 
 report_mpi_on_path() {

@@ -21,6 +21,7 @@ from esmperf.paths import repo_root
 from esmperf.profile import profile_state, read_profile
 from esmperf.render import render_stacks, render_summary
 from esmperf.stacks import Discovery, Stack, discover_stacks, library_name
+from esmperf.study_cli import add_commands as add_study_commands
 from esmperf.summary import summarise
 
 console = Console()
@@ -83,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print the summary's figures as JSON")
     show.add_argument("file", type=Path, help="the profile file (.jsonl)")
     show.set_defaults(handler=_show)
+
+    add_study_commands(commands)  # study, run, report, compare, export, knobs, workloads
     return parser
 
 

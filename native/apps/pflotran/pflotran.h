@@ -1,0 +1,177 @@
+/* pflotran.h: what the parts of the PFLOTRAN proxy share.
+ *
+ *   grid.c       the structured 3D grid cut into equal boxes, one per rank (like a PETSc DMDA),
+ *                and the ghost plan (esm_scatter) of the 4 unknowns per cell
+ *   chemistry.c  the calcite reaction network: rate, its derivatives, initial waters, and
+ *                the batch reaction's ODE solution
+ *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction (7-point stencil)
+ *   blockmat.c   the Jacobian stored as 4x4 blocks (PETSc's BAIJ, bs = 4): product with ghost
+ *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi)
+ *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
+ *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
+ *   pflotran.c   the driver: decks, command line, time steps, Newton, verification, result */
+#ifndef PFLOTRAN_H
+#define PFLOTRAN_H
+#include <stdbool.h>
+#include "esm.h"
+
+/* The 4 primary species, in this order in every cell's block of unknowns. The H+ unknown is
+ * ln[H+] (PFLOTRAN's log formulation), the others are concentrations (mol/m^3 of water). */
+enum { CA, H, HCO3, TRACER, NS };
+extern const char *const species_name[NS];
+
+/* ---- grid ---------------------------------------------------------------------------- */
+
+/* Faces of a box, in the order of the stencil's off-diagonal blocks. */
+enum { WEST, EAST, SOUTH, NORTH, BOTTOM, TOP, FACES };
+
+typedef struct grid {
+    int nx, ny, nz;        /* global cells; the domain is the unit cube */
+    int px, py, pz;        /* ranks along x, y, z */
+    int ix, iy, iz;        /* this rank's place */
+    int mx, my, mz;        /* local cells along x, y, z (equal on every rank) */
+    long ncells;           /* mx my mz */
+    int i0, j0, k0;        /* global index of the first local cell */
+    double width[3];       /* cell sizes dx, dy, dz (m) */
+    int neighbour[FACES];  /* rank across each face, or -1 at the domain's edge */
+    long ghost_at[FACES];  /* first ghost cell of each face in the ghost vector */
+    long nghosts;          /* ghost cells in all */
+    esm_scatter *scatter;  /* ghost update of NS unknowns per cell */
+} grid;
+
+/* Cut nx x ny x nz over the ranks: px py pz given (0: chosen to cut the fewest faces), each
+ * dividing its direction evenly. Bad input ends the run with a clear message. Collective. */
+void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz);
+void grid_free(grid *g);
+
+/* Local cell index of (i, j, k), 0 <= i < mx ... */
+static inline long grid_cell(const grid *g, int i, int j, int k)
+{
+    return i + (long)g->mx * (j + (long)g->my * k);
+}
+
+/* Index of local cell (i, j, k) on face f (which must lie on it) in that face's ghost run. */
+long grid_face_index(const grid *g, int face, int i, int j, int k);
+
+/* Global cell number of local cell c (x fastest) and the rank owning global cell (gi, gj, gk). */
+long grid_global_cell(const grid *g, long c);
+int grid_owner(const grid *g, int gi, int gj, int gk);
+
+/* ---- chemistry ----------------------------------------------------------------------- */
+
+typedef struct chemistry {
+    double rate_constant;   /* k, mol per m^2 of calcite per s */
+    double area;            /* specific surface area, m^2 per m^3 of rock */
+    double log10_K;         /* Calcite = Ca++ + HCO3- - H+, log10 K in mol/L */
+    double K;               /* the same in mol/m^3 */
+    double porosity;
+    double diffusion;       /* m^2/s, the same for every species */
+} chemistry;
+
+/* A water: concentrations (mol/m^3) of the species, [H+] itself (not its log). */
+typedef struct water {
+    double c[NS];
+} water;
+
+chemistry chemistry_calcite(double rate_constant);
+water water_background(const chemistry *chem); /* pH 8, at equilibrium with calcite */
+water water_acidic_pulse(const chemistry *chem); /* pH 4, tracer 1 */
+water water_batch(const chemistry *chem);        /* pH 7.7, undersaturated */
+
+/* Calcite dissolution rate R (mol per m^3 of rock per s; negative: precipitation) and its
+ * derivatives by Ca++, ln[H+] and HCO3-. */
+typedef struct rate {
+    double r, d_ca, d_lnh, d_hco3;
+} rate;
+rate calcite_rate(const chemistry *chem, double ca, double h, double hco3);
+
+/* The batch reaction ODE (no transport) from `start`: the extent of dissolution x(t) for the
+ * times t[0..n-1], by RK4 with steps far below the reaction's time scale. */
+void batch_extent(const chemistry *chem, water start, const double *t, int n, double *extent);
+
+/* ---- transport (backward Euler in time, finite volumes in space) --------------------- */
+
+typedef struct block_matrix block_matrix;
+
+typedef struct transport {
+    const grid *g;
+    const chemistry *chem;
+    double dt;
+    double coupling[3];  /* dt D / dx^2 along x, y, z */
+    double *conc;        /* concentrations of the iterate, NS per cell ([H+], not its log) */
+    double *conc_ghost;  /* the same for the ghost cells */
+    double *conc_old;    /* concentrations at the start of the step */
+    double *h_scale;     /* 1 / [H+] at the start of the step: the H+ rows are relative */
+} transport;
+
+void transport_create(transport *t, const grid *g, const chemistry *chem, double dt);
+void transport_free(transport *t);
+/* Concentrations of the iterate x (NS unknowns per cell), ghosts included (one scatter). */
+void transport_update(transport *t, const double *x);
+/* Start a step: the iterate's concentrations become the old ones. */
+void transport_begin_step(transport *t);
+/* F(x) for the iterate last given to transport_update. */
+void transport_residual(const transport *t, double *f);
+/* dF/dx into A (every block of every cell). */
+void transport_jacobian(const transport *t, block_matrix *A);
+/* The local reaction rate R of each cell for the iterate (mol/m^3 rock/s). */
+void transport_rates(const transport *t, double *r);
+
+/* ---- block matrix -------------------------------------------------------------------- */
+
+enum { DIAGONAL = FACES, BLOCKS = FACES + 1, BS = NS, BLOCK_SIZE = NS * NS };
+
+struct block_matrix {
+    const grid *g;
+    double *block;   /* [ncells][BLOCKS][BLOCK_SIZE], row-major blocks: faces, then diagonal */
+    double *lower;   /* ILU(0): L blocks towards WEST, SOUTH, BOTTOM: [ncells][3][BLOCK_SIZE] */
+    double *inverse; /* ILU(0): inverted pivot blocks [ncells][BLOCK_SIZE] */
+    double *ghost;   /* ghost values for the product */
+    esm_timer *product_timer, *factor_timer, *solve_timer;
+};
+
+void block_matrix_create(block_matrix *A, const grid *g);
+void block_matrix_free(block_matrix *A);
+/* y = A x, the ghost exchange overlapped with the local part (MatMult_MPIBAIJ). Collective. */
+void block_matrix_multiply(block_matrix *A, const double *x, double *y);
+/* Block ILU(0) of this rank's diagonal part, natural order (PCBJACOBI + PCILU). */
+void block_ilu_factor(block_matrix *A);
+/* z = (LU)^-1 r: forward and backward block substitution. */
+void block_ilu_solve(const block_matrix *A, const double *r, double *z);
+/* Bytes one product, one factor solve read and write per cell (for bandwidth figures). */
+double block_matrix_product_bytes(void);
+double block_ilu_solve_bytes(void);
+
+/* ---- Krylov solvers ------------------------------------------------------------------ */
+
+typedef enum { SOLVER_GMRES, SOLVER_BICGSTAB } krylov_method;
+
+typedef struct krylov_settings {
+    krylov_method method;
+    double rtol, atol, dtol;
+    int max_iterations, restart;
+} krylov_settings;
+
+typedef struct krylov_outcome {
+    int iterations;
+    bool converged;
+    const char *reason;     /* "rtol", "atol", "max_it", "breakdown", "diverged" */
+    double rnorm0, rnorm;   /* preconditioned residual norms, first and last */
+} krylov_outcome;
+
+typedef struct krylov krylov;
+krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer);
+void krylov_free(krylov *k);
+/* Solve A x = b with x starting from 0, preconditioned on the left by A's block ILU(0). */
+krylov_outcome krylov_solve(krylov *k, block_matrix *A, const double *b, double *x);
+
+/* ---- PETSc cross-check --------------------------------------------------------------- */
+
+bool petsc_built(void);       /* was this executable built with PETSc? */
+void petsc_start(void);
+void petsc_stop(void);
+typedef struct petsc_solver petsc_solver;
+petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings);
+krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double *b, double *x);
+void petsc_solver_free(petsc_solver *p);
+#endif

@@ -1,0 +1,327 @@
+/* pop: a proxy of the Parallel Ocean Program (POP 2 / POPperf) that computes and communicates
+ * the way the model does, and proves its answer.
+ *
+ * Each time step:
+ *   1. baroclinic: two tracers advected and diffused in 3D over the active levels
+ *      (one halo update of both tracers, one message per neighbour rank);
+ *   2. barotropic: the implicit free-surface equation [-div(H grad) + 1/(g dt^2)] eta = b,
+ *      POP's 9-point B-grid operator with variable coefficients over the continents, solved
+ *      by ChronGear, PCG or P-CSI (halo updates and global sums every iteration), starting
+ *      from the last step's answer. The right-hand side is b = A eta* for a known, moving eta*
+ *      (a manufactured solution), so every solve is checked against the exact answer.
+ * Verified: the barotropic error |eta - eta*| / |eta*| at every step, tracer content
+ * conserved to round-off, tracers within their initial range. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "barotropic.h"
+
+static const esm_deck decks[] = {
+    {"S", 100, 116, 20, 10, 8, 10, "gx3 grid (3 degree), 20 levels: seconds on 2 cores"},
+    {"M", 320, 384, 40, 32, 32, 10, "gx1 grid (1 degree), 40 levels"},
+    {"L", 960, 720, 42, 48, 48, 5, "1/3 degree, 42 levels"},
+    {"gx3", 100, 116, 60, 25, 29, 10, "POP gx3v7: 3 degree, 60 levels"},
+    {"gx1", 320, 384, 60, 40, 48, 10, "POP gx1v6: 1 degree, 60 levels"},
+    {"tenth", 3600, 2400, 42, 36, 24, 5, "POPperf 0.1 degree, 42 levels, Dennis 2007 blocks"},
+};
+
+/* A start vector for Lanczos: pseudo-random on ocean points, from the global index. */
+static void lanczos_start(const pop_grid *g, double *field)
+{
+    for (int lb = 0; lb < g->d.nlocal; lb++) {
+        const esm_block *b = &g->d.block[g->d.local[lb]];
+        for (int j = 0; j < b->nj; j++)
+            for (int i = 0; i < b->ni; i++) {
+                long p = esm_at(&g->l2, lb, i, j, 0);
+                unsigned long h = (b->i0 + i) * 2654435761UL ^ (b->j0 + j) * 40503UL;
+                h = (h ^ (h >> 13)) * 0x5bd1e995UL;
+                field[p] = g->kmt[p] ? (double)(h % 2001) / 1000.0 - 1.0 : 0.0;
+            }
+    }
+}
+
+/* The run: options, model, and what the time loop accumulates. */
+typedef struct pop_run {
+    const esm_deck *deck;
+    long steps, warmup;
+    const char *solver_name, *layout_name, *halo_name, *stream_name;
+    esm_distribution distribution;
+    int nx, ny, nz, bx, by, check_every, max_iterations, lanczos;
+    double tolerance;
+    pop_grid g;
+    pop_operator op;
+    pop_tracers tr;
+    space *s;
+    solver *sv;
+    double *eta_star, *rhs;                  /* l2 fields: the known answer, A times it */
+    double *b, *x, *x_star, *error;         /* solver vectors */
+    esm_timer t_tracer, t_tracer_halo, t_rhs, t_solver;
+    long iterations, checks, unconverged, iterations_max;
+    double worst_error, worst_residual, tracer_bytes, solver_bytes0, wall;
+    esm_counts counts0, counts1;
+    double mass0[2], low0[2], high0[2];
+} pop_run;
+
+static void parse(pop_run *run, int argc, char **argv)
+{
+    esm_cli *cli = esm_cli_begin(argc, argv, "POP proxy: barotropic solver (9-point B-grid, "
+                                 "ChronGear/PCG/P-CSI) + baroclinic 3D tracer transport");
+    run->deck = esm_cli_size(cli, decks, sizeof decks / sizeof *decks);
+    run->nx = run->deck->nx, run->ny = run->deck->ny, run->bx = run->deck->bx, run->by = run->deck->by;
+    run->steps = esm_cli_int(cli, "steps", run->deck->steps, 1, 1000000, "time steps timed");
+    run->warmup = esm_cli_int(cli, "warmup", 1, 0, 1000, "time steps before timing");
+    run->solver_name = esm_cli_choice(cli, "solver", "chrongear,pcg,pcsi", "barotropic solver");
+    run->layout_name = esm_cli_choice(cli, "layout", "blocks,compressed",
+                                      "barotropic vectors: blocks with halos, or ocean points in 1D (POPperf)");
+    const char *distribution = esm_cli_choice(cli, "distribution", "sfc,cartesian",
+                                              "blocks to ranks: space-filling curve or Cartesian");
+    run->halo_name = esm_cli_choice(cli, "halo", "isend,persistent", "halo exchange engine");
+    esm_cli_pair(cli, "grid", &run->nx, &run->ny, 100000, "global grid, overrides the size's");
+    esm_cli_pair(cli, "block", &run->bx, &run->by, 100000, "block size");
+    run->nz = (int)esm_cli_int(cli, "levels", run->deck->nz, 1, 255, "vertical levels");
+    run->tolerance = esm_cli_real(cli, "tolerance", 1e-12, 1e-16, 1e-2, "solver: |r| <= tol |b|");
+    run->check_every = (int)esm_cli_int(cli, "check", 10, 1, 1000, "solver: iterations between convergence checks");
+    run->max_iterations = (int)esm_cli_int(cli, "max-iterations", 20000, 1, 10000000, "solver: iteration limit");
+    run->lanczos = (int)esm_cli_int(cli, "lanczos", 40, 2, 1000, "P-CSI: Lanczos steps for the spectrum bounds");
+    run->stream_name = esm_cli_choice(cli, "stream", "on,off", "measure the STREAM triad roofline");
+    esm_cli_end(cli);
+    run->distribution = strcmp(distribution, "sfc") ? ESM_DIST_CARTESIAN : ESM_DIST_SFC;
+}
+
+/* Grid and decomposition, operator, tracers, solver, vectors. */
+static void set_up(pop_run *run)
+{
+    pop_grid *g = &run->g;
+    pop_grid_create(g, run->nx, run->ny, run->nz, run->bx, run->by, run->distribution);
+    pop_operator_create(&run->op, g);
+    esm_halo_engine engine = esm_halo_engine_named(run->halo_name);
+    pop_tracers_create(&run->tr, g, engine);
+    run->s = strcmp(run->layout_name, "compressed") ? space_blocks(g, &run->op, engine)
+                                                    : space_compressed(g, &run->op, engine);
+    solver_kind kind = !strcmp(run->solver_name, "pcg") ? SOLVER_PCG
+                     : !strcmp(run->solver_name, "pcsi") ? SOLVER_PCSI : SOLVER_CHRONGEAR;
+    run->sv = solver_create(kind, run->s, run->tolerance, run->max_iterations, run->check_every);
+    long n2 = esm_layout_doubles(&g->l2, g->d.nlocal), n = run->s->n;
+    run->eta_star = esm_calloc(n2, sizeof(double));
+    run->rhs = esm_calloc(n2, sizeof(double));
+    run->b = esm_calloc(n, sizeof(double));
+    run->x = esm_calloc(n, sizeof(double));
+    run->x_star = esm_calloc(n, sizeof(double));
+    run->error = esm_calloc(n, sizeof(double));
+    if (kind == SOLVER_PCSI) {
+        lanczos_start(g, run->rhs);
+        run->s->from_blocks(run->s, run->rhs, run->b);
+        solver_bounds(run->sv, run->s, run->lanczos, run->b);
+    }
+    run->t_tracer = (esm_timer){.name = "tracer"};
+    run->t_tracer_halo = (esm_timer){.name = "tracer_halo"};
+    run->t_rhs = (esm_timer){.name = "rhs"};
+    run->t_solver = (esm_timer){.name = "barotropic"};
+    run->s->compute.name = "barotropic_compute";
+    run->s->halo_time.name = "barotropic_halo";
+    run->s->reduce.name = "barotropic_reduce";
+}
+
+/* After the warm-up: timers and counts from zero, ranks together. */
+static void start_timing(pop_run *run)
+{
+    esm_timer *all[] = {&run->t_tracer, &run->t_tracer_halo, &run->t_rhs, &run->t_solver,
+                        &run->s->compute, &run->s->halo_time, &run->s->reduce};
+    for (int t = 0; t < 7; t++)
+        esm_timer_reset(all[t]);
+    run->solver_bytes0 = run->s->bytes;
+    run->tracer_bytes = 0;
+    esm_barrier();
+    run->counts0 = *esm_counts_mine();
+    run->wall = esm_wtime();
+}
+
+/* The barotropic mode of step `step`: solve A x = A eta* from the last step's x, and measure
+ * the error against eta*. */
+static void barotropic(pop_run *run, long step, bool timed)
+{
+    space *s = run->s;
+    esm_timer_start(&run->t_rhs);
+    pop_manufactured(&run->g, (int)step, run->eta_star);
+    pop_operator_apply(&run->op, &run->g, run->eta_star, run->rhs);   /* b = A eta* */
+    s->from_blocks(s, run->rhs, run->b);
+    s->from_blocks(s, run->eta_star, run->x_star);
+    esm_timer_stop(&run->t_rhs);
+
+    esm_timer_start(&run->t_solver);
+    solve_stats st = solver_solve(run->sv, s, run->b, run->x);
+    esm_timer_stop(&run->t_solver);
+
+    for (long p = 0; p < s->n; p++)
+        run->error[p] = run->x[p] - run->x_star[p];
+    double norms[2];
+    s->dots(s, 2, (const double *[]){run->error, run->x_star},
+            (const double *[]){run->error, run->x_star}, norms);
+    run->worst_error = fmax(run->worst_error, sqrt(norms[0] / norms[1]));
+    run->worst_residual = fmax(run->worst_residual, st.residual);
+    run->unconverged += !st.converged;
+    if (timed) {
+        run->iterations += st.iterations;
+        run->checks += st.checks;
+        run->iterations_max = st.iterations > run->iterations_max ? st.iterations : run->iterations_max;
+    }
+}
+
+/* Bitwise fingerprints of the final surface height and tracers, and the solution's sum. */
+static void fingerprints(pop_run *run, esm_result *r)
+{
+    const pop_grid *g = &run->g;
+    run->s->to_blocks(run->s, run->x, run->rhs);
+    uint64_t eta = 0, tracers = 0;
+    esm_sum total = {0};
+    long plane = (long)run->nx * run->ny;
+    for (int lb = 0; lb < g->d.nlocal; lb++) {
+        const esm_block *b = &g->d.block[g->d.local[lb]];
+        for (int j = 0; j < b->nj; j++)
+            for (int i = 0; i < b->ni; i++) {
+                long gid = (b->i0 + i) + (long)run->nx * (b->j0 + j);
+                double x = run->rhs[esm_at(&g->l2, lb, i, j, 0)];
+                esm_checksum_add(&eta, gid, x);
+                esm_sum_add(&total, x);
+                for (int k = 0; k < run->nz; k++) {
+                    long p = esm_at(&g->l3, lb, i, j, k);
+                    esm_checksum_add(&tracers, 2 * (gid + plane * k), run->tr.t[p]);
+                    esm_checksum_add(&tracers, 2 * (gid + plane * k) + 1, run->tr.s[p]);
+                }
+            }
+    }
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)esm_global_checksum(eta));
+    esm_result_text(r, "checksum.eta", hex);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)esm_global_checksum(tracers));
+    esm_result_text(r, "checksum.tracers", hex);
+    esm_result_real(r, "solver.solution_sum", esm_global_sum(&total));
+}
+
+/* Verification, performance model, kernel bandwidth against STREAM: the result line. */
+static int report(pop_run *run)
+{
+    const pop_grid *g = &run->g;
+    space *s = run->s;
+    solver *sv = run->sv;
+    long steps = run->steps;
+    int ranks = esm_ranks();
+    esm_result *r = esm_result_new("pop", run->deck->name, steps);
+
+    /* verification */
+    double mass[2], low[2], high[2], drift[2], excess = 0;
+    pop_tracers_mass(&run->tr, g, mass);
+    pop_tracers_range(&run->tr, g, low, high);
+    for (int f = 0; f < 2; f++) {
+        drift[f] = fabs(mass[f] - run->mass0[f]) / fabs(run->mass0[f]);
+        double range = run->high0[f] - run->low0[f];
+        excess = fmax(excess, fmax(run->low0[f] - low[f], high[f] - run->high0[f]) / range);
+    }
+    double error_limit = fmax(1e-6, 1e4 * run->tolerance);
+    bool passed = run->worst_error <= error_limit && run->unconverged == 0 && drift[0] <= 1e-12
+                  && drift[1] <= 1e-12 && excess <= 1e-12;
+    esm_result_verification(r, passed, "manufactured barotropic solution; tracer content "
+                            "conserved; tracers within their initial range");
+    esm_result_norm(r, "barotropic_error", run->worst_error);
+    esm_result_norm(r, "barotropic_error_limit", error_limit);
+    esm_result_norm(r, "solver_residual", run->worst_residual);
+    esm_result_norm(r, "unconverged_solves", (double)run->unconverged);
+    esm_result_norm(r, "tracer_mass_drift_t", drift[0]);
+    esm_result_norm(r, "tracer_mass_drift_s", drift[1]);
+    esm_result_norm(r, "tracer_range_excess", excess);
+    fingerprints(run, r);
+    esm_result_real(r, "tracers.mass_t", mass[0]);
+    esm_result_real(r, "tracers.mass_s", mass[1]);
+
+    /* performance: the core's counts over the timed steps, as means per rank and step */
+    esm_sum per_rank[6] = {{0}};
+    esm_sum_add(&per_rank[0], (double)(run->counts1.messages - run->counts0.messages));
+    esm_sum_add(&per_rank[1], (double)(run->counts1.bytes_sent - run->counts0.bytes_sent));
+    esm_sum_add(&per_rank[2], run->tracer_bytes);
+    esm_sum_add(&per_rank[3], s->bytes - run->solver_bytes0);
+    esm_sum_add(&per_rank[4], (double)s->owned);
+    esm_sum_add(&per_rank[5], (double)(run->counts1.halo_updates - run->counts0.halo_updates));
+    double total[6], slowest[3] = {run->wall, run->t_tracer.total, s->compute.total};
+    esm_global_sums(per_rank, 6, total);
+    esm_global_max(slowest, 3);
+    double wall = slowest[0], tracer_GBps = total[2] / fmax(slowest[1], 1e-30) / 1e9;
+    double solver_GBps = total[3] / fmax(slowest[2], 1e-30) / 1e9;
+    esm_result_wall(r, wall);
+    esm_result_fom(r, steps * g->dt / (365.0 * 86400.0) / (wall / 86400.0), "SYPD", true);
+    esm_result_real(r, "model.bytes_per_point",
+                    (total[2] + total[3]) / steps / ((double)g->d.ocean_points * run->nz));
+    esm_result_real(r, "model.tracer_bytes_per_point", 7.0 * sizeof(double));
+    esm_result_real(r, "model.barotropic_bytes_per_point_iteration",
+                    total[3] / fmax(1.0, (double)run->iterations) / total[4]);
+    esm_result_real(r, "model.messages_per_step", total[0] / ranks / steps);
+    esm_result_real(r, "model.halo_bytes_per_step", total[1] / ranks / steps);
+    esm_result_real(r, "model.halo_updates_per_step", total[5] / ranks / steps);
+    esm_result_real(r, "model.allreduces_per_step",
+                    (double)(run->counts1.allreduce - run->counts0.allreduce) / steps);
+    esm_result_real(r, "model.iterations_per_step", (double)run->iterations / steps);
+    esm_result_real(r, "model.steps_per_second", steps / wall);
+
+    esm_result_int(r, "params.nx", run->nx);
+    esm_result_int(r, "params.ny", run->ny);
+    esm_result_int(r, "params.nz", run->nz);
+    esm_result_int(r, "params.bx", run->bx);
+    esm_result_int(r, "params.by", run->by);
+    esm_result_int(r, "params.warmup", run->warmup);
+    esm_result_text(r, "params.solver", run->solver_name);
+    esm_result_text(r, "params.layout", run->layout_name);
+    esm_result_text(r, "params.halo", run->halo_name);
+    esm_result_text(r, "params.distribution", g->d.method);
+    esm_result_real(r, "params.tolerance", run->tolerance);
+    esm_result_int(r, "params.check", run->check_every);
+    esm_result_real(r, "params.dt", g->dt);
+    esm_result_int(r, "params.blocks", g->d.nblocks);
+    esm_result_int(r, "params.land_blocks", g->d.land_blocks);
+    esm_result_int(r, "params.ocean_points", g->d.ocean_points);
+    esm_result_real(r, "params.load_imbalance", g->d.max_rank_points * (double)ranks / g->d.ocean_points);
+    esm_result_real(r, "params.courant", run->tr.courant);
+    if (sv->kind == SOLVER_PCSI) {
+        esm_result_real(r, "params.pcsi_nu", sv->nu);
+        esm_result_real(r, "params.pcsi_mu", sv->mu);
+        esm_result_int(r, "params.lanczos_steps", sv->lanczos_steps);
+    }
+    esm_result_int(r, "solver.iterations", run->iterations);
+    esm_result_int(r, "solver.iterations_max", run->iterations_max);
+    esm_result_int(r, "solver.checks", run->checks);
+
+    esm_result_real(r, "kernels.tracer.GBps", tracer_GBps);
+    esm_result_real(r, "kernels.barotropic.GBps", solver_GBps);
+    if (!strcmp(run->stream_name, "on")) {
+        esm_stream stream = esm_stream_triad(64.0, 10);
+        esm_result_real(r, "stream.triad_GBps", stream.triad_GBps);
+        esm_result_real(r, "stream.megabytes_per_array", stream.megabytes);
+        esm_result_real(r, "kernels.tracer.fraction", tracer_GBps / stream.triad_GBps);
+        esm_result_real(r, "kernels.barotropic.fraction", solver_GBps / stream.triad_GBps);
+    }
+    esm_timer *timers[] = {&run->t_tracer, &run->t_tracer_halo, &run->t_rhs, &run->t_solver,
+                           &s->compute, &s->halo_time, &s->reduce};
+    esm_result_timers(r, timers, 7);
+    return esm_result_finish(r);
+}
+
+int main(int argc, char **argv)
+{
+    esm_init(&argc, &argv, "pop");
+    pop_run run = {0};
+    parse(&run, argc, argv);
+    set_up(&run);
+    pop_tracers_mass(&run.tr, &run.g, run.mass0);
+    pop_tracers_range(&run.tr, &run.g, run.low0, run.high0);
+
+    for (long step = -run.warmup; step < run.steps; step++) {
+        if (step == 0)
+            start_timing(&run);
+        pop_tracers_step(&run.tr, &run.g, &run.t_tracer, &run.t_tracer_halo); /* baroclinic */
+        if (step >= 0)
+            run.tracer_bytes += pop_tracers_bytes(&run.g);
+        barotropic(&run, step + run.warmup, step >= 0);                        /* barotropic */
+    }
+    run.wall = esm_wtime() - run.wall;
+    run.counts1 = *esm_counts_mine();
+    esm_exit(report(&run));
+}

@@ -1,0 +1,57 @@
+/* redist-bench: what the driver (redist_bench.c) and the peers (peer_*.c) share. */
+#ifndef REDIST_BENCH_H
+#define REDIST_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "esm_redist.h"
+
+/* A block of the 3D grid: [lo, hi) per dimension, i (dimension 0) fastest. */
+typedef struct {
+    int64_t lo[3], hi[3];
+} block;
+
+/* The grid, its two block layouts and this rank's bundles. */
+typedef struct {
+    MPI_Comm comm;
+    int rank, nranks;
+    int64_t dims[3];
+    int src_parts[3], dst_parts[3];
+    int nfields;
+    esm_type type;
+    size_t esz;
+    block src_block, dst_block;       /* this rank's */
+    int64_t src_count, dst_count;     /* elements of one field on this rank */
+    void *src, *dst;                  /* bundles: field f at f * count elements */
+} bench;
+
+/* Rank q's block of a layout with `parts` even blocks (the library's even cuts). */
+block block_of(const bench *b, const int parts[3], int q);
+
+/* Elements of one field in a block. */
+int64_t block_count(const block *k);
+
+/* The intersection of two blocks; 0 when empty. */
+int intersect(const block *a, const block *b, block *out);
+
+/* A peer of ours: set up (the "store", timed), run (timed), free. Each returns 0 or fills
+ * `why` (one sentence) and returns nonzero. */
+typedef struct peer peer;
+typedef struct {
+    const char *name;
+    int (*setup)(const bench *b, peer **state, char *why, size_t why_size);
+    int (*run)(const bench *b, peer *state);
+    void (*destroy)(peer *state);
+    /* Why this peer cannot run here (NULL when it can), asked before any setup. */
+    const char *(*unavailable)(const bench *b);
+} peer_ops;
+
+extern const peer_ops alltoallw_peer;
+extern const peer_ops petsc_peer;
+
+/* PETSc needs initialising once after MPI_Init and finalising before MPI_Finalize. */
+void petsc_start(void);
+void petsc_stop(void);
+
+#endif

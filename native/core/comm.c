@@ -1,0 +1,140 @@
+/* The communicator: MPI start/stop, clean exits, counted operations. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "esm_internal.h"
+
+static struct {
+    MPI_Comm world;
+    int rank, ranks;
+    const char *program;
+    esm_counts counts;
+} comm = {.program = "esm"};
+
+void esm_init(int *argc, char ***argv, const char *program)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm.world);
+    MPI_Comm_rank(comm.world, &comm.rank);
+    MPI_Comm_size(comm.world, &comm.ranks);
+    comm.program = program;
+}
+
+int esm_rank(void) { return comm.rank; }
+int esm_ranks(void) { return comm.ranks; }
+const char *esm_program(void) { return comm.program; }
+MPI_Comm esm_world(void) { return comm.world; }
+esm_counts *esm_counts_writable(void) { return &comm.counts; }
+const esm_counts *esm_counts_mine(void) { return &comm.counts; }
+
+_Noreturn void esm_exit(int status)
+{
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Finalize();
+    exit(status);
+}
+
+static void print_error(const char *format, va_list args)
+{
+    fprintf(stderr, "%s: error: ", comm.program);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+}
+
+_Noreturn void esm_fail(const char *format, ...)
+{
+    if (comm.rank == 0) {
+        va_list args;
+        va_start(args, format);
+        print_error(format, args);
+        va_end(args);
+    }
+    esm_exit(ESM_EXIT_BAD_INPUT);
+}
+
+void esm_fail_if_any(bool bad, const char *format, ...)
+{
+    int mine = bad ? comm.rank : comm.ranks, lowest;
+    MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm.world);
+    comm.counts.allreduce++;
+    if (lowest == comm.ranks)
+        return;
+    if (comm.rank == lowest) {
+        va_list args;
+        va_start(args, format);
+        print_error(format, args);
+        va_end(args);
+    }
+    esm_exit(ESM_EXIT_BAD_INPUT);
+}
+
+void esm_say(const char *format, ...)
+{
+    if (comm.rank != 0)
+        return;
+    va_list args;
+    va_start(args, format);
+    vprintf(format, args);
+    va_end(args);
+}
+
+void esm_barrier(void)
+{
+    MPI_Barrier(comm.world);
+    comm.counts.barrier++;
+}
+
+void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op)
+{
+    MPI_Allreduce(in, out, count, type, op, comm.world);
+    comm.counts.allreduce++;
+}
+
+esm_counts esm_counts_total(void)
+{
+    comm.counts.allreduce++; /* this reduction itself */
+    long mine[] = {comm.counts.isend, comm.counts.irecv, comm.counts.send_init,
+                   comm.counts.recv_init, comm.counts.startall, comm.counts.waitall,
+                   comm.counts.allreduce, comm.counts.barrier, comm.counts.halo_updates,
+                   comm.counts.messages, comm.counts.bytes_sent};
+    long sum[11];
+    MPI_Allreduce(mine, sum, 11, MPI_LONG, MPI_SUM, comm.world);
+    return (esm_counts){sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7],
+                        sum[8], sum[9], sum[10]};
+}
+
+static _Noreturn void out_of_memory(size_t bytes)
+{
+    fprintf(stderr, "%s: error: rank %d cannot allocate %zu bytes: use a smaller --size or more "
+            "ranks\n", comm.program, comm.rank, bytes);
+    MPI_Abort(comm.world ? comm.world : MPI_COMM_WORLD, ESM_EXIT_BAD_INPUT);
+    exit(ESM_EXIT_BAD_INPUT);
+}
+
+void *esm_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        out_of_memory(bytes);
+    return p;
+}
+
+void *esm_calloc(size_t count, size_t size)
+{
+    size_t bytes = count * size;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
+        out_of_memory(bytes);
+    memset(p, 0, bytes);
+    return p;
+}
+
+void *esm_realloc(void *pointer, size_t bytes)
+{
+    void *p = realloc(pointer, bytes ? bytes : 1);
+    if (!p)
+        out_of_memory(bytes);
+    return p;
+}

@@ -1,0 +1,297 @@
+"""The report's figures, drawn with matplotlib from plain numbers, in the style of the HPC
+Advisory Council decks: every performance axis says "higher is better" or "lower is better",
+scaling plots draw the ideal line, repeats show as error bars (the CI of the median), and points
+with more ranks than cores are drawn hollow in a shaded "oversubscribed" region."""
+
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure as MplFigure  # noqa: E402
+
+COLORS = ("#1f5fa8", "#d1495b", "#2a9d8f", "#edae49", "#6a4c93", "#00798c", "#8d6a9f",
+          "#3d405b", "#f28482", "#84a59d")
+OTHER = "other"
+plt.rcParams.update({
+    "font.size": 9, "axes.titlesize": 10, "axes.spines.top": False,
+    "axes.spines.right": False, "svg.fonttype": "none", "figure.dpi": 100,
+    "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8, "legend.frameon": False,
+})
+
+
+@dataclass
+class Figure:
+    """A finished figure: SVG and PNG bytes, with its title and what it shows."""
+
+    id: str
+    kind: str  # performance, efficiency, gains, stacks, mpi_user, mpi_calls, ...
+    title: str
+    caption: str
+    svg: bytes
+    png: bytes
+
+
+@dataclass
+class Point:
+    x: int
+    median: float
+    low: float
+    high: float
+    oversubscribed: bool
+    n: int = 0
+
+
+@dataclass
+class Series:
+    label: str
+    points: list[Point] = field(default_factory=list)
+
+
+@dataclass
+class Bar:
+    """One bar of a grouped bar chart: group on the x axis, name in the legend."""
+
+    group: str
+    name: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+    solid: bool = True  # False: drawn hatched (not significant / oversubscribed)
+
+
+def direction(higher_is_better: bool) -> str:
+    return "higher is better" if higher_is_better else "lower is better"
+
+
+def _finish(figure: MplFigure, figure_id: str, kind: str, title: str, caption: str) -> Figure:
+    figure.tight_layout()
+    svg, png = io.BytesIO(), io.BytesIO()
+    plt.rcParams["svg.hashsalt"] = figure_id  # distinct ids in every SVG
+    figure.savefig(svg, format="svg")
+    figure.savefig(png, format="png", dpi=110)
+    plt.close(figure)
+    return Figure(figure_id, kind, title, caption, svg.getvalue(), png.getvalue())
+
+
+def _rank_axis(axes: Axes, xs: Sequence[int], label: str) -> None:
+    ticks = sorted(set(xs))
+    if len(ticks) > 1 and ticks[0] > 0 and ticks[-1] / ticks[0] >= 4:
+        axes.set_xscale("log", base=2)
+    axes.set_xticks(ticks)
+    axes.set_xticklabels([str(t) for t in ticks])
+    axes.minorticks_off()
+    axes.set_xlabel(label)
+
+
+def _shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
+    over = [x for x in xs if x > cores]
+    if not over:
+        return
+    low = cores * 1.25 if axes.get_xscale() == "log" else cores + 0.5
+    axes.axvspan(low, max(over) * 1.5, color="#999999", alpha=0.12, lw=0)
+    axes.text(0.99, 0.02, f"oversubscribed: ranks > {cores} cores\n(hollow points)",
+              transform=axes.transAxes, ha="right", va="bottom", fontsize=7, color="#555555")
+
+
+def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: str,
+                   higher_is_better: bool, cores: int, ideal: Series | None,
+                   x_label: str = "MPI ranks", caption: str = "") -> Figure:
+    """Performance vs ranks: medians with CI error bars, the ideal line, oversubscription."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.8))
+    xs = [p.x for s in series for p in s.points]
+    _rank_axis(axes, xs, x_label)
+    for index, line in enumerate(series):
+        color = COLORS[index % len(COLORS)]
+        points = sorted(line.points, key=lambda p: p.x)
+        axes.plot([p.x for p in points], [p.median for p in points], color=color, lw=1.5,
+                  label=line.label)
+        for p in points:
+            axes.errorbar([p.x], [p.median], yerr=[[p.median - p.low], [p.high - p.median]],
+                          fmt="o", color=color, ms=5, capsize=3, lw=1,
+                          mfc="white" if p.oversubscribed else color)
+    if ideal and ideal.points:
+        points = sorted(ideal.points, key=lambda p: p.x)
+        axes.plot([p.x for p in points], [p.median for p in points], ls="--", color="#777777",
+                  lw=1, label="ideal (linear) scaling")
+    _shade_oversubscribed(axes, xs, cores)
+    axes.set_ylabel(f"{unit}\n({direction(higher_is_better)})")
+    axes.set_title(title)
+    axes.legend(loc="best")
+    axes.set_ylim(bottom=0)
+    return _finish(figure, figure_id, "performance", title, caption)
+
+
+def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base: int,
+                      cores: int, caption: str = "") -> Figure:
+    """Parallel efficiency (%) against the base rank count; 100 % is ideal."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.4))
+    xs = [p.x for s in series for p in s.points]
+    _rank_axis(axes, xs, "MPI ranks")
+    axes.axhline(100, ls="--", color="#777777", lw=1, label="ideal (100 %)")
+    for index, line in enumerate(series):
+        color = COLORS[index % len(COLORS)]
+        points = sorted(line.points, key=lambda p: p.x)
+        axes.plot([p.x for p in points], [p.median for p in points], color=color, lw=1.5,
+                  label=line.label)
+        for p in points:
+            axes.plot([p.x], [p.median], "o", color=color, ms=5,
+                      mfc="white" if p.oversubscribed else color)
+    _shade_oversubscribed(axes, xs, cores)
+    axes.set_ylabel(f"efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n"
+                    "(higher is better)")
+    axes.set_title(title)
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="best")
+    return _finish(figure, figure_id, "efficiency", title, caption)
+
+
+def bar_figure(figure_id: str, kind: str, title: str, bars: Sequence[Bar], y_label: str,
+               caption: str = "", percent_labels: bool = False, zero_line: bool = False,
+               log_y: bool = False) -> Figure:
+    """Grouped bars (groups on x, names in the legend), with CI error bars where given;
+    hatched bars are not significant (or oversubscribed)."""
+    groups = list(dict.fromkeys(bar.group for bar in bars))
+    names = list(dict.fromkeys(bar.name for bar in bars))
+    width = 0.8 / max(1, len(names))
+    figure, axes = plt.subplots(figsize=(max(6.4, 0.5 * len(groups) * max(1, len(names))
+                                             * 0.35 + 3), 3.8))
+    for index, name in enumerate(names):
+        color = COLORS[index % len(COLORS)]
+        for bar in (b for b in bars if b.name == name):
+            x = groups.index(bar.group) - 0.4 + width * (index + 0.5)
+            axes.bar([x], [bar.value], width=width * 0.92, color=color if bar.solid else "white",
+                     edgecolor=color, hatch=None if bar.solid else "///", lw=1,
+                     label=name if bar is next(b for b in bars if b.name == name) else None)
+            if bar.low is not None and bar.high is not None:
+                axes.errorbar([x], [bar.value], yerr=[[max(0.0, bar.value - bar.low)],
+                                                      [max(0.0, bar.high - bar.value)]],
+                              fmt="none", ecolor="#333333", capsize=2, lw=0.8)
+            if percent_labels and math.isfinite(bar.value):
+                axes.annotate(f"{bar.value:+.0f}%" if zero_line else f"{bar.value:.0f}%",
+                              (x, bar.value), ha="center",
+                              va="bottom" if bar.value >= 0 else "top", fontsize=7,
+                              xytext=(0, 2 if bar.value >= 0 else -2),
+                              textcoords="offset points")
+    axes.set_xticks(range(len(groups)))
+    axes.set_xticklabels(groups, rotation=0 if max(map(len, groups), default=0) < 12 else 30,
+                         ha="center" if max(map(len, groups), default=0) < 12 else "right")
+    if zero_line:
+        axes.axhline(0, color="#333333", lw=0.8)
+    if log_y:
+        axes.set_yscale("log")
+    axes.set_ylabel(y_label)
+    axes.set_title(title)
+    if len(names) > 1 or names[:1] != [""]:
+        axes.legend(loc="best", ncol=1 if len(names) < 6 else 2)
+    return _finish(figure, figure_id, kind, title, caption)
+
+
+def stacked_share_figure(figure_id: str, title: str, groups: Sequence[str],
+                         shares: dict[str, Sequence[float]], y_label: str,
+                         caption: str = "") -> Figure:
+    """Stacked 100 % bars, e.g. MPI vs user (compute) time per rank count."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.4))
+    bottom = [0.0] * len(groups)
+    for index, (name, values) in enumerate(shares.items()):
+        axes.bar(range(len(groups)), values, bottom=bottom, color=COLORS[index % len(COLORS)],
+                 label=name, width=0.6)
+        for position, (value, start) in enumerate(zip(values, bottom)):
+            if value >= 6:
+                axes.text(position, start + value / 2, f"{value:.0f}%", ha="center",
+                          va="center", fontsize=7, color="white")
+        bottom = [b + v for b, v in zip(bottom, values)]
+    axes.set_xticks(range(len(groups)))
+    axes.set_xticklabels(groups)
+    axes.set_ylim(0, 100)
+    axes.set_ylabel(y_label)
+    axes.set_title(title)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _finish(figure, figure_id, "mpi_user", title, caption)
+
+
+def per_rank_figure(figure_id: str, title: str, panels: dict[str, Sequence[float]],
+                    y_label: str, caption: str = "") -> Figure:
+    """Small multiples: one bar per rank, one panel per rank count (data per rank)."""
+    count = max(1, len(panels))
+    figure, axes_list = plt.subplots(1, count, figsize=(min(max(6.4, 3.2 * count), 12.8), 3.4),
+                                     squeeze=False, sharey=True)
+    for axes, (name, values) in zip(axes_list[0], panels.items()):
+        axes.bar(range(len(values)), values, color=COLORS[0])
+        axes.set_title(name, fontsize=9)
+        axes.set_xlabel("rank")
+        if len(values) <= 16:
+            axes.set_xticks(range(len(values)))
+    axes_list[0][0].set_ylabel(y_label)
+    figure.suptitle(title, fontsize=10)
+    return _finish(figure, figure_id, "data_per_rank", title, caption)
+
+
+def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series], y_label: str,
+                cores: int, caption: str = "", x_label: str = "MPI ranks") -> Figure:
+    """Plain lines vs ranks (e.g. aggregated transfer), oversubscribed points hollow."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.4))
+    xs = [p.x for s in series for p in s.points]
+    _rank_axis(axes, xs, x_label)
+    for index, line in enumerate(series):
+        color = COLORS[index % len(COLORS)]
+        points = sorted(line.points, key=lambda p: p.x)
+        axes.plot([p.x for p in points], [p.median for p in points], "-", color=color,
+                  label=line.label)
+        for p in points:
+            axes.plot([p.x], [p.median], "o", color=color,
+                      mfc="white" if p.oversubscribed else color)
+    _shade_oversubscribed(axes, xs, cores)
+    axes.set_ylabel(y_label)
+    axes.set_title(title)
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="best")
+    return _finish(figure, figure_id, kind, title, caption)
+
+
+def timeline_figure(figure_id: str, title: str, starts: Sequence[float],
+                    mpi_percent: Sequence[float], io_write: Sequence[float],
+                    io_read: Sequence[float], caption: str = "") -> Figure:
+    """MPI time share and I/O volume over the run's time bins."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.4))
+    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
+    axes.step(starts, mpi_percent, where="post", color=COLORS[0], label="time in MPI (%)")
+    axes.set_ylabel("time in MPI (% of rank time)")
+    axes.set_xlabel("seconds since MPI_Init")
+    axes.set_ylim(0, 100)
+    twin = axes.twinx()
+    twin.bar([s + width / 2 for s in starts], [w / 2**20 for w in io_write], width=width * 0.4,
+             color=COLORS[1], alpha=0.7, label="written (MiB)")
+    twin.bar([s + width * 0.9 for s in starts], [r / 2**20 for r in io_read], width=width * 0.4,
+             color=COLORS[2], alpha=0.7, label="read (MiB)")
+    twin.set_ylabel("I/O per bin (MiB)")
+    twin.grid(False)
+    lines, labels = axes.get_legend_handles_labels()
+    more_lines, more_labels = twin.get_legend_handles_labels()
+    axes.legend(lines + more_lines, labels + more_labels, loc="upper right")
+    axes.set_title(title)
+    return _finish(figure, figure_id, "timeline", title, caption)
+
+
+def matrix_figure(figure_id: str, title: str, matrix: Sequence[Sequence[float]],
+                  caption: str = "") -> Figure:
+    """Peer-to-peer bytes: row = sender, column = receiver."""
+    size = len(matrix)
+    figure, axes = plt.subplots(figsize=(4.8, 4.0))
+    image = axes.imshow([[value / 2**20 for value in row] for row in matrix], cmap="Blues",
+                        origin="upper", interpolation="nearest")
+    axes.set_xlabel("receiving rank")
+    axes.set_ylabel("sending rank")
+    axes.grid(False)
+    if size <= 16:
+        axes.set_xticks(range(size))
+        axes.set_yticks(range(size))
+    colorbar = figure.colorbar(image, ax=axes)
+    colorbar.set_label("MiB sent")
+    axes.set_title(title)
+    return _finish(figure, figure_id, "peers", title, caption)

@@ -1,0 +1,275 @@
+"""Knobs: one name and a few portable values for each MPI tuning the seeds study, mapped to
+each MPI library's own variables or launcher options. Every run records the knobs it asked for
+and the exact variables and options that implement them.
+
+The analogs on one node (see docs/studies.md):
+- transport    shm | tcp             interconnect (InfiniBand vs Ethernet): shared memory vs TCP
+                                     loopback, forced onto `lo`
+- single_copy  on | off              KNEM: Open MPI's CMA single copy (MPICH 4.2+ CMA)
+- connections  on_demand | eager     ParaStation's PSP_ONDEMAND: Open MPI `mpi_preconnect_mpi`
+- binding      none | core | socket  process binding (the decks' --bind-to-core)
+- <op>_algorithm (allreduce, bcast, barrier, reduce, allgather, alltoall): collective algorithm
+  selection, the FCA analog: Open MPI `coll_tuned_*`, MPICH `MPIR_CVAR_*_INTRA_ALGORITHM`.
+
+A value a library cannot honour is `Unsupported` with the reason: the runner skips those runs
+and says so; it never runs them with the knob silently ignored.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from esmperf.stacks import Stack
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    values: tuple[str, ...]
+    baseline: str  # the library default, against which gains are measured
+    analog: str  # what it stands for in the seeds
+    description: str
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """Which MPI library a stack is, for the knob tables: family, major version, details."""
+
+    name: str  # "openmpi", "mpich", "impi"
+    version: tuple[int, ...]
+    netmods: tuple[str, ...] = ()  # MPICH ch4 network modules ("ucx", "ofi")
+
+    @property
+    def major(self) -> int:
+        return self.version[0] if self.version else 0
+
+
+@dataclass(frozen=True)
+class KnobSetting:
+    """What implements a set of knobs for one stack: variables and launcher options."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    launcher_args: tuple[str, ...] = ()
+
+
+class Unsupported(Exception):
+    """The stack cannot honour this knob value; the message says why."""
+
+
+COLLECTIVES = ("allreduce", "bcast", "barrier", "reduce", "allgather", "alltoall")
+
+# Open MPI coll_tuned algorithm numbers (ompi_info --param coll tuned --level 9; identical in
+# 4.1 and 5.0 except sparbit, added in 5.0).
+OPENMPI_ALGORITHMS: dict[str, dict[str, int]] = {
+    "allreduce": {"linear": 1, "nonoverlapping": 2, "recursive_doubling": 3, "ring": 4,
+                  "segmented_ring": 5, "rabenseifner": 6},
+    "bcast": {"linear": 1, "chain": 2, "pipeline": 3, "split_binary_tree": 4,
+              "binary_tree": 5, "binomial": 6, "knomial": 7, "scatter_allgather": 8,
+              "scatter_allgather_ring": 9},
+    "barrier": {"linear": 1, "double_ring": 2, "recursive_doubling": 3, "dissemination": 4,
+                "two_proc": 5, "tree": 6},
+    "reduce": {"linear": 1, "chain": 2, "pipeline": 3, "binary": 4, "binomial": 5,
+               "in_order_binary": 6, "rabenseifner": 7},
+    "allgather": {"linear": 1, "bruck": 2, "recursive_doubling": 3, "ring": 4, "neighbor": 5,
+                  "two_proc": 6, "sparbit": 7},
+    "alltoall": {"linear": 1, "pairwise": 2, "bruck": 3, "linear_sync": 4, "two_proc": 5},
+}
+OPENMPI_5_ONLY = {("allgather", "sparbit")}
+
+# MPICH MPIR_CVAR_<OP>_INTRA_ALGORITHM values by portable name (mpivars of 4.0.2 and 5.0.2).
+MPICH_ALGORITHMS: dict[str, dict[str, str]] = {
+    "allreduce": {"recursive_doubling": "recursive_doubling",
+                  "rabenseifner": "reduce_scatter_allgather", "smp": "smp", "nb": "nb",
+                  "tree": "tree", "recexch": "recexch",
+                  "recursive_multiplying": "recursive_multiplying"},
+    "bcast": {"binomial": "binomial", "scatter_allgather": "scatter_recursive_doubling_allgather",
+              "scatter_allgather_ring": "scatter_ring_allgather", "smp": "smp", "nb": "nb",
+              "tree": "tree", "pipeline": "pipelined_tree"},
+    "barrier": {"dissemination": "dissemination", "smp": "smp", "nb": "nb",
+                "recexch": "recexch"},
+    "reduce": {"binomial": "binomial", "rabenseifner": "reduce_scatter_gather", "smp": "smp",
+               "nb": "nb"},
+    "allgather": {"bruck": "brucks", "recursive_doubling": "recursive_doubling", "ring": "ring",
+                  "nb": "nb", "k_bruck": "k_brucks", "recexch_doubling": "recexch_doubling",
+                  "recexch_halving": "recexch_halving"},
+    "alltoall": {"bruck": "brucks", "pairwise": "pairwise",
+                 "pairwise_sendrecv_replace": "pairwise_sendrecv_replace",
+                 "scattered": "scattered", "nb": "nb", "k_bruck": "k_brucks"},
+}
+# Values that only MPICH 5 knows; the high-radix dissemination barrier is renamed there.
+MPICH_5_ONLY = {("allreduce", "tree"), ("allreduce", "recexch"),
+                ("allreduce", "recursive_multiplying"), ("bcast", "tree"), ("bcast", "pipeline"),
+                ("barrier", "recexch"), ("allgather", "k_bruck"),
+                ("allgather", "recexch_doubling"), ("allgather", "recexch_halving"),
+                ("alltoall", "k_bruck")}
+MPICH_5_RENAMED = {("barrier", "dissemination"): "k_dissemination"}
+
+
+def _algorithm_knob(op: str) -> Knob:
+    names = sorted({*OPENMPI_ALGORITHMS[op], *MPICH_ALGORITHMS[op]})
+    return Knob(
+        name=f"{op}_algorithm",
+        values=("default", *names),
+        baseline="default",
+        analog="collective offload (Mellanox FCA)",
+        description=f"MPI_{op.capitalize()} algorithm: default = the library's own choice",
+    )
+
+
+KNOBS: dict[str, Knob] = {
+    knob.name: knob
+    for knob in (
+        Knob("transport", ("shm", "tcp"), "shm", "interconnect (InfiniBand vs Ethernet)",
+             "how ranks on this node talk: shared memory, or TCP forced onto loopback"),
+        Knob("single_copy", ("on", "off"), "on", "KNEM",
+             "single-copy (CMA) transfers of large messages within a node"),
+        Knob("connections", ("on_demand", "eager"), "on_demand", "PSP_ONDEMAND",
+             "connection set-up: lazily at the first message, or all at MPI_Init"),
+        Knob("binding", ("none", "core", "socket"), "none", "--bind-to-core",
+             "process binding"),
+        *(_algorithm_knob(op) for op in COLLECTIVES),
+    )
+}
+
+
+def implementation_of(stack: Stack) -> Implementation:
+    """The library behind a stack, from its MPI_Get_library_version string."""
+    text = stack.version
+    match = re.search(r"Open MPI v(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if match:
+        return Implementation("openmpi", tuple(int(g) for g in match.groups() if g))
+    match = re.search(r"Intel\(R\) MPI Library (\d+)(?:\.(\d+))?", text)
+    if match:
+        return Implementation("impi", tuple(int(g) for g in match.groups() if g))
+    match = re.search(r"MPICH Version:\s*(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if match:
+        device = re.search(r"MPICH Device:\s*(.*)", text)
+        netmods = tuple(re.findall(r"ucx|ofi", device.group(1))) if device else ()
+        return Implementation("mpich", tuple(int(g) for g in match.groups() if g), netmods)
+    return Implementation(stack.family, ())
+
+
+def check_knob(name: str, value: str) -> None:
+    """ValueError with a clear message for an unknown knob or value."""
+    knob = KNOBS.get(name)
+    if knob is None:
+        raise ValueError(f"unknown knob {name!r} (knobs: {', '.join(KNOBS)}; see `esmperf knobs`)")
+    if value not in knob.values:
+        raise ValueError(f"knob {name} has no value {value!r} (values: {', '.join(knob.values)})")
+
+
+def knob_setting(stack: Stack, knobs: dict[str, str], ranks: int, cores: int) -> KnobSetting:
+    """The variables and launcher options implementing `knobs` on `stack`; Unsupported with
+    the reason when the library cannot honour one of them."""
+    impl = implementation_of(stack)
+    env: dict[str, str] = {}
+    args: list[str] = []
+    for name, value in sorted(knobs.items()):
+        check_knob(name, value)
+        mapper = _MAPPERS.get(impl.name)
+        if mapper is None:
+            raise Unsupported(f"no knob mapping for {stack.id} ({impl.name}): {name} unsupported")
+        part = mapper(impl, name, value, ranks, cores)
+        env.update(part.env)
+        args.extend(part.launcher_args)
+    return KnobSetting(env, tuple(args))
+
+
+def _openmpi(impl: Implementation, name: str, value: str, ranks: int, cores: int) -> KnobSetting:
+    shm_btl = "vader" if impl.major < 5 else "sm"
+    if name == "transport":
+        if value == "shm":
+            return KnobSetting({"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": f"self,{shm_btl}"})
+        return KnobSetting({"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp",
+                            "OMPI_MCA_btl_tcp_if_include": "lo"})
+    if name == "single_copy":
+        if impl.major < 5:
+            mechanism = "cma" if value == "on" else "none"
+            return KnobSetting({"OMPI_MCA_btl_vader_single_copy_mechanism": mechanism})
+        return KnobSetting({"OMPI_MCA_smsc": "cma" if value == "on" else "^cma"})
+    if name == "connections":
+        return KnobSetting({"OMPI_MCA_mpi_preconnect_mpi": "1" if value == "eager" else "0"})
+    if name == "binding":
+        policy = value
+        if value != "none" and ranks > cores:
+            policy += ":overload-allowed"  # otherwise Open MPI refuses more ranks than cores
+        return KnobSetting({}, ("--bind-to", policy))
+    op = name.removesuffix("_algorithm")
+    if value == "default":
+        return KnobSetting()
+    number = OPENMPI_ALGORITHMS[op].get(value)
+    if number is None:
+        raise Unsupported(f"Open MPI has no {value} algorithm for MPI_{op.capitalize()} "
+                          f"(it has: {', '.join(OPENMPI_ALGORITHMS[op])})")
+    if (op, value) in OPENMPI_5_ONLY and impl.major < 5:
+        raise Unsupported(f"the {value} {op} algorithm needs Open MPI 5")
+    return KnobSetting({"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                        f"OMPI_MCA_coll_tuned_{op}_algorithm": str(number)})
+
+
+def _mpich(impl: Implementation, name: str, value: str, ranks: int, cores: int) -> KnobSetting:
+    if name == "transport":
+        if value == "shm":
+            return KnobSetting({"MPIR_CVAR_NOLOCAL": "0"})
+        if "ofi" in impl.netmods:  # the PyPI wheel: its bundled UCX fails on lo, OFI works
+            return KnobSetting({"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi",
+                                "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "lo"})
+        if "ucx" in impl.netmods:  # Debian's ch4:ucx
+            return KnobSetting({"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self",
+                                "UCX_NET_DEVICES": "lo"})
+        return KnobSetting({"MPIR_CVAR_NOLOCAL": "1"})  # ch3: nemesis' TCP netmod
+    if name == "single_copy":
+        if impl.version < (4, 2):
+            raise Unsupported(
+                f"MPICH {'.'.join(map(str, impl.version))} has no CMA single copy (only XPMEM, "
+                "which needs the xpmem kernel module): single_copy needs MPICH 4.2 or later")
+        return KnobSetting({"MPIR_CVAR_CH4_CMA_ENABLE": "1" if value == "on" else "0"})
+    if name == "connections":
+        raise Unsupported("MPICH has no switch for connection set-up (eager or on demand)")
+    if name == "binding":
+        return KnobSetting({}, ("-bind-to", value))
+    op = name.removesuffix("_algorithm")
+    if value == "default":
+        return KnobSetting()
+    algorithm = MPICH_ALGORITHMS[op].get(value)
+    if algorithm is None:
+        raise Unsupported(f"MPICH has no {value} algorithm for MPI_{op.capitalize()} "
+                          f"(it has: {', '.join(MPICH_ALGORITHMS[op])})")
+    if (op, value) in MPICH_5_ONLY and impl.major < 5:
+        raise Unsupported(f"the {value} {op} algorithm needs MPICH 5")
+    if impl.major >= 5:
+        algorithm = MPICH_5_RENAMED.get((op, value), algorithm)
+    # DEVICE_COLLECTIVES=none: the ch4 device must not override the algorithm asked for.
+    return KnobSetting({"MPIR_CVAR_DEVICE_COLLECTIVES": "none",
+                        f"MPIR_CVAR_{op.upper()}_INTRA_ALGORITHM": algorithm})
+
+
+def _impi(impl: Implementation, name: str, value: str, ranks: int, cores: int) -> KnobSetting:
+    if name == "transport":
+        if value == "shm":
+            return KnobSetting({"I_MPI_FABRICS": "shm:ofi"})
+        return KnobSetting({"I_MPI_FABRICS": "ofi", "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "lo"})
+    if name == "connections":
+        return KnobSetting({"I_MPI_DYNAMIC_CONNECTION": "0" if value == "eager" else "1"})
+    if name == "binding":
+        return KnobSetting({"I_MPI_PIN": "0" if value == "none" else "1",
+                            **({} if value == "none" else {"I_MPI_PIN_DOMAIN": value})})
+    raise Unsupported(f"{name} is not mapped for Intel MPI yet")
+
+
+_MAPPERS = {"openmpi": _openmpi, "mpich": _mpich, "impi": _impi}
+
+
+def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, str, str]]:
+    """(knob, value, what implements it or why not) for every knob value: `esmperf knobs`."""
+    rows = []
+    for knob in KNOBS.values():
+        for value in knob.values:
+            try:
+                setting = knob_setting(stack, {knob.name: value}, ranks, cores)
+            except Unsupported as reason:
+                rows.append((knob.name, value, f"unsupported: {reason}"))
+                continue
+            parts = [f"{key}={val}" for key, val in setting.env.items()]
+            parts += [" ".join(setting.launcher_args)] if setting.launcher_args else []
+            rows.append((knob.name, value, " ".join(parts) or "(library default)"))
+    return rows

@@ -1,0 +1,560 @@
+"""The study runner: plan every configuration (or say why it is skipped), then measure each one
+as Hoefler & Belli ask: warm-up, repetitions until the CI of the median is narrow enough or a
+maximum count is reached, the profile in a run of its own. Every repetition is committed to the
+store as it ends, so a study stopped at any moment resumes where it was, without running a
+finished repetition again; failures and timeouts are recorded with their output, never
+stopping the study.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from esmperf import stats
+from esmperf.build import build_dir
+from esmperf.environment import (busy_cores, load_average, machine_environment, now,
+                                  usable_cores)
+from esmperf.errors import EsmperfError
+from esmperf.knobs import Unsupported, knob_setting
+from esmperf.launch import run_environment
+from esmperf.paths import build_root
+from esmperf.profile import ProfileError, read_profile
+from esmperf.stacks import Stack, library_name
+from esmperf.store import TAIL_CHARS, Store
+from esmperf.study import Configuration, Study, StudyError
+from esmperf.workloads import (Workload, fom_from_result, not_built_reason, numeric_metrics,
+                               parse_result_line, regex_fom)
+
+# Variables that tune an MPI library or the profiler: recorded with every run.
+KNOB_PREFIXES = ("OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX_", "FI_",
+                 "I_MPI_", "PSP_", "HYDRA_", "ESMPROF_")
+PLACEHOLDERS = ("ranks", "nodes", "size", "steps", "stack", "build", "scratch", "mpirun")
+KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
+
+
+@dataclass
+class PlannedRun:
+    """A configuration made concrete for this machine, or the reason it cannot run here."""
+
+    config: Configuration
+    position: int
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    knob_env: dict[str, str] = field(default_factory=dict)
+    launcher_args: tuple[str, ...] = ()
+    stack: Stack | None = None
+    mpi_library: str = ""
+    profiler: Path | None = None
+    scratch: Path | None = None
+    cores: int = 1
+    skip_reason: str | None = None
+
+    @property
+    def oversubscribed(self) -> bool:
+        return self.config.ranks > self.cores
+
+    def run_row(self, status: str, reason: str | None, session_id: int) -> dict[str, Any]:
+        config = self.config
+        return {
+            "run_key": config.key, "series": config.series, "position": self.position,
+            "matrix": config.matrix, "label": config.label, "kind": config.kind,
+            "workload": config.workload, "size": config.size, "steps": config.steps,
+            "ranks": config.ranks, "ranks_per_node": config.ranks_per_node,
+            "nodes": config.nodes, "stack": config.stack, "mpi_library": self.mpi_library,
+            "knobs": dict(config.knobs), "options": dict(config.options),
+            "env": dict(config.env), "knob_env": self.knob_env,
+            "launcher_args": list(self.launcher_args), "argv": self.argv,
+            "fom_source": config.fom.source, "fom_unit": config.fom.unit,
+            "higher_is_better": config.fom.higher_is_better, "profile": config.profile,
+            "timeout": config.timeout, "repeats": vars(config.repeats), "cores": self.cores,
+            "oversubscribed": self.oversubscribed, "status": status, "reason": reason,
+            "identity": config.identity(), "session_id": session_id,
+        }
+
+
+@dataclass
+class Execution:
+    returncode: int | None
+    elapsed: float
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+@dataclass
+class Outcome:
+    """What a study invocation did, for the summary line and the exit code."""
+
+    store: Path
+    complete: int = 0
+    failed: int = 0
+    timeout: int = 0
+    skipped: int = 0
+    repetitions: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def results_dir(store_path: Path) -> Path:
+    """Where a study's profiles, scratch directories and report go: beside its store."""
+    return store_path.with_suffix("")
+
+
+def plan_study(study: Study, stacks: list[Stack], workloads: dict[str, Workload],
+               store_path: Path, cores: int | None = None) -> list[PlannedRun]:
+    cores = cores or usable_cores()
+    by_id = {stack.id: stack for stack in stacks}
+    directory = results_dir(Path(store_path).absolute())
+    return [_plan(config, position, by_id, workloads, directory, cores)
+            for position, config in enumerate(study.configurations)]
+
+
+def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
+          workloads: dict[str, Workload], directory: Path, cores: int) -> PlannedRun:
+    planned = PlannedRun(config, position, cores=cores,
+                         scratch=directory / "scratch" / config.key)
+    stack = stacks.get(config.stack)
+    if config.stack != "none" and stack is None:
+        fix = "`make setup-more-mpi`" if config.stack.endswith("-pypi") else "`make setup`"
+        planned.skip_reason = (f"MPI stack {config.stack} is not installed here (see `esmperf "
+                               f"stacks`; {fix} installs it)")
+        return planned
+    planned.stack = stack
+    env = _clean_environment()
+    if stack is not None:
+        planned.mpi_library = library_name(stack.version)
+        env = run_environment(stack, env)
+        try:
+            setting = knob_setting(stack, dict(config.knobs), config.ranks, cores)
+        except Unsupported as reason:
+            planned.skip_reason = f"unsupported knob on {stack.id}: {reason}"
+            return planned
+        env.update(setting.env)
+        planned.launcher_args = setting.launcher_args
+        if config.profile != "off":
+            library = build_dir(stack) / "prof" / "libesmprof.so"
+            if not library.is_file():
+                planned.skip_reason = (f"the profiler is not built for {stack.id} ({library} is "
+                                       f"missing): run `make build`")
+                return planned
+            planned.profiler = library
+    elif config.knobs:
+        planned.skip_reason = "knobs need an MPI stack (stack \"none\" has no MPI)"
+        return planned
+    env.update(dict(config.env))
+    planned.env = env
+    planned.knob_env = {key: value for key, value in sorted(env.items())
+                        if key.startswith(KNOB_PREFIXES)}
+    try:
+        planned.argv = _argv(config, planned, workloads)
+    except _NotRunnable as reason:
+        planned.skip_reason = str(reason)
+    return planned
+
+
+class _NotRunnable(Exception):
+    pass
+
+
+def _clean_environment() -> dict[str, str]:
+    """This process's environment without the profiler's variables (the runner sets them for
+    profiled runs only). Inherited MPI variables stay, and are recorded with the run."""
+    env = dict(os.environ)
+    for name in ("ESMPROF_OUT", "ESMPROF_DISABLE", "LD_PRELOAD"):
+        env.pop(name, None)
+    return env
+
+
+def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workload]) -> list[str]:
+    stack = planned.stack
+    launcher = ([str(stack.mpirun), "-n", str(config.ranks), *planned.launcher_args]
+                if stack is not None and config.launcher else [])
+    if config.kind == "workload":
+        workload = workloads[config.workload]
+        assert stack is not None
+        if not workload.is_built(stack.id):
+            raise _NotRunnable(not_built_reason(workload, stack.id))
+        program = [str(workload.executable_path(stack.id)), "--size", str(config.size)]
+        if config.steps is not None:
+            program += ["--steps", str(config.steps)]
+        for name, value in config.options:
+            program += [f"--{name}", value]
+        return launcher + program
+    values = {
+        "ranks": str(config.ranks), "nodes": str(config.nodes), "size": config.size or "",
+        "steps": "" if config.steps is None else str(config.steps), "stack": config.stack,
+        "build": str(build_root() / config.stack), "scratch": str(planned.scratch),
+        "mpirun": str(stack.mpirun) if stack else "",
+    }
+    program = []
+    for part in config.command:
+        try:
+            program.append(part.format_map(values))
+        except (KeyError, ValueError, IndexError) as error:
+            raise StudyError(
+                f"command {' '.join(config.command)!r}: bad placeholder ({error}); the "
+                f"placeholders are {', '.join('{' + name + '}' for name in PLACEHOLDERS)} "
+                "(write {{ and }} for literal braces)") from None
+    program[0] = _program_path(program[0])
+    return launcher + program
+
+
+def _program_path(program: str) -> str:
+    if os.sep not in program:
+        found = shutil.which(program)
+        if not found:
+            raise _NotRunnable(f"program not found: {program} (not on PATH)")
+        return program
+    path = Path(program).expanduser().absolute()
+    if not path.is_file():
+        hint = ": run `make build`" if path.is_relative_to(build_root()) else ""
+        raise _NotRunnable(f"program not found: {path}{hint}")
+    if not os.access(path, os.X_OK):
+        raise _NotRunnable(f"{path} is not executable: chmod +x {path}")
+    return str(path)
+
+
+def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> Execution:
+    """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
+    every rank), keeping the output so far."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
+        timed_out = False
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process)
+        except BaseException:  # Ctrl-C: leave no ranks behind
+            _kill_group(process)
+            raise
+        elapsed = time.monotonic() - started
+        return Execution(process.returncode, elapsed, _tail(out), _tail(err), timed_out)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(file: Any) -> str:
+    file.seek(0, os.SEEK_END)
+    size = file.tell()
+    file.seek(max(0, size - TAIL_CHARS))
+    text = file.read().decode("utf-8", errors="replace")
+    return text if size <= TAIL_CHARS else "[... earlier output cut ...]\n" + text
+
+
+def enough_repetitions(values: list[float], config: Configuration) -> bool:
+    policy = config.repeats
+    if len(values) < policy.min:
+        return False
+    if len(values) >= policy.max:
+        return True
+    return stats.ci_reached(values, policy.confidence, policy.ci_width)
+
+
+class StudyRunner:
+    """Runs a planned study into a store."""
+
+    def __init__(self, study: Study, store: Store, plan: list[PlannedRun], console: Console,
+                 retry_failed: bool = False, command: str = "esmperf study") -> None:
+        self.study = study
+        self.store = store
+        self.plan = plan
+        self.console = console
+        self.retry_failed = retry_failed
+        self.command = command
+        self.outcome = Outcome(store.path)
+        self.session_id = 0
+
+    def run(self) -> Outcome:
+        study = self.study
+        self.session_id = self.store.begin_session(
+            machine_environment(self.command),
+            {"name": study.name, "title": study.title, "description": study.description,
+             "seed": study.seed, "base_ranks": study.base_ranks, "metric": study.metric,
+             "source": study.source, "text": study.text})
+        for note in study.notes:
+            self.console.print(f"[yellow]note:[/] {escape(note)}")
+        todo = self._record_plan()
+        previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill PID`: stop like Ctrl-C
+        try:
+            self._measure_all(todo)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            self.store.end_session(self.session_id, now().isoformat())
+        return self.outcome
+
+    def _record_plan(self) -> list[PlannedRun]:
+        todo = []
+        for planned in self.plan:
+            key = planned.config.key
+            previous = self.store.run_row(key)
+            has_data = bool(self.store.repetitions(key))
+            if planned.skip_reason:
+                if previous and has_data:  # keep what was measured, note why it stops here
+                    self.store.set_run_status(key, previous["status"], planned.skip_reason)
+                else:
+                    self.store.save_run(planned.run_row("skipped", planned.skip_reason,
+                                                        self.session_id))
+                self.outcome.skipped += 1
+                self.console.print(f"[yellow]skipped[/] {escape(planned.config.label)}: "
+                                   f"{escape(planned.skip_reason)}", soft_wrap=True)
+                continue
+            status = previous["status"] if previous else "pending"
+            if status in ("failed", "timeout") and not self.retry_failed:
+                self._count_final(status, planned, previous.get("reason") if previous else None,
+                                  resumed=True)
+                continue
+            reason = previous.get("reason") if previous and status == "complete" else None
+            self.store.save_run(planned.run_row(
+                "pending" if status in ("failed", "timeout") else status, reason,
+                self.session_id))
+            todo.append(planned)
+        return todo
+
+    def _measure_all(self, todo: list[PlannedRun]) -> None:
+        total = sum(self._expected(planned) for planned in todo)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, console=self.console, transient=True,
+                      disable=not self.console.is_terminal) as progress:
+            task = progress.add_task("study", total=total)
+            for planned in todo:
+                progress.update(task, description=escape(_short(planned.config.label)))
+                self._measure(planned, progress, task)
+
+    def _expected(self, planned: PlannedRun) -> int:
+        """Repetitions still to run at the least (the progress bar's total, for the ETA)."""
+        config = planned.config
+        reps = self.store.repetitions(config.key)
+        measured = [r for r in reps if r["kind"] == "measure" and r["status"] == "ok"]
+        count = 0
+        if not enough_repetitions([r["fom"] for r in measured], config):
+            count += config.repeats.warmup + max(1, config.repeats.min - len(measured))
+        if config.profile == "once" and not _has_profile(reps):
+            count += 1
+        return count
+
+    def _measure(self, planned: PlannedRun, progress: Progress, task: Any) -> None:
+        config = planned.config
+        reps = self.store.repetitions(config.key)
+        values = [r["fom"] for r in reps if r["kind"] == "measure" and r["status"] == "ok"]
+        if not enough_repetitions(values, config):
+            for _ in range(config.repeats.warmup):
+                if not self._repetition(planned, "warmup", progress, task):
+                    return
+            while not enough_repetitions(values, config):
+                row = self._repetition(planned, "measure", progress, task)
+                if row is None:
+                    return
+                values.append(row["fom"])
+                if len(values) > config.repeats.min:  # beyond the planned count: grow the bar
+                    progress.update(task, total=progress.tasks[0].total + 1)
+        if config.profile == "once" and not _has_profile(self.store.repetitions(config.key)):
+            if self._repetition(planned, "profile", progress, task) is None:
+                return
+        summary = stats.summarise(values, config.repeats.confidence)
+        note = None
+        if summary.confidence < config.repeats.confidence or \
+                summary.ci_relative_width > config.repeats.ci_width:
+            note = (f"stopped at {summary.n} repetitions (max): the CI is "
+                    f"{summary.ci_relative_width:.1%} of the median at "
+                    f"{summary.confidence:.0%} confidence (target {config.repeats.ci_width:.1%}"
+                    f" at {config.repeats.confidence:.0%})")
+        self.store.set_run_status(config.key, "complete", note)
+        self.outcome.complete += 1
+        self._report_line(planned, summary)
+
+    def _repetition(self, planned: PlannedRun, kind: str, progress: Progress,
+                    task: Any) -> dict[str, Any] | None:
+        """Run once and commit the repetition; None (after recording why) if it failed."""
+        config = planned.config
+        rep = self.store.next_rep(config.key)
+        env = dict(planned.env)
+        profile_file = None
+        if kind == "profile" or (kind == "measure" and config.profile == "every"):
+            profile_dir = results_dir(self.store.path) / "profiles"
+            profile_dir.mkdir(parents=True, exist_ok=True)
+            profile_file = profile_dir / f"{config.key}-{rep}.jsonl"
+            for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
+                stale.unlink(missing_ok=True)
+            assert planned.profiler is not None
+            env["LD_PRELOAD"] = str(planned.profiler)
+            env["ESMPROF_OUT"] = str(profile_file)
+        scratch = planned.scratch
+        assert scratch is not None
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        load_before = load_average()
+        busy_before = busy_cores()
+        started = now()
+        execution = execute(planned.argv, env, scratch, config.timeout)
+        row = {
+            "run_key": config.key, "rep": rep, "kind": kind, "session_id": self.session_id,
+            "started": started, "elapsed": execution.elapsed, "load_before": load_before,
+            "busy_cores_before": busy_before, "load_after": load_average(), "oversubscribed": planned.oversubscribed,
+            "stdout": execution.stdout, "stderr": execution.stderr,
+            "exit_code": execution.returncode, "fom_unit": config.fom.unit,
+        }
+        status, reason, result = _classify(execution, config)
+        metrics: dict[str, float] = {"elapsed": execution.elapsed}
+        if result is not None:
+            row["result"] = result
+            metrics.update(numeric_metrics(result))
+            verification = result.get("verification")
+            if isinstance(verification, dict) and "passed" in verification:
+                row["verification"] = "passed" if verification["passed"] else "failed"
+            fom = result.get("fom")
+            if isinstance(fom, dict) and fom.get("unit"):
+                row["fom_unit"] = str(fom["unit"])
+            if isinstance(fom, dict) and config.kind == "command" and config.fom.source == "json":
+                self.store.set_run_fom(config.key, row["fom_unit"],
+                                       bool(fom.get("higher_is_better", True)))
+        row["status"] = status
+        row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
+        wall = result.get("wall") if result else None
+        row["wall"] = float(wall) if isinstance(wall, (int, float)) else execution.elapsed
+        profile = None
+        if profile_file is not None and status == "ok":
+            row["profile_file"] = str(profile_file)
+            try:
+                profile = read_profile(profile_file)
+            except ProfileError as error:
+                row["profile_error"] = str(error)
+        self.store.add_repetition(row, metrics, profile)
+        self.outcome.repetitions += 1
+        progress.advance(task)
+        shutil.rmtree(scratch, ignore_errors=True)
+        if status != "ok":
+            final = "timeout" if status == "timeout" else "failed"
+            self.store.set_run_status(config.key, final, reason)
+            self._count_final(final, planned, reason)
+            return None
+        return row
+
+    def _count_final(self, status: str, planned: PlannedRun, reason: str | None,
+                     resumed: bool = False) -> None:
+        if status == "timeout":
+            self.outcome.timeout += 1
+        else:
+            self.outcome.failed += 1
+        label = planned.config.label
+        self.outcome.failures.append(f"{label}: {reason}")
+        prefix = "previously " if resumed else ""
+        hint = " (--retry-failed runs it again)" if resumed else ""
+        self.console.print(f"[bold red]{prefix}{status}[/] {escape(label)}: "
+                           f"{escape(reason or '')}{hint}", soft_wrap=True)
+
+    def _report_line(self, planned: PlannedRun, summary: stats.Summary) -> None:
+        config = planned.config
+        unit = config.fom.unit if config.fom.source != "json" else ""
+        rows = self.store.rows("SELECT fom_unit FROM repetition WHERE run_key = ? AND "
+                               "kind = 'measure' AND status = 'ok' LIMIT 1", [config.key])
+        unit = (rows[0]["fom_unit"] if rows else unit) or unit
+        flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
+        self.console.print(
+            f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
+            f"({summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
+            f"n={summary.n}){flag}", soft_wrap=True, highlight=False)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # the running program's process group is killed on the way out
+
+
+def _has_profile(reps: list[dict[str, Any]]) -> bool:
+    return any(r["kind"] == "profile" and r["status"] == "ok" for r in reps)
+
+
+def _short(label: str, width: int = 48) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def _classify(execution: Execution, config: Configuration
+              ) -> tuple[str, str | None, dict[str, Any] | None]:
+    """(status, reason, JSON result) of one repetition."""
+    result = parse_result_line(execution.stdout) if config.fom.source == "json" else None
+    last_error = _last_message(execution.stderr) or _last_message(execution.stdout)
+    if execution.timed_out:
+        return "timeout", f"timed out after {config.timeout:g} s (killed)", result
+    if execution.returncode is None:
+        return "failed", execution.stderr, None
+    verification = (result or {}).get("verification")
+    if isinstance(verification, dict) and verification.get("passed") is False:
+        norms = json.dumps(verification.get("norms", {}))
+        return "verification_failed", f"verification FAILED ({verification.get('what', '')} " \
+                                      f"{norms})", result
+    if execution.returncode != 0:
+        if execution.returncode < 0:
+            outcome = f"killed by signal {signal.Signals(-execution.returncode).name}"
+        else:
+            outcome = f"exit code {execution.returncode}"
+        return "failed", f"{outcome}" + (f": {last_error}" if last_error else ""), result
+    if _fom_value(execution, config, result) is None:
+        if config.fom.source == "json":
+            return "failed", "no JSON result line with a figure of merit on stdout " \
+                             "(docs/workloads.md)", None
+        return "failed", f"the figure-of-merit regex {config.fom.regex!r} matched nothing " \
+                         "in the output", None
+    return "ok", None, result
+
+
+def _last_message(output: str) -> str:
+    """The last line of `output` that says something (not a rule of dashes), shortened."""
+    for line in reversed(output.splitlines()):
+        line = " ".join(line.split())
+        if any(character.isalnum() for character in line):
+            return line if len(line) <= 200 else line[:199] + "…"
+    return ""
+
+
+def _fom_value(execution: Execution, config: Configuration,
+               result: dict[str, Any] | None) -> float | None:
+    if config.fom.source == "json":
+        return fom_from_result(result) if result else None
+    if config.fom.source == "regex":
+        assert config.fom.regex is not None
+        return regex_fom(config.fom.regex, execution.stdout + "\n" + execution.stderr)
+    return execution.elapsed
+
+
+def run_study(study: Study, store_path: Path, stacks: list[Stack],
+              workloads: dict[str, Workload], console: Console, retry_failed: bool = False,
+              command: str = "esmperf study",
+              plan_hook: Callable[[list[PlannedRun]], None] | None = None) -> Outcome:
+    """Plan `study` for this machine and run it into the store at `store_path`."""
+    store_path = Path(store_path).absolute()  # runs work in their own scratch directories
+    plan = plan_study(study, stacks, workloads, store_path)
+    if plan_hook:
+        plan_hook(plan)
+    if not plan:
+        raise EsmperfError(f"{study.source}: the study has no configuration to run")
+    with Store(store_path) as store:
+        return StudyRunner(study, store, plan, console, retry_failed, command).run()

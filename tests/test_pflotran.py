@@ -1,0 +1,334 @@
+"""The PFLOTRAN proxy (native/apps/pflotran, docs/pflotran.md): its verifications, its MPI pattern
+under the profiler (counts and sizes only, never times), and its errors on bad input.
+
+Sizes are kept small so the file runs in well under a minute on 2 shared cores: the S deck
+(32^3) for a few steps, 16^3 and smaller for convergence studies. Numerical checks run on one
+stack; the MPI pattern, rank independence and errors on each Debian stack found."""
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from esmperf.build import build_dir
+from esmperf.launch import mpirun_command, run_environment
+from esmperf.profile import read_profile
+from esmperf.stacks import discover_stacks
+
+ESMPERF = Path(sys.executable).parent / "esmperf"
+_FOUND = discover_stacks().stacks
+STACKS = [s for s in _FOUND if s.id in ("openmpi", "mpich")] or _FOUND[:1]
+STACK_IDS = [s.id for s in STACKS]
+FIRST = STACKS[0] if STACKS else None
+S_STEPS = "2"  # S deck, few steps
+
+
+def binary(stack) -> Path:
+    path = build_dir(stack) / "apps" / "pflotran" / "pflotran"
+    if not path.is_file():
+        pytest.skip(f"{path} not built (run `make build`)")
+    return path
+
+
+def result_line(stdout: str) -> dict:
+    lines = [line for line in stdout.splitlines() if line.startswith('{"workload"')]
+    assert lines, f"no result line in:\n{stdout}"
+    return json.loads(lines[-1])
+
+
+def launch(stack, ranks: int, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    command = mpirun_command(stack, ranks, [str(binary(stack)), "--stream-mb", "0", *args])
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env=run_environment(stack))
+
+
+@cache
+def run(stack_id: str, ranks: int, *args: str, statuses: tuple[int, ...] = (0,)) -> dict:
+    """The result of a run ending with one of `statuses` (0: verification passed, 2: failed)."""
+    stack = next(s for s in STACKS if s.id == stack_id)
+    done = launch(stack, ranks, *args)
+    assert done.returncode in statuses, done.stdout[-3000:] + done.stderr[-3000:]
+    return result_line(done.stdout)
+
+
+def norms(result: dict) -> dict:
+    return result["verification"]["norms"]
+
+
+def stack_by_id(stack_id: str):
+    return next(s for s in STACKS if s.id == stack_id)
+
+
+pytestmark = pytest.mark.skipif(not STACKS, reason="no MPI stack found")
+
+# ---- verification ------------------------------------------------------------------------
+
+
+def test_tracer_matches_erf_with_second_order_convergence():
+    """Diffusion only (no reaction): the tracer cube against the analytic erf solution with
+    mirror images (zero-flux walls). Halving dx and quartering dt (backward Euler is first order
+    in time) must cut the error about 4 times."""
+    binary(FIRST)
+    # 16^3 is too coarse for the 0.1 bound the program checks (status 2); 32^3 meets it
+    coarse = run(FIRST.id, 1, "--case", "tracer", "--nx", "16", "--ny", "16", "--nz", "16",
+                 "--steps", "4", "--dt", "2.5e6", "--ksp-rtol", "1e-10", statuses=(0, 2))
+    fine = run(FIRST.id, 1, "--case", "tracer", "--steps", "16", "--dt", "6.25e5",
+               "--ksp-rtol", "1e-10")
+    assert fine["verification"]["passed"] is True
+    ratio = norms(coarse)["tracer_l2"] / norms(fine)["tracer_l2"]
+    assert 3.2 < ratio < 6.0, (norms(coarse), norms(fine))
+    assert norms(fine)["tracer_l2"] < 0.07
+    for result in (coarse, fine):
+        assert norms(result)["tracer_conservation"] < 1e-8  # the Newton tolerance
+        assert result["fields"]["sum"]["tracer"] == pytest.approx(1e-3 * result["model"]["cells"],
+                                                                  rel=1e-8)
+
+
+def test_batch_reaction_matches_ode_with_first_order_convergence():
+    """Reaction only (uniform water, no gradients): the extent of calcite dissolution follows
+    the ODE solution; backward Euler halves its error when dt halves; the grid stays uniform;
+    calcium and carbon are conserved; Newton converges quadratically."""
+    binary(FIRST)
+    grid = ("--nx", "4", "--ny", "4", "--nz", "4")
+    coarse = run(FIRST.id, 1, "--case", "batch", *grid, "--steps", "25", "--dt", "40")
+    fine = run(FIRST.id, 1, "--case", "batch", *grid, "--steps", "50", "--dt", "20")
+    for result in (coarse, fine):
+        assert result["verification"]["passed"] is True
+        assert norms(result)["batch_extent_error"] < 0.02
+        assert norms(result)["batch_spread"] <= 1e-12
+        assert norms(result)["calcium_conservation"] < 1e-12
+        assert norms(result)["carbon_conservation"] < 1e-12
+        assert 1.8 < norms(result)["newton_order"] < 2.3
+    ratio = norms(coarse)["batch_extent_error"] / norms(fine)["batch_extent_error"]
+    assert 1.8 < ratio < 2.2, (norms(coarse), norms(fine))
+    # near equilibrium at the end: the ODE says about half the added acid is consumed
+    assert fine["batch"]["extent_final"] == pytest.approx(fine["batch"]["extent_ode"], rel=0.01)
+
+
+def test_newton_converges_quadratically():
+    """With the linear systems solved to round-off, the first (strongly nonlinear) step of the
+    calcite problem shows Newton's quadratic convergence: the order of the last iterations
+    above round-off is about 2, and the contraction r_k+1 / r_k collapses from one iteration
+    to the next."""
+    binary(FIRST)
+    result = run(FIRST.id, 1, "--nx", "24", "--ny", "24", "--nz", "24", "--steps", "1",
+                 "--ksp-rtol", "1e-13", "--newton-rtol", "1e-13")
+    order = norms(result)["newton_order"]
+    assert 1.8 < order < 2.5, result["newton"]
+    residuals = [float(r) for r in result["newton"]["first_step_residuals"].split(",")]
+    assert len(residuals) >= 5
+    floor = 1e3 * 2.2e-16 * residuals[0]  # round-off, as the program judges it
+    tail = [r for r in residuals if r > floor][-3:]
+    assert len(tail) == 3
+    assert tail[2] / tail[1] < 0.1 * tail[1] / tail[0]
+    assert math.log(tail[2] / tail[1]) / math.log(tail[1] / tail[0]) == pytest.approx(order)
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_calcite_conserves_calcium_and_carbon(stack_id):
+    """The benchmark problem: every step's Newton solve converges, and total calcium and carbon
+    (dissolved + calcite reacted) stay constant to far below the Newton tolerance's effect."""
+    result = run(stack_id, 1, "--steps", S_STEPS)
+    assert result["verification"]["passed"] is True
+    assert result["newton"]["failed_steps"] == 0
+    assert result["newton"]["linear_failures"] == 0
+    assert norms(result)["calcium_conservation"] < 1e-9
+    assert norms(result)["carbon_conservation"] < 1e-9
+    c = result["conservation"]
+    assert c["protons_end"] == pytest.approx(c["protons_start"], rel=1e-6)
+    # calcite did react: the acid pulse was neutralised by dissolution
+    assert result["fields"]["probe0"]["h"] < 1e-3
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_results_independent_of_rank_count(stack_id):
+    """Block Jacobi makes the preconditioner, hence the iterates, depend on the rank count;
+    the converged fields agree to the solver tolerance on 1, 2 and 4 ranks."""
+    results = {n: run(stack_id, n, "--steps", S_STEPS) for n in (1, 2)}
+    results[4] = profiled(stack_id, 4, "--steps", S_STEPS)[1]  # the profile test's run
+    assert [results[n]["params"]["rank_grid"] for n in (1, 2, 4)] == ["1x1x1", "1x1x2", "1x2x2"]
+    reference = results[1]["fields"]
+    for n in (2, 4):
+        assert results[n]["verification"]["passed"] is True
+        fields = results[n]["fields"]
+        for group, values in reference.items():
+            for key, value in values.items():
+                assert fields[group][key] == pytest.approx(value, rel=1e-6, abs=1e-9), (
+                    n, group, key)
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_gmres_and_bicgstab_agree(stack_id):
+    """Both Krylov solvers drive Newton to the same answer."""
+    bicgstab = run(stack_id, 2, "--steps", S_STEPS)
+    gmres = run(stack_id, 2, "--steps", S_STEPS, "--solver", "gmres")
+    assert gmres["params"]["solver"] == "gmres" and bicgstab["params"]["solver"] == "bicgstab"
+    for key, value in bicgstab["fields"]["probe0"].items():
+        assert gmres["fields"]["probe0"][key] == pytest.approx(value, rel=1e-6)
+
+
+def test_petsc_cross_check():
+    """The same linear systems solved by the system's PETSc (MPIBAIJ, KSPBCGS/KSPGMRES,
+    PCBJACOBI + ILU(0)): the same Krylov iteration counts and the same fields. Skipped where the
+    build has no PETSc (only Debian's Open MPI stack links Debian's PETSc)."""
+    stack = next((s for s in STACKS if s.id == "openmpi"), None)
+    if stack is None:
+        pytest.skip("no Debian Open MPI stack")
+    linked = subprocess.run(["ldd", str(binary(stack))], capture_output=True, text=True).stdout
+    if "libpetsc" not in linked:
+        pytest.skip("pflotran built without PETSc")
+    for solver in ("bicgstab", "gmres"):
+        native = run("openmpi", 2, "--steps", S_STEPS, "--solver", solver)
+        petsc = run("openmpi", 2, "--steps", S_STEPS, "--solver", solver, "--library", "petsc")
+        assert petsc["params"]["library"] == "petsc"
+        assert petsc["newton"]["iterations"] == native["newton"]["iterations"]
+        assert abs(petsc["newton"]["linear_iterations"]
+                   - native["newton"]["linear_iterations"]) <= 2
+        for key, value in native["fields"]["probe0"].items():
+            assert petsc["fields"]["probe0"][key] == pytest.approx(value, rel=1e-7)
+
+def test_weak_size_grows_with_the_ranks():
+    """--size weak keeps the box per rank (64^3, or --nx/--ny/--nz) and grows the grid."""
+    box = ("--size", "weak", "--nx", "8", "--ny", "8", "--nz", "8", "--steps", "1")
+    one, two = run(FIRST.id, 1, *box), run(FIRST.id, 2, *box)
+    assert (one["params"]["nx"], one["params"]["ny"], one["params"]["nz"]) == (8, 8, 8)
+    assert (two["params"]["nx"], two["params"]["ny"], two["params"]["nz"]) == (8, 8, 16)
+    assert two["params"]["rank_grid"] == "1x1x2" and two["model"]["cells"] == 2 * 8 ** 3
+    assert two["model"]["largest_message_bytes"] == 8 * 8 * 4 * 8
+
+# ---- the MPI pattern (profiles: counts and sizes only) --------------------------------------
+
+
+@cache
+def profiled(stack_id: str, ranks: int, *args: str):
+    """(profile, result) of a run under `esmperf profile`, kept for the tests that share it."""
+    stack = stack_by_id(stack_id)
+    command = mpirun_command(stack, ranks, [str(binary(stack)), "--stream-mb", "0", *args])
+    with tempfile.TemporaryDirectory() as directory:
+        out = Path(directory) / "profile.jsonl"
+        done = subprocess.run([str(ESMPERF), "profile", "--out", str(out), "--", *command],
+                              capture_output=True, text=True, timeout=180, cwd=directory)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return read_profile(out), result_line(done.stdout)
+
+
+def totals(profile) -> dict[str, int]:
+    calls: dict[str, int] = {}
+    for rank in profile.ranks:
+        for name, call in rank["calls"].items():
+            calls[name] = calls.get(name, 0) + call["calls"]
+    return calls
+
+
+def message_buckets(profile, names) -> dict[int, int]:
+    """log2 histogram (bucket b: 2^(b-1) .. 2^b - 1 bytes) of the given calls, all ranks."""
+    buckets: dict[int, int] = {}
+    for rank in profile.ranks:
+        for name in names:
+            for bucket, count in rank["calls"].get(name, {}).get("hist", []):
+                buckets[bucket] = buckets.get(bucket, 0) + count
+    return buckets
+
+
+BLOCKING = ("MPI_Allreduce", "MPI_Waitany", "MPI_Waitall", "MPI_Wait", "MPI_Barrier",
+            "MPI_Recv", "MPI_Send")
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_profile_s_deck_on_4_ranks(stack_id):
+    """32^3 on 4 ranks (1x2x2 boxes, two face neighbours each): PETSc's VecScatter pattern,
+    call for call. One MPI_Start per message sent and one MPI_Waitany per message received
+    (so the two are equal), one MPI_Startall + one MPI_Waitall per ghost update; Allreduce and
+    Waitany are the most frequent blocking calls. With two neighbours a rank sends 2 messages
+    per ghost update and BiCGStab makes 2 updates and 4 allreduces per iteration, so MPI_Start
+    and MPI_Allreduce are within a few per cent of each other here (the seed's 40 % MPI_Start
+    needs more neighbours per rank: see the 8-rank test). Ghost messages are exactly one face:
+    16 x 32 cells x 4 unknowns x 8 bytes = 16 KiB; every reduction is under 4 KB."""
+    profile, result = profiled(stack_id, 4, "--steps", S_STEPS)
+    calls = totals(profile)
+    comm = result["comm"]
+    assert calls["MPI_Start"] == calls["MPI_Waitany"] == comm["start"] == comm["waitany"]
+    assert calls["MPI_Startall"] == calls["MPI_Waitall"] == comm["startall"] == comm["waitall"]
+    assert calls["MPI_Start"] == 2 * calls["MPI_Startall"]  # 2 neighbours per rank
+    assert calls["MPI_Allreduce"] == comm["allreduce"]
+    assert calls["MPI_Recv_init"] == calls["MPI_Send_init"] == 8
+    assert not {"MPI_Isend", "MPI_Irecv", "MPI_Send", "MPI_Recv"} & set(calls)
+    top3 = sorted(calls, key=calls.get, reverse=True)[:3]
+    assert set(top3) == {"MPI_Start", "MPI_Waitany", "MPI_Allreduce"}
+    assert abs(calls["MPI_Start"] - calls["MPI_Allreduce"]) < 0.15 * calls["MPI_Allreduce"]
+    blocking = sorted((n for n in calls if n in BLOCKING), key=calls.get, reverse=True)
+    assert set(blocking[:2]) == {"MPI_Allreduce", "MPI_Waitany"}
+    # sends counted at MPI_Start, receives at the MPI_Startall that started them
+    ghosts = message_buckets(profile, ["MPI_Start", "MPI_Startall"])
+    assert ghosts == {15: 2 * calls["MPI_Start"]}  # 16384 bytes: 16-32 KiB bucket
+    assert result["model"]["largest_message_bytes"] == 16384
+    reductions = message_buckets(profile, ["MPI_Allreduce"])
+    assert max(reductions) <= 12  # < 4 KiB
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_profile_seed_regime_on_8_ranks(stack_id):
+    """The seed's regime (100^3 on hundreds of ranks: small boxes, several neighbours each),
+    scaled down: 16^3 on 8 ranks (2x2x2, 8^3 cells and 3 neighbours per rank). Now MPI_Start is
+    the most frequent call (tied with MPI_Waitany, one per message each way), ahead of
+    MPI_Allreduce, and every message is under 4 KB (2 KiB ghosts)."""
+    profile, result = profiled(stack_id, 8, "--nx", "16", "--ny", "16", "--nz", "16",
+                               "--steps", "1")
+    assert result["params"]["rank_grid"] == "2x2x2"
+    calls = totals(profile)
+    most = max(calls.values())
+    assert calls["MPI_Start"] == most == calls["MPI_Waitany"]
+    assert calls["MPI_Start"] == 3 * calls["MPI_Startall"]
+    assert calls["MPI_Start"] > 1.2 * calls["MPI_Allreduce"]
+    assert calls["MPI_Start"] / sum(calls.values()) > 0.25
+    everything = message_buckets(profile, list(calls))
+    assert max(everything) <= 12  # all messages < 4 KiB
+    assert message_buckets(profile, ["MPI_Start"]) == {12: calls["MPI_Start"]}  # 2048 bytes
+
+# ---- bad input --------------------------------------------------------------------------
+
+
+BAD_DECOMPOSITIONS = [
+    (3, ("--steps", "1"), "cannot be cut evenly over 3 ranks"),
+    (2, ("--px", "3", "--steps", "1"), "cannot be cut into 3x1x1 equal boxes"),
+    (2, ("--px", "2", "--py", "2", "--pz", "1", "--steps", "1"), "must be the number of ranks"),
+    (2, ("--px", "2", "--pz", "2", "--steps", "1"), "no rank grid with --px 2 --py 0 --pz 2"),
+]
+BAD_OPTIONS = [
+    (2, ("--solver", "cg"), "invalid value --solver cg: use one of {bicgstab,gmres}"),
+    (1, ("--size", "XL"), "unknown size 'XL'"),
+    (1, ("--case", "flow"), "invalid value --case flow"),
+]
+
+
+@pytest.mark.parametrize("stack_id, ranks, args, message",
+                         [(s, *case) for s in STACK_IDS for case in BAD_DECOMPOSITIONS]
+                         + [(STACK_IDS[0], *case) for case in BAD_OPTIONS] if STACK_IDS else [])
+def test_bad_input_is_a_clear_error(stack_id, ranks, args, message):
+    """Every rank exits with status 1 and rank 0 alone prints one message naming the fix."""
+    done = launch(stack_by_id(stack_id), ranks, *args, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert message in done.stderr
+    assert done.stderr.count("pflotran: error:") == 1  # rank 0 only
+    assert '{"workload"' not in done.stdout
+
+
+def test_petsc_library_without_petsc_is_a_clear_error():
+    stack = next((s for s in STACKS if s.id != "openmpi"), None)
+    if stack is None:
+        pytest.skip("every stack found may have PETSc")
+    done = launch(stack, 1, "--library", "petsc", "--steps", "1")
+    assert done.returncode == 1
+    assert "built without PETSc" in done.stderr and "libpetsc" in done.stderr
+
+
+def test_help_lists_the_options():
+    done = launch(FIRST, 1, "--help")
+    assert done.returncode == 0
+    for option in ("--size", "--steps", "--case", "--solver", "--library", "--dt", "--px"):
+        assert option in done.stdout

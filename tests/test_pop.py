@@ -1,0 +1,128 @@
+"""The POP proxy (native/apps/pop): its verification (manufactured barotropic solution, tracer
+content conserved, tracers within range), bit-identical results whatever the rank count,
+distribution, halo engine, layout (blocks or POPperf's compressed ocean points) and MPI
+stack, the three solvers agreeing, the MPI call mix seen by the profiler matching the core's
+own counts and the algorithm, clean errors. Size S, 3 steps: fast; ranks past 2 oversubscribe
+this machine, which changes no figure checked here."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
+
+QUICK = ("--size", "S", "--steps", "2", "--stream", "off")
+MANIFEST = Path(__file__).resolve().parents[1] / "native" / "apps" / "pop" / "workload.toml"
+
+
+def pop(stack, ranks: int, *options: str) -> dict:
+    return passed(stack, ranks, "pop", *QUICK, *options)
+
+
+def first_stack():
+    if not FIRST:
+        pytest.skip("no Debian MPI stack")
+    return FIRST[0]
+
+
+def test_verifies_and_is_bit_identical_on_1_to_4_ranks_and_every_stack():
+    reference = pop(first_stack(), 1)
+    norms = reference["verification"]["norms"]
+    assert norms["barotropic_error"] < 1e-9       # the manufactured solution, recovered
+    assert norms["unconverged_solves"] == 0
+    assert norms["tracer_mass_drift_t"] < 1e-13 and norms["tracer_mass_drift_s"] < 1e-13
+    assert norms["tracer_range_excess"] <= 0       # upwind + diffusion: no new extrema
+    params = reference["params"]
+    assert params["land_blocks"] > 0 and params["distribution"] == "sfc cinco-peano"
+    for stack in STACKS:
+        for ranks in rank_counts(stack):
+            result = pop(stack, ranks)
+            assert result["checksum"] == reference["checksum"], (stack.id, ranks)
+            assert result["solver"] == reference["solver"], (stack.id, ranks)
+            assert result["verification"]["norms"] == norms, (stack.id, ranks)
+
+
+@pytest.mark.parametrize("ranks, options", [
+    (3, ("--layout", "compressed", "--halo", "persistent")),
+    (2, ("--distribution", "cartesian", "--layout", "compressed")),
+], ids=["compressed_persistent", "cartesian_compressed"])
+def test_layouts_engines_and_distributions_give_the_same_bits(ranks, options):
+    stack = first_stack()
+    reference = pop(stack, 1)
+    result = pop(stack, ranks, *options)
+    assert result["checksum"] == reference["checksum"]
+    assert result["solver"] == reference["solver"]
+
+
+def test_the_three_solvers_agree():
+    stack = first_stack()
+    results = {name: pop(stack, 2, "--solver", name) for name in ("chrongear", "pcg", "pcsi")}
+    sums = [r["solver"]["solution_sum"] for r in results.values()]
+    assert max(sums) - min(sums) <= 1e-9 * max(abs(s) for s in sums)
+    for name, result in results.items():
+        assert result["verification"]["norms"]["barotropic_error"] < 1e-9, name
+        assert result["checksum"]["tracers"] == results["pcg"]["checksum"]["tracers"]
+    # ChronGear is CG rearranged: the same iterations; P-CSI needs more, but few global sums
+    assert results["chrongear"]["solver"]["iterations"] == results["pcg"]["solver"]["iterations"]
+    per_step = {name: r["model"] for name, r in results.items()}
+    assert per_step["pcsi"]["allreduces_per_step"] < per_step["pcsi"]["iterations_per_step"] / 5
+    assert per_step["pcg"]["allreduces_per_step"] > per_step["chrongear"]["allreduces_per_step"]
+    assert results["pcsi"]["params"]["pcsi_nu"] > 0
+    assert results["pcsi"]["params"]["pcsi_mu"] > results["pcsi"]["params"]["pcsi_nu"]
+
+
+def test_call_mix_matches_the_core_counts_and_the_algorithm(tmp_path):
+    """Isend/Irecv/Waitall for halos, Allreduce for sums: exact counts, never timings."""
+    stack = first_stack()
+    profile, result = profile_run(stack, 4, "pop", tmp_path, *QUICK)
+    comm = result["comm"]
+    for mpi, key in (("MPI_Isend", "isend"), ("MPI_Irecv", "irecv"), ("MPI_Waitall", "waitall"),
+                     ("MPI_Allreduce", "allreduce")):
+        assert sum(calls(profile, mpi)) == comm[key], mpi
+    assert sum(calls(profile, "MPI_Startall")) == 0
+    allreduces = calls(profile, "MPI_Allreduce")
+    assert len(set(allreduces)) == 1                     # the same on every rank
+    # every rank: one Waitall per halo update, its neighbours' messages each time
+    for rank in profile.ranks:
+        isend = rank["calls"]["MPI_Isend"]["calls"]
+        assert isend == rank["calls"]["MPI_Irecv"]["calls"]
+        assert isend % rank["calls"]["MPI_Waitall"]["calls"] == 0
+    # ChronGear, per timed step: a halo update and a fused sum per iteration, one of each per
+    # convergence check, the tracers' halo update, the first residual, the error norms
+    model, solver = result["model"], result["solver"]
+    steps = result["steps"]
+    assert model["allreduces_per_step"] * steps == solver["iterations"] + solver["checks"] + 2 * steps
+    assert model["halo_updates_per_step"] * steps == solver["iterations"] + solver["checks"] + 2 * steps
+    mix = {name: sum(calls(profile, name)) for name in
+           ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce")}
+    every = sum(sum(c["calls"] for c in rank["calls"].values()) for rank in profile.ranks)
+    assert sum(mix.values()) / every > 0.99
+
+
+def test_manifest_matches_the_program():
+    manifest = tomllib.loads(MANIFEST.read_text())
+    assert manifest["name"] == manifest["executable"] == "pop"
+    helped = run(first_stack(), 1, "pop", "--help")
+    assert helped.returncode == 0
+    assert "{" + ", ".join(manifest["sizes"]) + "}" in helped.stdout
+    assert manifest["default_size"] == manifest["sizes"][0]
+    for option, values in manifest["options"].items():
+        assert f"--{option}" in helped.stdout and "{" + ",".join(values) + "}" in helped.stdout
+
+
+def test_bad_input_is_one_clear_error():
+    stack = first_stack()
+    assert "unknown size 'XL': use one of S, M, L" in bad_input(stack, "pop", "--size", "XL")
+    message = bad_input(stack, "pop", *QUICK, "--block", "100x116")
+    assert "2 ranks but only 1 ocean blocks" in message and "--block" in message
+    assert "invalid value --solver cg" in bad_input(stack, "pop", "--solver", "cg")
+    assert "invalid value --block 10" in bad_input(stack, "pop", "--block", "10")
+
+
+def test_failed_verification_exits_2_with_its_result():
+    """A solver stopped after 5 iterations cannot converge: the run says so and exits 2."""
+    done = run(first_stack(), 2, "pop", *QUICK, "--max-iterations", "5", "--check", "5")
+    assert done.returncode == 2, done.stdout + done.stderr
+    verification = done.result["verification"]
+    assert verification["passed"] is False
+    assert verification["norms"]["unconverged_solves"] == 3  # warm-up + 2 timed steps

@@ -1,0 +1,113 @@
+"""The report of a stored study: the seeds' figures (each performance axis saying which way
+is better, oversubscribed points marked), findings with the exact numbers, and a page that
+loads in headless Chromium without a JavaScript error."""
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_study_fixtures import FakeRun, make_store
+
+from esmperf.report import write_report
+
+SHM = {"transport": "shm"}
+TCP = {"transport": "tcp"}
+QUIET = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002]  # six repetitions, 1 % spread
+
+
+def values(level: float) -> list[float]:
+    return [level * q for q in QUIET]
+
+
+RUNS = [
+    FakeRun(1, values(10.0), knobs=SHM, profile=True),
+    FakeRun(2, values(19.0), knobs=SHM, profile=True),
+    FakeRun(4, values(24.0), knobs=SHM, profile=True),
+    FakeRun(1, values(10.0), knobs=TCP),
+    FakeRun(2, values(15.0), knobs=TCP),
+    FakeRun(4, values(16.0), knobs=TCP),
+    FakeRun(1, values(11.0), knobs=SHM, stack="mpich"),
+    FakeRun(2, values(21.0), knobs=SHM, stack="mpich"),
+    FakeRun(4, [], knobs=SHM, stack="mpich", status="failed", failure="rank 3: segfault"),
+]
+FIGURES = ("performance", "efficiency", "gain-transport", "gain-stack", "libraries", "mpi-user",
+           "mpi-calls", "mpi-time", "message-sizes", "data-per-rank", "aggregated-transfer",
+           "timeline", "peers")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("report")
+    store = make_store(directory / "study.duckdb", RUNS)
+    return write_report(store)
+
+
+def test_report_has_the_seeds_figures(report: Path) -> None:
+    figures = report.parent / "figures"
+    assert sorted(p.name for p in figures.glob("*.svg")) == sorted(
+        f"pop-s-{name}.svg" for name in FIGURES)
+    assert all((figures / f"pop-s-{name}.png").stat().st_size > 1000 for name in FIGURES)
+    for name in ("performance", "efficiency", "gain-transport", "gain-stack", "libraries"):
+        assert "higher is better" in (figures / f"pop-s-{name}.svg").read_text(), name
+    performance = (figures / "pop-s-performance.svg").read_text()
+    assert "oversubscribed: ranks &gt; 2 cores" in performance
+    assert "ideal (linear) scaling" in performance
+
+
+def test_report_tables_and_failures(report: Path) -> None:
+    page = report.read_text()
+    assert "http://" not in page.replace("http://www.w3.org", "")  # nothing to fetch
+    assert page.count("<img class='figure-image'") == len(FIGURES)
+    assert "<span class='over'>oversubscribed</span>" in page
+    assert "rank 3: segfault" in page and "1 failed" in page
+    assert "Test CPU" in page and "abc123" in page
+
+
+def findings_of(report: Path) -> list[str]:
+    page = report.read_text()
+    return [re.sub(r"\s+", " ", item) for item in re.findall(r"<li>(.*?)</li>", page, re.S)]
+
+
+def test_findings_state_the_numbers(report: Path) -> None:
+    found = "\n".join(findings_of(report))
+    assert ("pop S, openmpi · transport=shm: MPI takes 10 % of the run time at 1 rank, 20 % of "
+            "the run time at 2 ranks, 40 % of the run time at 4 ranks; communication grows with "
+            "ranks.") in found
+    assert "MPI_Allreduce takes 75 % of MPI time at 4 ranks; next is MPI_Waitall (20 %)" in found
+    assert ("the most frequent MPI calls at 4 ranks are MPI_Isend (48 %), MPI_Waitall (48 %), "
+            "MPI_Allreduce (5 %)") in found
+    assert "100% of the 440 messages at 4 ranks are smaller than 4 KiB (most common size " \
+           "1-2 KiB): latency matters more than bandwidth" in found
+    assert "2 ranks: speed-up 1.90x, efficiency 95%" in found
+    assert "transport=tcp against transport=shm (the interconnect (InfiniBand vs Ethernet) " \
+           "analog): 21.1% worse at 2 ranks on openmpi" in found
+    assert "no significant difference in the other 1" in found
+    assert "mpich against openmpi: 10.0% better at 1 rank" in found
+    assert "did not complete: pop S · mpich · transport=shm · 4 ranks (failed" in found
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run",
+                  "--virtual-time-budget=10000"]
+
+
+def test_report_renders_in_headless_chromium(report: Path) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (`make setup` installs Debian's chromium as root)")
+    with tempfile.TemporaryDirectory(prefix="esmperf-chromium-") as profile:
+        result = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                                 "--dump-dom", report.as_uri()],
+                                capture_output=True, text=True, timeout=120)
+    root = re.search(r"<html[^>]*>", result.stdout)
+    assert root, result.stderr[-2000:]
+    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', root.group(0)))
+    assert attributes["data-ready"] == "yes"
+    assert attributes["data-js-errors"] == "0"
+    assert attributes["data-figures"] == attributes["data-figures-loaded"] == str(len(FIGURES))
+    assert set(attributes["data-figure-kinds"].split()) == {
+        "performance", "efficiency", "gains", "stacks", "mpi_user", "mpi_calls", "mpi_time",
+        "message_sizes", "data_per_rank", "aggregated_transfer", "timeline", "peers"}

@@ -1,0 +1,99 @@
+"""Helpers for the study, store, report and compare tests (no tests here): synthetic stores
+with known values and profiles, written through the same code the runner uses."""
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conftest import call, header, rank_record, write_profile
+
+from esmperf.profile import read_profile
+from esmperf.runner import PlannedRun
+from esmperf.store import Store
+from esmperf.study import Configuration, FomSpec, RepeatPolicy
+
+STARTED = datetime.datetime(2026, 11, 22, 12, 0, 0)
+ENVIRONMENT = {"started": STARTED, "command": "test", "hostname": "node0",
+               "cpu_model": "Test CPU", "cores": 2, "usable_cores": 2, "memory_gib": 24.0,
+               "kernel": "6.1", "os": "Linux", "python": "3.11", "esmperf_version": "0.1.0",
+               "git_commit": "abc123", "git_dirty": False, "load_at_start": 0.1}
+
+
+@dataclass
+class FakeRun:
+    ranks: int
+    values: list[float]
+    stack: str = "openmpi"
+    workload: str = "pop"
+    size: str = "S"
+    knobs: dict[str, str] = field(default_factory=dict)
+    unit: str = "steps/s"
+    higher_is_better: bool = True
+    status: str = "complete"
+    profile: bool = False
+    failure: str | None = None  # a failed repetition's stderr
+
+
+def configuration(run: FakeRun) -> Configuration:
+    return Configuration(workload=run.workload, kind="workload", ranks=run.ranks,
+                         stack=run.stack, size=run.size, knobs=tuple(sorted(run.knobs.items())),
+                         fom=FomSpec("json", run.unit, run.higher_is_better),
+                         repeats=RepeatPolicy(warmup=0, min=3, max=10))
+
+
+def profile_ranks(ranks: int) -> list[dict[str, Any]]:
+    """Per rank: wall 10 s; MPI time 1 s x ranks (grows with ranks), 3/4 of it in
+    MPI_Allreduce; 100 Isends of 1 KiB to the right neighbour; 200 B written by rank 0."""
+    records = []
+    for rank in range(ranks):
+        mpi = 1.0 * ranks
+        calls = {
+            "MPI_Allreduce": call(10, 0.75 * mpi, sent=80, recv=80, hist=[[4, 10]]),
+            "MPI_Isend": call(100, 0.05 * mpi, sent=102400, hist=[[11, 100]]),
+            "MPI_Waitall": call(100, 0.2 * mpi),
+        }
+        record = rank_record(rank, wall=10.0, mpi_time=mpi, calls=calls)
+        record["peers"] = {"sent": {str((rank + 1) % ranks): [102400, 100]}, "recv": {}}
+        record["io"]["write"] = {"calls": 1, "bytes": 200 if rank == 0 else 0, "time": 0.001}
+        records.append(record)
+    return records
+
+
+def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
+    with Store(path) as store:
+        session = store.begin_session(ENVIRONMENT, {
+            "name": name, "title": f"{name} study", "description": "synthetic", "seed": "",
+            "base_ranks": 1, "metric": "fom", "source": "test", "text": "name = 'fake'"})
+        for position, run in enumerate(runs):
+            config = configuration(run)
+            planned = PlannedRun(config, position, argv=["mpirun", "-n", str(run.ranks), "pop"],
+                                 cores=2, mpi_library=f"{run.stack} library")
+            store.save_run(planned.run_row(run.status, None if run.status == "complete"
+                                           else "it failed", session))
+            rep = 0
+            for value in run.values:
+                rep += 1
+                store.add_repetition(_repetition(config.key, rep, "measure", session, value,
+                                                 run), {"fom.value": value})
+            if run.failure is not None:
+                rep += 1
+                row = _repetition(config.key, rep, "measure", session, None, run)
+                row.update(status="failed", exit_code=1, stderr=run.failure)
+                store.add_repetition(row, {})
+            if run.profile:
+                rep += 1
+                profile_file = write_profile(path.parent / f"{config.key}.jsonl",
+                                             header(run.ranks), profile_ranks(run.ranks))
+                store.add_repetition(_repetition(config.key, rep, "profile", session, 1.0, run),
+                                     {}, read_profile(profile_file))
+    return path
+
+
+def _repetition(key: str, rep: int, kind: str, session: int, value: float | None,
+                run: FakeRun) -> dict[str, Any]:
+    return {"run_key": key, "rep": rep, "kind": kind, "session_id": session,
+            "started": STARTED, "elapsed": 1.0, "wall": 1.0, "fom": value,
+            "fom_unit": run.unit, "status": "ok", "exit_code": 0, "load_before": 0.2,
+            "busy_cores_before": 0.1, "load_after": 0.3, "oversubscribed": run.ranks > 2,
+            "stdout": "", "stderr": ""}
