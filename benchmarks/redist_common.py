@@ -27,11 +27,18 @@ def bench_path(stack: Stack) -> Path:
     return build_dir(stack) / "apps" / "redist" / "redist-bench"
 
 
-def run_bench(stack: Stack, ranks: int, *args: str, timeout: float = 3600) -> dict[str, Any]:
-    """One run of redist-bench; its JSON result."""
+# TCP loopback instead of shared memory: what peers on other nodes get (DESIGN.md, measured facts)
+TCP = {
+    "openmpi": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo"},
+    "mpich": {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "lo"},
+}
+
+
+def run_bench(stack: Stack, ranks: int, *args: str, timeout: float = 3600, tcp: bool = False) -> dict[str, Any]:
+    """One run of redist-bench (over TCP loopback when `tcp`); its JSON result."""
     command = mpirun_command(stack, ranks, [str(bench_path(stack)), *args])
-    run = subprocess.run(command, env=run_environment(stack, os.environ), capture_output=True, text=True,
-                         timeout=timeout)
+    env = run_environment(stack, os.environ) | (TCP[stack.family] if tcp else {})
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
     return json.loads(run.stdout.strip().splitlines()[-1])

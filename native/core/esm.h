@@ -12,6 +12,7 @@
  *   esm_result.h  the one-line JSON result (docs/workloads.md)
  *   esm_stream.h  STREAM triad, for the memory-bandwidth roofline
  *   esm_geo.h     an analytic Earth: continents and ocean depth on a longitude-latitude grid
+ *   esm_simd.h    ESM_SIMD: hot loops built for AVX-512, AVX2 and baseline, chosen at run time
  *
  * Compute code includes this and never <mpi.h> (like HYCOM's mod_xc). */
 #ifndef ESM_H
@@ -28,4 +29,5 @@
 #include "esm_result.h"
 #include "esm_stream.h"
 #include "esm_geo.h"
+#include "esm_simd.h"
 #endif

@@ -2,6 +2,7 @@
 takes 58 % of MPI time at 8 ranks; its share grows with ranks"). Each sentence names its
 numbers and their uncertainty; a difference is called a difference only when the test says so."""
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -58,6 +59,8 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
                 continue
             speedup = stats.speedup(base.summary.median, point.summary.median,
                                     group.higher_is_better)
+            if math.isnan(speedup):         # a zero figure (e.g. no bytes between 1 rank)
+                continue
             efficiency = speedup * base.ranks / point.ranks
             flag = " (oversubscribed)" if point.oversubscribed else ""
             parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, efficiency "

@@ -106,14 +106,14 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
     bases = set()
     for label, points in curves.items():
         base = group.base_for(points)
-        if base is None or base.summary is None or len(points) < 2:
-            continue
+        if base is None or base.summary is None or len(points) < 2 or not base.summary.median:
+            continue                    # no base, or a zero figure: no efficiency to speak of
         bases.add(base.ranks)
         efficiency.append(fig.Series(label, [
             fig.Point(r.ranks, 100 * r.summary.median / base.summary.median * base.ranks / r.ranks
                       if group.higher_is_better else
                       100 * base.summary.median / r.summary.median * base.ranks / r.ranks,
-                      0, 0, r.oversubscribed) for r in points if r.summary]))
+                      0, 0, r.oversubscribed) for r in points if r.summary and r.summary.median]))
     if efficiency:
         base_ranks = min(bases)
         made.append(fig.efficiency_figure(

@@ -34,7 +34,7 @@ static int width_of(const esm_block *b, esm_region r) { return b->ni + r.west + 
 
 /* ---- 1. surface height and Montgomery potential ---------------------------------------- */
 
-static void pressure_row(int n, int nz, long sk, const double *restrict gprime,
+ESM_SIMD static void pressure_row(int n, int nz, long sk, const double *restrict gprime,
                          const double *restrict depth, const double *restrict mt,
                          const double *restrict h, double *restrict p, double *restrict eta,
                          double *restrict e, double *restrict pressure)
@@ -75,7 +75,7 @@ void kernel_pressure(hycom *m, esm_region r)
 
 /* ---- 2. faces ---------------------------------------------------------------------------- */
 
-static void faces_row(int n, int nz, long sk, long back, double inverse_distance,
+ESM_SIMD static void faces_row(int n, int nz, long sk, long back, double inverse_distance,
                       const double *restrict mask, const double *restrict h,
                       const double *restrict p, double *restrict thick,
                       double *restrict thick_total, double *restrict force_total,
@@ -123,7 +123,7 @@ void kernel_faces_v(hycom *m, esm_region r) { faces(m, r, 1); }
 /* One row of one level of a baroclinic velocity (u or v): the pressure force less its depth
  * mean, Coriolis from the other velocity averaged here (a, b, c, d: its 4 neighbours), and
  * Laplacian viscosity with free slip (a missing neighbour adds nothing). */
-static void momentum_row(int n, double dt, double coriolis, double cx, double cy,
+ESM_SIMD static void momentum_row(int n, double dt, double coriolis, double cx, double cy,
                          double inverse_distance, const double *restrict vel,
                          const double *restrict east, const double *restrict west,
                          const double *restrict north, const double *restrict south,
@@ -179,7 +179,7 @@ static void momentum(hycom *m, esm_region r, int along_j)
 void kernel_momentum_u(hycom *m, esm_region r) { momentum(m, r, 0); }
 void kernel_momentum_v(hycom *m, esm_region r) { momentum(m, r, 1); }
 
-static void project_row(int n, int nz, long sk, const double *restrict thick,
+ESM_SIMD static void project_row(int n, int nz, long sk, const double *restrict thick,
                         const double *restrict total, double *restrict vel,
                         double *restrict mean)
 {
@@ -257,7 +257,7 @@ void kernel_mean_scale(hycom *m, esm_region ru, esm_region rv, double factor)
     }
 }
 
-static void eta_row(int n, double rate, double dy, double dx_north, double dx_south,
+ESM_SIMD static void eta_row(int n, double rate, double dy, double dx_north, double dx_south,
                     const double *restrict u, const double *restrict u_east,
                     const double *restrict v, const double *restrict v_north,
                     const double *restrict mt, double *restrict eta)
@@ -287,7 +287,7 @@ void kernel_barotropic_eta(hycom *m, esm_region r)
 
 /* One row of a barotropic transport: surface pressure gradient, Coriolis from the other
  * transport's 4 neighbours, slow forcing. */
-static void transport_row(int n, double dtau, double g_over_distance, double coriolis,
+ESM_SIMD static void transport_row(int n, double dtau, double g_over_distance, double coriolis,
                           const double *restrict total, const double *restrict eta,
                           const double *restrict eta_back, const double *restrict a,
                           const double *restrict b, const double *restrict c,
@@ -334,14 +334,14 @@ void kernel_barotropic_v(hycom *m, esm_region r) { barotropic_transport(m, r, 1)
 /* A layer's transport through the faces of a row: its baroclinic part plus its thickness'
  * share of the substep-averaged barotropic transport, so the layers add up to the barotropic
  * mode. Each face once: the cells on both sides use the same value. */
-static void transport_faces_row(int n, const double *restrict thick, const double *restrict vel,
+ESM_SIMD static void transport_faces_row(int n, const double *restrict thick, const double *restrict vel,
                                 const double *restrict share, double *restrict flux)
 {
     for (int i = 0; i < n; i++)
         flux[i] = thick[i] * (vel[i] + share[i]);
 }
 
-static void thickness_row(int n, double rate, double dy, double dx_north, double dx_south,
+ESM_SIMD static void thickness_row(int n, double rate, double dy, double dx_north, double dx_south,
                           const double *restrict west, const double *restrict south,
                           const double *restrict north, const double *restrict mt,
                           const double *restrict h, double *restrict h_next)

@@ -141,7 +141,7 @@ static void step(hycom *m, timers *t)
 /* ---- diagnostics -------------------------------------------------------------------------- */
 
 /* Over one row of one layer: the largest |velocity| dt/dx, and the thinnest wet layer. */
-static void cfl_row(int n, double dt_dx, double dt_dy, const double *restrict u,
+ESM_SIMD static void cfl_row(int n, double dt_dx, double dt_dy, const double *restrict u,
                     const double *restrict ubar, const double *restrict v,
                     const double *restrict vbar, const double *restrict h,
                     const double *restrict mt, double *cfl, double *thin)

@@ -160,7 +160,7 @@ void pop_operator_create(pop_operator *a, const pop_grid *g)
     }
 }
 
-void pop_operator_apply(const pop_operator *a, const pop_grid *g, const double *x, double *y)
+ESM_SIMD void pop_operator_apply(const pop_operator *a, const pop_grid *g, const double *x, double *y)
 {
     const long sj = g->l2.stride_j;
     const double *a0 = a->a0, *an = a->an, *ae = a->ae, *ane = a->ane;

@@ -12,11 +12,17 @@
 
 /* ---- vector kernels (over all n slots; halo/ghost slots hold finite values) ------------ */
 
+ESM_SIMD static void scaled_product(long n, double scale, const double *restrict d,
+                                    const double *restrict r, double *restrict z)
+{
+    for (long p = 0; p < n; p++)
+        z[p] = scale * d[p] * r[p];
+}
+
 static void precondition(space *s, double scale, const double *r, double *z)
 {
     esm_timer_start(&s->compute);
-    for (long p = 0; p < s->n; p++)
-        z[p] = scale * s->dinv[p] * r[p];
+    scaled_product(s->n, scale, s->dinv, r, z);
     esm_timer_stop(&s->compute);
     s->bytes += 3.0 * sizeof(double) * s->n;
 }
@@ -77,7 +83,7 @@ static int check(solver *sv, space *s, const double *b, double *x, double bb, in
 
 /* s = z + beta s (search direction), q = Az + beta q (= A s), x += alpha s, r -= alpha q:
  * one pass (restrict: the vectors never overlap, so it runs in vector lanes). */
-static void chrongear_update(long n, double alpha, double beta, const double *restrict z,
+ESM_SIMD static void chrongear_update(long n, double alpha, double beta, const double *restrict z,
                              const double *restrict az, double *restrict s, double *restrict q,
                              double *restrict x, double *restrict r)
 {

@@ -181,7 +181,7 @@ static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
 }
 
 /* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*sx+i]. */
-static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
+ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
                          int j, double *out[2])
 {
     const esm_layout *l = &g->l3;
@@ -203,7 +203,7 @@ static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb, const
 
 /* The fluxes through the east, north and bottom faces of n cells of one level of a row
  * (every face once; restrict: the arrays never overlap, so the loop runs in vector lanes). */
-static void level_faces(int n, int k, double east_conductance, double north_conductance,
+ESM_SIMD static void level_faces(int n, int k, double east_conductance, double north_conductance,
                         const double *restrict u, const double *restrict v,
                         const double *restrict w, const double *restrict c,
                         const double *restrict c_east, const double *restrict c_north,
@@ -220,7 +220,7 @@ static void level_faces(int n, int k, double east_conductance, double north_cond
 
 /* c + rate (inflow - outflow) on the wet cells of one level of a row; the north and bottom
  * fluxes become the next row's south and the next level's top fluxes. */
-static void level_update(int n, int k, double rate, const double *restrict c,
+ESM_SIMD static void level_update(int n, int k, double rate, const double *restrict c,
                          const double *restrict east_west, const double *restrict east,
                          const double *restrict north, const double *restrict bottom,
                          const double *restrict kmt, double *restrict south,
@@ -270,7 +270,7 @@ static void advect_row(const pop_tracers *tr, const pop_grid *g, int lb, const e
 /* Implicit vertical diffusion of star into the next tracers (Thomas algorithm, the columns of
  * the row side by side; one factorisation for both tracers). Zero flux through the surface
  * and the sea floor. */
-static void mix_row(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
+ESM_SIMD static void mix_row(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
                     const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
