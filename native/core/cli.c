@@ -1,5 +1,6 @@
 /* The uniform command line: --key value pairs, declared one by one, checked at the end. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,16 @@ struct esm_cli {
     const char *summary;
 };
 
-static void problem(esm_cli *cli, const char *format, const char *a, const char *b)
+/* The first problem found is the one reported. */
+__attribute__((format(printf, 2, 3)))
+static void problem(esm_cli *cli, const char *format, ...)
 {
-    if (!cli->error[0])
-        snprintf(cli->error, sizeof cli->error, format, a, b);
+    if (cli->error[0])
+        return;
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(cli->error, sizeof cli->error, format, ap);
+    va_end(ap);
 }
 
 esm_cli *esm_cli_begin(int argc, char **argv, const char *summary)
@@ -119,9 +126,7 @@ const char *esm_cli_choice(esm_cli *cli, const char *name, const char *choices, 
             return given;
         c += n + (c[n] == ',');
     }
-    char what[128];
-    snprintf(what, sizeof what, "--%s %s", name, given);
-    problem(cli, "invalid value %s: use one of {%s}", what, choices);
+    problem(cli, "invalid value --%s %s: use one of {%s}", name, given, choices);
     return fallback;
 }
 
@@ -138,10 +143,7 @@ long esm_cli_int(esm_cli *cli, const char *name, long fallback, long min, long m
     errno = 0;
     long v = strtol(given, &end, 10);
     if (errno || end == given || *end || v < min || v > max) {
-        char what[128], range[128];
-        snprintf(what, sizeof what, "--%s %s", name, given);
-        snprintf(range, sizeof range, "an integer in [%ld, %ld]", min, max);
-        problem(cli, "invalid value %s: use %s", what, range);
+        problem(cli, "invalid value --%s %s: use an integer in [%ld, %ld]", name, given, min, max);
         return fallback;
     }
     return v;
@@ -160,10 +162,7 @@ double esm_cli_real(esm_cli *cli, const char *name, double fallback, double min,
     errno = 0;
     double v = strtod(given, &end);
     if (errno || end == given || *end || !(v >= min && v <= max)) {
-        char what[128], range[128];
-        snprintf(what, sizeof what, "--%s %s", name, given);
-        snprintf(range, sizeof range, "a number in [%g, %g]", min, max);
-        problem(cli, "invalid value %s: use %s", what, range);
+        problem(cli, "invalid value --%s %s: use a number in [%g, %g]", name, given, min, max);
         return fallback;
     }
     return v;
