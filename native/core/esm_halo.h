@@ -62,7 +62,8 @@ esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *layout, int nfi
                           esm_halo_engine engine);
 
 /* Plans from explicit runs (offsets into each field). Runs for one peer are sent in the order
- * given; the receiver lists its runs in the same order. */
+ * given; the receiver lists its runs in the same order. The same spec makes a VecScatter-style
+ * plan (esm_scatter.h). */
 typedef struct esm_halo_spec esm_halo_spec;
 esm_halo_spec *esm_halo_spec_new(void);
 void esm_halo_spec_send(esm_halo_spec *s, int rank, long offset, int length);

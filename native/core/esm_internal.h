@@ -3,6 +3,7 @@
 #define ESM_INTERNAL_H
 #include <mpi.h>
 #include "esm_comm.h"
+#include "esm_halo.h"
 #include "esm_timer.h"
 
 MPI_Comm esm_world(void);
@@ -10,4 +11,29 @@ esm_counts *esm_counts_writable(void);
 
 /* One counted MPI_Allreduce on the world communicator. */
 void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op);
+
+/* What an exchange plan is made from (esm_halo_spec, spec.c), shared by the halo engines
+ * (halo.c) and the VecScatter-style engine (scatter.c): per peer rank, the runs of doubles
+ * to send and to receive, in the order listed; copies within the rank; runs to zero. */
+typedef struct { long offset; int length; } esm_run;
+typedef struct { esm_run *at; int count, capacity; long doubles; } esm_runs;
+typedef struct { long from, to; int length; } esm_copy;
+typedef struct { esm_copy *at; int count, capacity; } esm_copies;
+typedef struct { int rank; esm_runs send, recv; } esm_spec_peer;
+
+struct esm_halo_spec {
+    esm_spec_peer *peers; /* ascending rank */
+    int npeers;
+    esm_copies copies;
+    esm_runs zero;
+};
+
+/* Append a run; esm_runs_add merges it with the last one when contiguous. */
+void esm_runs_add(esm_runs *list, long offset, int length);
+void esm_runs_add_unmerged(esm_runs *list, long offset, int length);
+/* The runs of `field` one after another into `buffer`, and back. */
+void esm_runs_pack(const esm_runs *list, double *buffer, const double *field);
+void esm_runs_unpack(const esm_runs *list, const double *buffer, double *field);
+/* Free the lists a spec holds (not the spec itself). */
+void esm_spec_free_lists(esm_halo_spec *s);
 #endif

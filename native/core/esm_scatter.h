@@ -1,11 +1,12 @@
 /* esm_scatter.h: ghost updates the way PETSc's VecScatter did them (PETSc 3.1-era vpscat.c,
  * which PFLOTRAN ran on), and the plain global dot products of a Krylov solver.
  *
- * A scatter moves blocks of `block` doubles (a cell's unknowns) from a distributed vector `x`
- * to a local ghost vector `y`: block index[i] of x goes to peer rank p, and what peer p sends
- * lands at y blocks index[0..n-1] of the receive list for p, in the same order. When the plan
- * is made, one persistent receive (MPI_Recv_init) and one persistent send (MPI_Send_init) are
- * set up per peer; then every scatter
+ * A scatter moves runs of doubles from a distributed vector `x` to a local ghost vector `y`,
+ * as an esm_halo_spec (esm_halo.h) lists them: per peer rank, the runs of x to send and the
+ * runs of y where that peer's data lands, in the same order on both sides (the halo engines
+ * and this one share that description). When the plan is made, one persistent receive
+ * (MPI_Recv_init) and one persistent send (MPI_Send_init) are set up per peer; then every
+ * scatter
  *
  *   esm_scatter_begin   MPI_Startall on all the receives, then for each peer in turn: pack
  *                       its buffer and MPI_Start its send;
@@ -15,10 +16,10 @@
  * Work that needs no ghost (the local part of a matrix-vector product) goes between the two,
  * as PETSc's MatMult_MPIBAIJ does. No MPI call is made on a rank without peers.
  *
- *     esm_scatter_spec *s = esm_scatter_spec_new();
- *     esm_scatter_spec_send(s, east, face_cells, n);     // this rank's blocks the peer needs
- *     esm_scatter_spec_recv(s, east, ghost_slots, n);    // where the peer's blocks land
- *     esm_scatter *sc = esm_scatter_create(s, 4);         // collective
+ *     esm_halo_spec *s = esm_halo_spec_new();
+ *     esm_halo_spec_send(s, east, 4 * cell, 4);         // a cell's 4 unknowns the peer needs
+ *     esm_halo_spec_recv(s, east, 4 * slot, 4);         // where the peer's cell lands in y
+ *     esm_scatter *sc = esm_scatter_create(s);          // collective
  *     esm_scatter_begin(sc, x); ... local work ...; esm_scatter_end(sc, ghosts);
  *
  * The core's counts (esm_counts) gain send_init/recv_init at creation, and per scatter one
@@ -26,20 +27,14 @@
  * esm_counts has no field for, are counted by esm_scatter_counts. */
 #ifndef ESM_SCATTER_H
 #define ESM_SCATTER_H
+#include "esm_halo.h"
 
 typedef struct esm_scatter esm_scatter;
-typedef struct esm_scatter_spec esm_scatter_spec;
 
-esm_scatter_spec *esm_scatter_spec_new(void);
-/* Blocks x[index[i]] (i < n) go to `rank`, appended to what is already listed for it. */
-void esm_scatter_spec_send(esm_scatter_spec *s, int rank, const long *index, int n);
-/* Blocks from `rank` land at y[index[i]], in the order the peer listed its sends. */
-void esm_scatter_spec_recv(esm_scatter_spec *s, int rank, const long *index, int n);
-
-/* The plan (collective: every rank makes its plans in the same order); frees the spec.
- * `block`: doubles per index. A peer listed with sends but no receives (or the reverse)
- * is allowed. */
-esm_scatter *esm_scatter_create(esm_scatter_spec *s, int block);
+/* The plan from `spec` (collective: every rank makes its plans in the same order); frees the
+ * spec. A peer listed with sends but no receives (or the reverse) is allowed; local copies
+ * and zero runs are not (they belong to a halo plan). */
+esm_scatter *esm_scatter_create(esm_halo_spec *spec);
 
 /* Start the receives, pack and start each send. `x` must not change until esm_scatter_end. */
 void esm_scatter_begin(esm_scatter *sc, const double *x);

@@ -4,27 +4,12 @@
 #include "esm_halo.h"
 #include "esm_internal.h"
 
-typedef struct { long offset; int length; } run;
-typedef struct { run *at; int count, capacity; long doubles; } run_list;
-
-typedef struct { long from, to; int length; } copy;
-typedef struct { copy *at; int count, capacity; } copy_list;
-
-typedef struct {
-    int rank;
-    run_list send, recv;
-    double *send_buffer, *recv_buffer;
-} peer;
-
-struct esm_halo_spec {
-    peer *peers;
-    int npeers;
-    copy_list copies;
-    run_list zero;
-};
+/* Per peer of the spec, the packed message buffers (all fields one after another). */
+typedef struct { double *send, *recv; } buffers;
 
 struct esm_halo {
     esm_halo_spec s;
+    buffers *buffer;       /* per peer */
     int nfields, width, tag;
     esm_halo_engine engine;
     MPI_Request *requests; /* receives, then sends */
@@ -60,84 +45,6 @@ esm_halo_engine esm_halo_engine_named(const char *name)
     return strcmp(name, "persistent") == 0 ? ESM_HALO_PERSISTENT : ESM_HALO_ISEND;
 }
 
-/* ---- specs ---------------------------------------------------------------------------- */
-
-static void append_unmerged(run_list *list, long offset, int length)
-{
-    list->doubles += length;
-    if (list->count == list->capacity) {
-        list->capacity = list->capacity ? 2 * list->capacity : 64;
-        list->at = esm_realloc(list->at, list->capacity * sizeof *list->at);
-    }
-    list->at[list->count++] = (run){offset, length};
-}
-
-static void append(run_list *list, long offset, int length)
-{
-    if (length <= 0)
-        return;
-    run *last = list->count ? &list->at[list->count - 1] : NULL;
-    if (last && last->offset + last->length == offset) { /* contiguous with the last run */
-        last->length += length;
-        list->doubles += length;
-        return;
-    }
-    append_unmerged(list, offset, length);
-}
-
-esm_halo_spec *esm_halo_spec_new(void)
-{
-    return esm_calloc(1, sizeof(esm_halo_spec));
-}
-
-static peer *peer_of(esm_halo_spec *s, int rank)
-{
-    int p = 0;
-    while (p < s->npeers && s->peers[p].rank < rank)
-        p++;
-    if (p < s->npeers && s->peers[p].rank == rank)
-        return &s->peers[p];
-    s->peers = esm_realloc(s->peers, (s->npeers + 1) * sizeof *s->peers);
-    memmove(&s->peers[p + 1], &s->peers[p], (s->npeers - p) * sizeof *s->peers);
-    s->npeers++;
-    s->peers[p] = (peer){.rank = rank};
-    return &s->peers[p];
-}
-
-void esm_halo_spec_send(esm_halo_spec *s, int rank, long offset, int length)
-{
-    append(&peer_of(s, rank)->send, offset, length);
-}
-
-void esm_halo_spec_recv(esm_halo_spec *s, int rank, long offset, int length)
-{
-    append(&peer_of(s, rank)->recv, offset, length);
-}
-
-void esm_halo_spec_copy(esm_halo_spec *s, long from, long to, int length)
-{
-    if (length <= 0)
-        return;
-    copy_list *list = &s->copies;
-    if (list->count) { /* extend the last copy when both ends are contiguous with it */
-        copy *last = &list->at[list->count - 1];
-        if (last->from + last->length == from && last->to + last->length == to) {
-            last->length += length;
-            return;
-        }
-    }
-    if (list->count == list->capacity) {
-        list->capacity = list->capacity ? 2 * list->capacity : 64;
-        list->at = esm_realloc(list->at, list->capacity * sizeof *list->at);
-    }
-    list->at[list->count++] = (copy){from, to, length};
-}
-
-void esm_halo_spec_zero(esm_halo_spec *s, long offset, int length)
-{
-    append(&s->zero, offset, length);
-}
-
 /* ---- plans from blocks ---------------------------------------------------------------- */
 
 /* The halo strip of block b facing direction dir (as runs, all levels), or the interior strip
@@ -168,7 +75,7 @@ typedef struct { esm_halo_spec *s; int rank; } peer_target;
 static void add_send(void *t, long o, int n) { peer_target *p = t; esm_halo_spec_send(p->s, p->rank, o, n); }
 static void add_recv(void *t, long o, int n) { peer_target *p = t; esm_halo_spec_recv(p->s, p->rank, o, n); }
 static void add_zero(void *t, long o, int n) { esm_halo_spec_zero(t, o, n); }
-static void add_run(void *t, long o, int n) { append_unmerged(t, o, n); }
+static void add_run(void *t, long o, int n) { esm_runs_add_unmerged(t, o, n); }
 
 esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields, int width,
                           esm_halo_engine engine)
@@ -193,7 +100,7 @@ esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields,
                 if (!nb) {
                     strip(l, b, b->local, dir, width, HALO_STRIP, add_zero, s);
                 } else if (nb->owner == d->rank) {
-                    run_list from = {0}, to = {0};
+                    esm_runs from = {0}, to = {0};
                     strip(l, nb, nb->local, dir, width, INTERIOR_STRIP, add_run, &from);
                     strip(l, b, b->local, dir, width, HALO_STRIP, add_run, &to);
                     for (int r = 0; r < from.count; r++) /* same shape: run for run */
@@ -226,15 +133,17 @@ esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_
     h->engine = engine;
     h->tag = next_tag++; /* plans are made in the same order on every rank */
     h->requests = esm_calloc(2 * h->s.npeers + 1, sizeof *h->requests);
+    h->buffer = esm_calloc(h->s.npeers + 1, sizeof *h->buffer);
     esm_counts *c = esm_counts_writable();
     for (int p = 0; p < h->s.npeers; p++) {
-        peer *q = &h->s.peers[p];
-        q->send_buffer = esm_calloc(q->send.doubles * nfields + 1, sizeof(double));
-        q->recv_buffer = esm_calloc(q->recv.doubles * nfields + 1, sizeof(double));
+        const esm_spec_peer *q = &h->s.peers[p];
+        buffers *b = &h->buffer[p];
+        b->send = esm_calloc(q->send.doubles * nfields + 1, sizeof(double));
+        b->recv = esm_calloc(q->recv.doubles * nfields + 1, sizeof(double));
         if (engine == ESM_HALO_PERSISTENT) {
-            MPI_Recv_init(q->recv_buffer, (int)(q->recv.doubles * nfields), MPI_DOUBLE, q->rank,
+            MPI_Recv_init(b->recv, (int)(q->recv.doubles * nfields), MPI_DOUBLE, q->rank,
                           h->tag, esm_world(), &h->requests[p]);
-            MPI_Send_init(q->send_buffer, (int)(q->send.doubles * nfields), MPI_DOUBLE, q->rank,
+            MPI_Send_init(b->send, (int)(q->send.doubles * nfields), MPI_DOUBLE, q->rank,
                           h->tag, esm_world(), &h->requests[h->s.npeers + p]);
             c->recv_init++;
             c->send_init++;
@@ -243,22 +152,16 @@ esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_
     return h;
 }
 
-static void pack(const run_list *list, double *buffer, double *const fields[], int nfields)
+static void pack(const esm_runs *list, double *buffer, double *const fields[], int nfields)
 {
-    for (int f = 0; f < nfields; f++)
-        for (int r = 0; r < list->count; r++) {
-            memcpy(buffer, fields[f] + list->at[r].offset, list->at[r].length * sizeof(double));
-            buffer += list->at[r].length;
-        }
+    for (int f = 0; f < nfields; f++, buffer += list->doubles)
+        esm_runs_pack(list, buffer, fields[f]);
 }
 
-static void unpack(const run_list *list, const double *buffer, double *const fields[], int nfields)
+static void unpack(const esm_runs *list, const double *buffer, double *const fields[], int nfields)
 {
-    for (int f = 0; f < nfields; f++)
-        for (int r = 0; r < list->count; r++) {
-            memcpy(fields[f] + list->at[r].offset, buffer, list->at[r].length * sizeof(double));
-            buffer += list->at[r].length;
-        }
+    for (int f = 0; f < nfields; f++, buffer += list->doubles)
+        esm_runs_unpack(list, buffer, fields[f]);
 }
 
 void esm_halo_begin(esm_halo *h, double *const fields[])
@@ -268,21 +171,21 @@ void esm_halo_begin(esm_halo *h, double *const fields[])
     c->halo_updates++;
     if (h->engine == ESM_HALO_ISEND) {
         for (int p = 0; p < n; p++) {
-            peer *q = &h->s.peers[p];
-            MPI_Irecv(q->recv_buffer, (int)(q->recv.doubles * h->nfields), MPI_DOUBLE, q->rank,
+            const esm_spec_peer *q = &h->s.peers[p];
+            MPI_Irecv(h->buffer[p].recv, (int)(q->recv.doubles * h->nfields), MPI_DOUBLE, q->rank,
                       h->tag, esm_world(), &h->requests[p]);
         }
         for (int p = 0; p < n; p++) {
-            peer *q = &h->s.peers[p];
-            pack(&q->send, q->send_buffer, fields, h->nfields);
-            MPI_Isend(q->send_buffer, (int)(q->send.doubles * h->nfields), MPI_DOUBLE, q->rank,
+            const esm_spec_peer *q = &h->s.peers[p];
+            pack(&q->send, h->buffer[p].send, fields, h->nfields);
+            MPI_Isend(h->buffer[p].send, (int)(q->send.doubles * h->nfields), MPI_DOUBLE, q->rank,
                       h->tag, esm_world(), &h->requests[n + p]);
         }
         c->irecv += n;
         c->isend += n;
     } else if (n) {
         for (int p = 0; p < n; p++)
-            pack(&h->s.peers[p].send, h->s.peers[p].send_buffer, fields, h->nfields);
+            pack(&h->s.peers[p].send, h->buffer[p].send, fields, h->nfields);
         MPI_Startall(2 * n, h->requests);
         c->startall++;
     }
@@ -308,7 +211,7 @@ void esm_halo_end(esm_halo *h, double *const fields[])
     MPI_Waitall(2 * n, h->requests, MPI_STATUSES_IGNORE);
     esm_counts_writable()->waitall++;
     for (int p = 0; p < n; p++)
-        unpack(&h->s.peers[p].recv, h->s.peers[p].recv_buffer, fields, h->nfields);
+        unpack(&h->s.peers[p].recv, h->buffer[p].recv, fields, h->nfields);
 }
 
 void esm_halo_update(esm_halo *h, double *const fields[])
@@ -333,16 +236,15 @@ void esm_halo_free(esm_halo *h)
     if (!h)
         return;
     for (int p = 0; p < h->s.npeers; p++) {
-        peer *q = &h->s.peers[p];
         if (h->engine == ESM_HALO_PERSISTENT) {
             MPI_Request_free(&h->requests[p]);
             MPI_Request_free(&h->requests[h->s.npeers + p]);
         }
-        free(q->send.at); free(q->recv.at); free(q->send_buffer); free(q->recv_buffer);
+        free(h->buffer[p].send);
+        free(h->buffer[p].recv);
     }
-    free(h->s.peers);
-    free(h->s.copies.at);
-    free(h->s.zero.at);
+    esm_spec_free_lists(&h->s);
+    free(h->buffer);
     free(h->requests);
     free(h);
 }

@@ -1,7 +1,7 @@
 /* libesmredist: move bundles of fields between two decompositions of one index space.
  *
- * A decomposition says which elements of a global index space each rank holds and in which
- * order it stores them. Three kinds:
+ * A decomposition (esm_distgrid, after ESMF's DistGrid) says which elements of a global index
+ * space each rank holds and in which order it stores them. Three kinds:
  *   - blocks:  a regular block layout (cut points per dimension, one block per rank, blocks
  *              numbered with the first dimension fastest, as ESMF's DELayout); a dimension
  *              with one part is an undistributed one (levels);
@@ -87,7 +87,7 @@ typedef struct {
                             0: MPI messages only. */
 } esm_route_options;
 
-typedef struct esm_decomp esm_decomp;
+typedef struct esm_distgrid esm_distgrid;
 typedef struct esm_route esm_route;
 
 /* What a stored route holds and moves per run, on this rank. */
@@ -122,39 +122,39 @@ void esm_route_options_default(esm_route_options *options);
  * even blocks or holds, per dimension, parts[d] + 1 non-decreasing cut points from 0 to dims[d].
  * Collective over `comm`. With comm == MPI_COMM_NULL it creates a layout only, of product(parts)
  * virtual ranks, for esm_route_store_as (no communication, cannot run). */
-int esm_decomp_create_blocks(MPI_Comm comm, int ndims, const int64_t dims[], const int parts[],
-                             const int64_t *const cuts[], esm_decomp **decomp);
+int esm_distgrid_create_blocks(MPI_Comm comm, int ndims, const int64_t dims[], const int parts[],
+                               const int64_t *const cuts[], esm_distgrid **decomp);
 
 /* Create a decomposition where this rank holds the box [lower, upper) (0-based, upper
  * exclusive; empty boxes allowed) of an `ndims`-dimensional index space of `dims` elements.
  * Collective: allgathers the boxes and checks that they tile the index space. */
-int esm_decomp_create_boxes(MPI_Comm comm, int ndims, const int64_t dims[], const int64_t lower[],
-                            const int64_t upper[], esm_decomp **decomp);
+int esm_distgrid_create_boxes(MPI_Comm comm, int ndims, const int64_t dims[], const int64_t lower[],
+                              const int64_t upper[], esm_distgrid **decomp);
 
 /* Create a decomposition where this rank holds `count` points of a space of `points` points,
  * `indices[q]` being the global point of local element q, repeated over `levels` undistributed
  * levels (element q of level k is global index indices[q] + k * points, stored at k * count + q).
  * Collective; that the lists tile the space is checked when a route is stored. */
-int esm_decomp_create_indices(MPI_Comm comm, int64_t points, int64_t levels, int64_t count,
-                              const int64_t indices[], esm_decomp **decomp);
+int esm_distgrid_create_indices(MPI_Comm comm, int64_t points, int64_t levels, int64_t count,
+                                const int64_t indices[], esm_distgrid **decomp);
 
 /* Number of elements of one field this rank holds. */
-int esm_decomp_local_count(const esm_decomp *decomp, int64_t *count);
+int esm_distgrid_local_count(const esm_distgrid *decomp, int64_t *count);
 
 /* The box [lower, upper) this rank holds (blocks and boxes); the number of dimensions is returned in *ndims. */
-int esm_decomp_local_box(const esm_decomp *decomp, int *ndims, int64_t lower[], int64_t upper[]);
+int esm_distgrid_local_box(const esm_distgrid *decomp, int *ndims, int64_t lower[], int64_t upper[]);
 
 /* Global linear index of every local element, in local storage order (local_count values). */
-int esm_decomp_global_indices(const esm_decomp *decomp, int64_t global[]);
+int esm_distgrid_global_indices(const esm_distgrid *decomp, int64_t global[]);
 
 /* Free a decomposition (routes made from it stay valid); sets *decomp to NULL. Local. */
-int esm_decomp_free(esm_decomp **decomp);
+int esm_distgrid_free(esm_distgrid **decomp);
 
 /* Allocate `bytes` (page aligned) for this rank's fields in memory its node's ranks of
  * `decomp`'s communicator can read (a POSIX shared-memory object each, mapped by all of them,
  * reserved at once). Routes with single_copy then copy node peers' elements with memcpy from
  * where they lie, in user space. Collective over the decomposition's communicator. */
-int esm_shared_alloc(const esm_decomp *decomp, size_t bytes, void **ptr);
+int esm_shared_alloc(const esm_distgrid *decomp, size_t bytes, void **ptr);
 
 /* Free memory from esm_shared_alloc (local; the memory goes when its last reader frees it too).
  * Sets *ptr to NULL. */
@@ -163,13 +163,13 @@ int esm_shared_free(void **ptr);
 /* Store the route moving a bundle from `src` to `dst` (same global index space, same ranks).
  * `src_fields` and `dst_fields` must agree in count and type. `options` NULL means defaults.
  * Collective over the decompositions' communicator. */
-int esm_route_store(const esm_decomp *src, const esm_decomp *dst, esm_fields src_fields,
+int esm_route_store(const esm_distgrid *src, const esm_distgrid *dst, esm_fields src_fields,
                     esm_fields dst_fields, const esm_route_options *options, esm_route **route);
 
 /* Store, without any communication, the route rank `rank` would store between two layout-only
  * block decompositions (created with MPI_COMM_NULL): for store-scaling studies of any number of
  * ranks in one process. The route can be inspected (esm_route_get_info), not run. */
-int esm_route_store_as(const esm_decomp *src, const esm_decomp *dst, int rank, esm_fields src_fields,
+int esm_route_store_as(const esm_distgrid *src, const esm_distgrid *dst, int rank, esm_fields src_fields,
                        esm_fields dst_fields, const esm_route_options *options, esm_route **route);
 
 /* Move the bundle: src[f] and dst[f] are field f's local arrays (count fields). Collective;

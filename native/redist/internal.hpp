@@ -182,7 +182,7 @@ struct Comm {
 
 }  // namespace esm
 
-struct esm_decomp {
+struct esm_distgrid {
     esm::Kind kind;
     std::shared_ptr<esm::Comm> comm;  // null for a layout-only decomposition
     int rank = 0, nranks = 1;
@@ -229,9 +229,9 @@ struct Plan {
 };
 
 // `wants_remote(rank)`: also keep the sender's segments of that receive peer (single copy).
-Plan plan_box_route(const esm_decomp &src, const esm_decomp &dst, int rank,
+Plan plan_box_route(const esm_distgrid &src, const esm_distgrid &dst, int rank,
                     const std::function<bool(int)> &wants_remote);
-Plan plan_directory_route(const esm_decomp &src, const esm_decomp &dst, MPI_Comm comm, int tag,
+Plan plan_directory_route(const esm_distgrid &src, const esm_distgrid &dst, MPI_Comm comm, int tag,
                           const std::function<bool(int)> &wants_remote);
 
 // Segments of the intersection box [lo, hi) inside the local box [blo, bhi) (dense, first

@@ -22,7 +22,7 @@ esm_route_options checked_options(const char *fn, const esm_route_options *given
     return o;
 }
 
-std::string extent_text(const esm_decomp &d) {
+std::string extent_text(const esm_distgrid &d) {
     if (d.kind == Kind::indices) return format("%lld points x %lld levels", (long long)d.points, (long long)d.levels);
     std::string s;
     for (int k = 0; k < d.ndims; k++) s += (k ? "x" : "") + std::to_string(d.dims[k]);
@@ -30,7 +30,7 @@ std::string extent_text(const esm_decomp &d) {
 }
 
 // What store and store_as check alike, on each rank.
-void check_pair(const char *fn, const esm_decomp &src, const esm_decomp &dst, esm_fields sf, esm_fields df) {
+void check_pair(const char *fn, const esm_distgrid &src, const esm_distgrid &dst, esm_fields sf, esm_fields df) {
     for (const esm_fields *f : {&sf, &df}) {
         const char *which = f == &sf ? "source" : "destination";
         if (f->count < 1) fail(ESM_ERR_ARGUMENT, "%s: the %s bundle has %d fields: it needs at least 1", fn, which, f->count);
@@ -62,7 +62,7 @@ extern "C" void esm_route_options_default(esm_route_options *options) {
     options->single_copy = 1;
 }
 
-extern "C" int esm_route_store(const esm_decomp *src, const esm_decomp *dst, esm_fields src_fields,
+extern "C" int esm_route_store(const esm_distgrid *src, const esm_distgrid *dst, esm_fields src_fields,
                                esm_fields dst_fields, const esm_route_options *options, esm_route **route) {
     const char *fn = "esm_route_store";
     return guarded([&] {
@@ -126,7 +126,7 @@ extern "C" int esm_route_store(const esm_decomp *src, const esm_decomp *dst, esm
     });
 }
 
-extern "C" int esm_route_store_as(const esm_decomp *src, const esm_decomp *dst, int rank, esm_fields src_fields,
+extern "C" int esm_route_store_as(const esm_distgrid *src, const esm_distgrid *dst, int rank, esm_fields src_fields,
                                   esm_fields dst_fields, const esm_route_options *options, esm_route **route) {
     const char *fn = "esm_route_store_as";
     return guarded([&] {

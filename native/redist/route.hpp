@@ -78,7 +78,7 @@ struct esm_route {
 };
 
 namespace esm {
-esm_route *build_route(Plan &&plan, const esm_decomp &src, esm_fields fields, const esm_route_options &options,
+esm_route *build_route(Plan &&plan, const esm_distgrid &src, esm_fields fields, const esm_route_options &options,
                        std::shared_ptr<Comm> comm, int rank, int nranks, int tag);
 void run_begin(esm_route &r, const void *const src[], void *const dst[]);
 void run_end(esm_route &r);

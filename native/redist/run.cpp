@@ -120,7 +120,7 @@ static void setup_side(esm_route &r, Side &side, bool sending) {
     side.pending.assign(side.msgs.size(), 0);
 }
 
-esm_route *build_route(Plan &&plan, const esm_decomp &src, esm_fields fields, const esm_route_options &options,
+esm_route *build_route(Plan &&plan, const esm_distgrid &src, esm_fields fields, const esm_route_options &options,
                        std::shared_ptr<Comm> comm, int rank, int nranks, int tag) {
     auto r = std::make_unique<esm_route>();
     r->comm = comm;

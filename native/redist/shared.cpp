@@ -77,7 +77,7 @@ const SharedBlock *shared_block(uint64_t id) {
 
 }  // namespace esm
 
-extern "C" int esm_shared_alloc(const esm_decomp *decomp, size_t bytes, void **ptr) {
+extern "C" int esm_shared_alloc(const esm_distgrid *decomp, size_t bytes, void **ptr) {
     const char *fn = "esm_shared_alloc";
     return guarded([&] {
         if (!ptr) fail(ESM_ERR_ARGUMENT, "%s: the result pointer is NULL", fn);

@@ -11,7 +11,7 @@ using namespace esm;
 // The ranks whose box meets [lo, hi) with the intersection, in rank order: f(rank, ilo, ihi).
 // Blocks: per dimension a binary search of the cuts for the parts the box spans, then their
 // product: O(ndims log P + k). Boxes: a scan of the allgathered boxes, O(P).
-template <class F> void esm_decomp::for_each_overlap(const int64_t lo[], const int64_t hi[], F &&f) const {
+template <class F> void esm_distgrid::for_each_overlap(const int64_t lo[], const int64_t hi[], F &&f) const {
     for (int d = 0; d < ndims; d++)
         if (lo[d] >= hi[d]) return;
     int64_t ilo[max_dims], ihi[max_dims];
@@ -85,7 +85,7 @@ static int64_t elements_of(const std::vector<Segment> &segs) {
     return n;
 }
 
-Plan plan_box_route(const esm_decomp &src, const esm_decomp &dst, int rank,
+Plan plan_box_route(const esm_distgrid &src, const esm_distgrid &dst, int rank,
                     const std::function<bool(int)> &wants_remote) {
     Plan plan;
     int n = src.ndims;
@@ -184,7 +184,7 @@ void append_piece(std::vector<Segment> &src, std::vector<Segment> &dst, const Pi
 
 }  // namespace
 
-Plan plan_directory_route(const esm_decomp &src, const esm_decomp &dst, MPI_Comm comm, int tag,
+Plan plan_directory_route(const esm_distgrid &src, const esm_distgrid &dst, MPI_Comm comm, int tag,
                           const std::function<bool(int)> &wants_remote) {
     int rank = 0, nranks = 1;
     MPI_Comm_rank(comm, &rank);

@@ -83,7 +83,7 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
      * face and receives the neighbour's layer facing it, both in the face's natural order. */
     long face_cells[FACES] = {(long)g->my * g->mz, (long)g->my * g->mz, (long)g->mx * g->mz,
                               (long)g->mx * g->mz, (long)g->mx * g->my, (long)g->mx * g->my};
-    esm_scatter_spec *spec = esm_scatter_spec_new();
+    esm_halo_spec *spec = esm_halo_spec_new();
     for (int f = 0; f < FACES; f++) {
         g->ghost_at[f] = g->nghosts;
         if (g->neighbour[f] < 0)
@@ -103,15 +103,17 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
                     cells[slot] = grid_cell(g, i, j, k);
                     slots[slot] = g->nghosts + slot;
                 }
-        esm_scatter_spec_send(spec, g->neighbour[f], cells, (int)n);
-        esm_scatter_spec_recv(spec, g->neighbour[f], slots, (int)n);
+        for (long c = 0; c < n; c++) { /* a cell's NS unknowns, contiguous runs merged */
+            esm_halo_spec_send(spec, g->neighbour[f], cells[c] * NS, NS);
+            esm_halo_spec_recv(spec, g->neighbour[f], slots[c] * NS, NS);
+        }
         g->nghosts += n;
         free(cells);
         free(slots);
     }
     /* A rank meets each neighbour across one face only (boxes on a rank grid), so the runs
      * listed for a peer are exactly one face, in the same order on both sides. */
-    g->scatter = esm_scatter_create(spec, NS);
+    g->scatter = esm_scatter_create(spec);
 }
 
 void grid_free(grid *g)

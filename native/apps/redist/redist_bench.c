@@ -389,7 +389,7 @@ static double check_destination(const bench *b, const waves *w)
 }
 
 /* A bundle's memory: node-shared (esm_shared_alloc, collective) or private (malloc). */
-static void *alloc_bundle(const config *c, const esm_decomp *d, size_t bytes)
+static void *alloc_bundle(const config *c, const esm_distgrid *d, size_t bytes)
 {
     void *p = NULL;
     if (c->shared_memory) return esm_shared_alloc(d, bytes, &p) == ESM_OK ? p : NULL;
@@ -528,10 +528,10 @@ static int store_scaling(const config *c, const machine *m)
                    sp[0], sp[1], dp[0], dp[1]);
             continue;
         }
-        esm_decomp *src, *dst;
+        esm_distgrid *src, *dst;
         int st;
-        if ((st = esm_decomp_create_blocks(MPI_COMM_NULL, 3, c->dims, sp, NULL, &src))) fatal("layout", st);
-        if ((st = esm_decomp_create_blocks(MPI_COMM_NULL, 3, c->dims, dp, NULL, &dst))) fatal("layout", st);
+        if ((st = esm_distgrid_create_blocks(MPI_COMM_NULL, 3, c->dims, sp, NULL, &src))) fatal("layout", st);
+        if ((st = esm_distgrid_create_blocks(MPI_COMM_NULL, 3, c->dims, dp, NULL, &dst))) fatal("layout", st);
         /* each rank's store timed R times; its time is the least (the cost without the
          * machine's interruptions); then the median and the max over ranks */
         double *best = malloc(n * sizeof(double)), *times = malloc(n * sizeof(double)), medians[MAX_REPEATS];
@@ -575,8 +575,8 @@ static int store_scaling(const config *c, const machine *m)
         fom = per_rank.median * 1e6;
         free(times);
         free(best);
-        esm_decomp_free(&src);
-        esm_decomp_free(&dst);
+        esm_distgrid_free(&src);
+        esm_distgrid_free(&dst);
     }
     out("], ");
     out("\"wall\": %.6f, \"fom\": {\"value\": %.6g, \"unit\": \"us per rank (store, largest n)\", \"higher_is_better\": false}, ",
@@ -675,9 +675,9 @@ static int run_mode(const config *c, const machine *m)
     b.src_count = block_count(&b.src_block), b.dst_count = block_count(&b.dst_block);
     esm_fields fields = {c->nfields, c->type};
     int st;
-    esm_decomp *src, *dst;
-    if ((st = esm_decomp_create_blocks(MPI_COMM_WORLD, 3, c->dims, c->src_parts, NULL, &src)) ||
-        (st = esm_decomp_create_blocks(MPI_COMM_WORLD, 3, c->dims, c->dst_parts, NULL, &dst))) {
+    esm_distgrid *src, *dst;
+    if ((st = esm_distgrid_create_blocks(MPI_COMM_WORLD, 3, c->dims, c->src_parts, NULL, &src)) ||
+        (st = esm_distgrid_create_blocks(MPI_COMM_WORLD, 3, c->dims, c->dst_parts, NULL, &dst))) {
         if (rank == 0) fprintf(stderr, "redist-bench: %s\n", esm_error_message());
         return 1;
     }
@@ -840,8 +840,8 @@ static int run_mode(const config *c, const machine *m)
     if (b.src) free_bundle(c, b.src);
     if (b.dst) free_bundle(c, b.dst);
     for (int d = 0; d < 3; d++) free(w.t[d]);
-    esm_decomp_free(&src);
-    esm_decomp_free(&dst);
+    esm_distgrid_free(&src);
+    esm_distgrid_free(&dst);
     return passed ? 0 : 2;
 }
 

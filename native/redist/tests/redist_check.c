@@ -58,7 +58,7 @@ typedef struct {
     int64_t total;
 } space;
 
-static esm_decomp *random_blocks(const space *s)
+static esm_distgrid *random_blocks(const space *s)
 {
     int parts[4] = {1, 1, 1, 1};
     int left = nranks;
@@ -80,8 +80,8 @@ static esm_decomp *random_blocks(const space *s)
         cuts[d] = c;
     }
     int even = rng_range(0, 3) == 0;
-    esm_decomp *d;
-    CHECK(esm_decomp_create_blocks(MPI_COMM_WORLD, s->ndims, s->dims, parts, even ? NULL : cuts, &d));
+    esm_distgrid *d;
+    CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, s->ndims, s->dims, parts, even ? NULL : cuts, &d));
     return d;
 }
 
@@ -106,7 +106,7 @@ static void bisect(int ndims, const int64_t lo[], const int64_t hi[], int n, int
     bisect(ndims, mid_lo, hi, n - k, out, count);
 }
 
-static esm_decomp *random_boxes(const space *s)
+static esm_distgrid *random_boxes(const space *s)
 {
     int64_t (*boxes)[8] = calloc(nranks, sizeof *boxes);
     int64_t lo[4] = {0}, hi[4];
@@ -120,15 +120,15 @@ static esm_decomp *random_boxes(const space *s)
         perm[r] = perm[j];
         perm[j] = t;
     }
-    esm_decomp *d;
+    esm_distgrid *d;
     int64_t *mine = boxes[perm[rank]];
-    CHECK(esm_decomp_create_boxes(MPI_COMM_WORLD, s->ndims, s->dims, mine, mine + 4, &d));
+    CHECK(esm_distgrid_create_boxes(MPI_COMM_WORLD, s->ndims, s->dims, mine, mine + 4, &d));
     free(perm);
     free(boxes);
     return d;
 }
 
-static esm_decomp *random_indices(const space *s)
+static esm_distgrid *random_indices(const space *s)
 {
     int64_t levels = s->ndims > 1 && rng_range(0, 1) ? s->dims[s->ndims - 1] : 1;
     int64_t points = s->total / levels;
@@ -157,13 +157,13 @@ static esm_decomp *random_indices(const space *s)
     for (int64_t i = 0; i < nruns; i++)
         if (owner[i] == rank)
             for (int64_t k = 0; k < len[i]; k++) mine[count++] = rev[i] ? start[i] + len[i] - 1 - k : start[i] + k;
-    esm_decomp *d;
-    CHECK(esm_decomp_create_indices(MPI_COMM_WORLD, points, levels, count, mine, &d));
+    esm_distgrid *d;
+    CHECK(esm_distgrid_create_indices(MPI_COMM_WORLD, points, levels, count, mine, &d));
     free(start), free(len), free(owner), free(rev), free(mine);
     return d;
 }
 
-static esm_decomp *random_decomp(int kind, const space *s)
+static esm_distgrid *random_decomp(int kind, const space *s)
 {
     return kind == BLOCKS ? random_blocks(s) : kind == BOXES ? random_boxes(s) : random_indices(s);
 }
@@ -194,17 +194,17 @@ static double read_value(esm_type t, const void *a, int64_t i)
 }
 
 typedef struct {
-    esm_decomp *d;
+    esm_distgrid *d;
     int64_t n;
     int64_t *global;
 } layout;
 
-static layout make_layout(esm_decomp *d)
+static layout make_layout(esm_distgrid *d)
 {
     layout l = {d, 0, NULL};
-    CHECK(esm_decomp_local_count(d, &l.n));
+    CHECK(esm_distgrid_local_count(d, &l.n));
     l.global = malloc((l.n + 1) * sizeof(int64_t));
-    CHECK(esm_decomp_global_indices(d, l.global));
+    CHECK(esm_distgrid_global_indices(d, l.global));
     return l;
 }
 
@@ -335,8 +335,8 @@ static int roundtrip(int argc, char **argv)
                 options_seen[k] = 1;
             }
             elements += s.total;
-            esm_decomp_free(&A.d);
-            esm_decomp_free(&B.d);
+            esm_distgrid_free(&A.d);
+            esm_distgrid_free(&B.d);
             free(A.global);
             free(B.global);
         }
@@ -378,7 +378,7 @@ static int report(int status, esm_status expected)
 static int error_case(const char *name)
 {
     current_case = name;
-    esm_decomp *a = NULL, *b = NULL;
+    esm_distgrid *a = NULL, *b = NULL;
     esm_route *route = NULL;
     esm_fields f = {2, ESM_DOUBLE};
     int64_t dims[2] = {12, 10};
@@ -388,18 +388,18 @@ static int error_case(const char *name)
         int64_t c0[64], c1[2] = {0, 10};
         for (int p = 0; p <= nranks; p++) c0[p] = p * 11 / nranks;
         const int64_t *cuts[2] = {c0, c1};
-        return report(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
     }
     if (!strcmp(name, "blocks_overlap")) { /* cuts go back */
         int64_t c0[64], c1[2] = {0, 10};
         for (int p = 0; p <= nranks; p++) c0[p] = p * 12 / nranks;
         c0[1] = c0[2] + 1;
         const int64_t *cuts[2] = {c0, c1};
-        return report(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
     }
     if (!strcmp(name, "blocks_parts")) {
         int wrong[2] = {nranks + 1, 1};
-        return report(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, wrong, NULL, &a), ESM_ERR_ARGUMENT);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, wrong, NULL, &a), ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "boxes_overlap") || !strcmp(name, "boxes_gap")) {
         int64_t lo[2] = {rank * 12 / nranks, 0}, hi[2] = {(rank + 1) * 12 / nranks, 10};
@@ -407,19 +407,19 @@ static int error_case(const char *name)
             if (!strcmp(name, "boxes_overlap")) lo[0]--; /* into rank 0's box */
             else lo[0]++;                               /* leave a row to nobody */
         }
-        return report(esm_decomp_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_TILING);
     }
     if (!strcmp(name, "box_outside")) { /* one rank only: every rank must still fail */
         int64_t lo[2] = {rank * 12 / nranks, 0}, hi[2] = {(rank + 1) * 12 / nranks, rank == nranks - 1 ? 11 : 10};
-        return report(esm_decomp_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_ARGUMENT);
+        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "indices_duplicate")) {
         int64_t idx[2] = {rank, rank};
-        return report(esm_decomp_create_indices(MPI_COMM_WORLD, nranks, 1, 2, idx, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 2, idx, &a), ESM_ERR_TILING);
     }
     if (!strcmp(name, "indices_outside")) {
         int64_t idx[1] = {rank == 0 ? -1 : rank};
-        return report(esm_decomp_create_indices(MPI_COMM_WORLD, nranks, 1, 1, idx, &a), ESM_ERR_ARGUMENT);
+        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 1, idx, &a), ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "indices_overlap") || !strcmp(name, "indices_gap")) {
         /* every rank holds points rank*10 .. rank*10+9 of 10*nranks; rank 1 also holds 0, or gives up 19 */
@@ -429,19 +429,19 @@ static int error_case(const char *name)
             if (!strcmp(name, "indices_overlap")) idx[n++] = 0;
             else n--;
         }
-        CHECK(esm_decomp_create_indices(MPI_COMM_WORLD, 10 * nranks, 1, n, idx, &a));
+        CHECK(esm_distgrid_create_indices(MPI_COMM_WORLD, 10 * nranks, 1, n, idx, &a));
         int64_t d1[1] = {10 * nranks};
         int p1[1] = {nranks};
-        CHECK(esm_decomp_create_blocks(MPI_COMM_WORLD, 1, d1, p1, NULL, &b));
+        CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, 1, d1, p1, NULL, &b));
         return report(esm_route_store(a, b, f, f, NULL, &route), ESM_ERR_TILING);
     }
-    CHECK(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, parts, NULL, &a));
+    CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, NULL, &a));
     if (!strcmp(name, "size_mismatch")) {
         int64_t other[2] = {10, 12};
-        CHECK(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, other, one_by_n, NULL, &b));
+        CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, other, one_by_n, NULL, &b));
         return report(esm_route_store(a, b, f, f, NULL, &route), ESM_ERR_MISMATCH);
     }
-    CHECK(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, one_by_n, NULL, &b));
+    CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, one_by_n, NULL, &b));
     if (!strcmp(name, "fields_mismatch")) {
         esm_fields g = {3, ESM_DOUBLE};
         return report(esm_route_store(a, b, f, g, NULL, &route), ESM_ERR_MISMATCH);
@@ -465,8 +465,8 @@ static int error_case(const char *name)
         for (int p = 0; p <= nranks; p++) c0[p] = p * 12 / nranks;
         if (rank == 0) c0[1]++;
         const int64_t *cuts[2] = {c0, c1};
-        esm_decomp *c = NULL;
-        return report(esm_decomp_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &c), ESM_ERR_INCONSISTENT);
+        esm_distgrid *c = NULL;
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &c), ESM_ERR_INCONSISTENT);
     }
     if (!strcmp(name, "bad_options")) {
         esm_route_options o;
@@ -479,8 +479,8 @@ static int error_case(const char *name)
         return report(esm_route_run_end(route), ESM_ERR_STATE);
     }
     if (!strcmp(name, "layout_only")) {
-        esm_decomp *l = NULL;
-        CHECK(esm_decomp_create_blocks(MPI_COMM_NULL, 2, dims, parts, NULL, &l));
+        esm_distgrid *l = NULL;
+        CHECK(esm_distgrid_create_blocks(MPI_COMM_NULL, 2, dims, parts, NULL, &l));
         return report(esm_route_store(l, b, f, f, NULL, &route), ESM_ERR_UNSUPPORTED);
     }
     if (rank == 0) fprintf(stderr, "redist_check: unknown error case %s\n", name);

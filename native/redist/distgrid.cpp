@@ -96,7 +96,7 @@ static std::shared_ptr<Comm> duplicate(MPI_Comm user) {
 
 }  // namespace esm
 
-void esm_decomp::box_of(int r, int64_t lo[], int64_t hi[]) const {
+void esm_distgrid::box_of(int r, int64_t lo[], int64_t hi[]) const {
     if (kind == Kind::boxes) {
         const int64_t *b = &boxes[(size_t)r * 2 * ndims];
         for (int d = 0; d < ndims; d++) lo[d] = b[d], hi[d] = b[ndims + d];
@@ -109,7 +109,7 @@ void esm_decomp::box_of(int r, int64_t lo[], int64_t hi[]) const {
     }
 }
 
-std::vector<IndexRun> esm_decomp::global_runs() const {
+std::vector<IndexRun> esm_distgrid::global_runs() const {
     std::vector<IndexRun> out;
     auto add = [&out](int64_t local, int64_t global, int64_t len) {
         if (len == 0) return;
@@ -178,13 +178,13 @@ void check_shape(const char *fn, int ndims, const int64_t dims[]) {
 
 }  // namespace
 
-extern "C" int esm_decomp_create_blocks(MPI_Comm comm, int ndims, const int64_t dims[], const int parts[],
-                                        const int64_t *const cuts[], esm_decomp **out) {
-    const char *fn = "esm_decomp_create_blocks";
+extern "C" int esm_distgrid_create_blocks(MPI_Comm comm, int ndims, const int64_t dims[], const int parts[],
+                                          const int64_t *const cuts[], esm_distgrid **out) {
+    const char *fn = "esm_distgrid_create_blocks";
     return guarded([&] {
         if (!out) fail(ESM_ERR_ARGUMENT, "%s: the result pointer is NULL", fn);
         *out = nullptr;
-        auto d = std::make_unique<esm_decomp>();
+        auto d = std::make_unique<esm_distgrid>();
         d->kind = Kind::blocks;
         Outcome outcome;
         uint64_t hash = hash_seed;
@@ -236,7 +236,7 @@ extern "C" int esm_decomp_create_blocks(MPI_Comm comm, int ndims, const int64_t 
         if (comm == MPI_COMM_NULL) {
             if (outcome.code != ESM_OK) throw Error{outcome.code, outcome.message};
         } else {
-            agree(comm, outcome, hash, "block layouts to esm_decomp_create_blocks");
+            agree(comm, outcome, hash, "block layouts to esm_distgrid_create_blocks");
             d->comm = duplicate(comm);
         }
         d->nranks = nranks;
@@ -249,14 +249,14 @@ extern "C" int esm_decomp_create_blocks(MPI_Comm comm, int ndims, const int64_t 
     });
 }
 
-extern "C" int esm_decomp_create_boxes(MPI_Comm comm, int ndims, const int64_t dims[], const int64_t lower[],
-                                       const int64_t upper[], esm_decomp **out) {
-    const char *fn = "esm_decomp_create_boxes";
+extern "C" int esm_distgrid_create_boxes(MPI_Comm comm, int ndims, const int64_t dims[], const int64_t lower[],
+                                         const int64_t upper[], esm_distgrid **out) {
+    const char *fn = "esm_distgrid_create_boxes";
     return guarded([&] {
         if (!out) fail(ESM_ERR_ARGUMENT, "%s: the result pointer is NULL", fn);
         *out = nullptr;
         if (comm == MPI_COMM_NULL) fail(ESM_ERR_ARGUMENT, "%s: the communicator is MPI_COMM_NULL: boxes need the ranks that hold them", fn);
-        auto d = std::make_unique<esm_decomp>();
+        auto d = std::make_unique<esm_distgrid>();
         d->kind = Kind::boxes;
         Outcome outcome;
         uint64_t hash = hash_seed;
@@ -280,7 +280,7 @@ extern "C" int esm_decomp_create_boxes(MPI_Comm comm, int ndims, const int64_t d
         } catch (const Error &e) {
             outcome.set(e);
         }
-        agree(comm, outcome, hash, "index spaces (ndims, dims) to esm_decomp_create_boxes");
+        agree(comm, outcome, hash, "index spaces (ndims, dims) to esm_distgrid_create_boxes");
         // every rank learns every box; each checks its own box against all others
         std::vector<int64_t> mine(2 * ndims);
         for (int k = 0; k < ndims; k++) mine[k] = d->lower[k], mine[ndims + k] = d->upper[k];
@@ -318,14 +318,14 @@ extern "C" int esm_decomp_create_boxes(MPI_Comm comm, int ndims, const int64_t d
     });
 }
 
-extern "C" int esm_decomp_create_indices(MPI_Comm comm, int64_t points, int64_t levels, int64_t count,
-                                         const int64_t indices[], esm_decomp **out) {
-    const char *fn = "esm_decomp_create_indices";
+extern "C" int esm_distgrid_create_indices(MPI_Comm comm, int64_t points, int64_t levels, int64_t count,
+                                           const int64_t indices[], esm_distgrid **out) {
+    const char *fn = "esm_distgrid_create_indices";
     return guarded([&] {
         if (!out) fail(ESM_ERR_ARGUMENT, "%s: the result pointer is NULL", fn);
         *out = nullptr;
         if (comm == MPI_COMM_NULL) fail(ESM_ERR_ARGUMENT, "%s: the communicator is MPI_COMM_NULL", fn);
-        auto d = std::make_unique<esm_decomp>();
+        auto d = std::make_unique<esm_distgrid>();
         d->kind = Kind::indices;
         Outcome outcome;
         uint64_t hash = hash_seed;
@@ -363,7 +363,7 @@ extern "C" int esm_decomp_create_indices(MPI_Comm comm, int64_t points, int64_t 
         } catch (const Error &e) {
             outcome.set(e);
         }
-        agree(comm, outcome, hash, "points and levels to esm_decomp_create_indices");
+        agree(comm, outcome, hash, "points and levels to esm_distgrid_create_indices");
         d->hash = hash;
         d->local_count = count * levels;
         d->comm = duplicate(comm);
@@ -371,34 +371,34 @@ extern "C" int esm_decomp_create_indices(MPI_Comm comm, int64_t points, int64_t 
     });
 }
 
-extern "C" int esm_decomp_local_count(const esm_decomp *decomp, int64_t *count) {
+extern "C" int esm_distgrid_local_count(const esm_distgrid *decomp, int64_t *count) {
     return guarded([&] {
-        if (!decomp || !count) fail(ESM_ERR_ARGUMENT, "esm_decomp_local_count: NULL argument");
+        if (!decomp || !count) fail(ESM_ERR_ARGUMENT, "esm_distgrid_local_count: NULL argument");
         *count = decomp->local_count;
     });
 }
 
-extern "C" int esm_decomp_local_box(const esm_decomp *decomp, int *ndims, int64_t lower[], int64_t upper[]) {
+extern "C" int esm_distgrid_local_box(const esm_distgrid *decomp, int *ndims, int64_t lower[], int64_t upper[]) {
     return guarded([&] {
-        if (!decomp || !ndims || !lower || !upper) fail(ESM_ERR_ARGUMENT, "esm_decomp_local_box: NULL argument");
+        if (!decomp || !ndims || !lower || !upper) fail(ESM_ERR_ARGUMENT, "esm_distgrid_local_box: NULL argument");
         if (decomp->kind == Kind::indices)
-            fail(ESM_ERR_UNSUPPORTED, "esm_decomp_local_box: an index-list decomposition has no box; use esm_decomp_global_indices");
+            fail(ESM_ERR_UNSUPPORTED, "esm_distgrid_local_box: an index-list decomposition has no box; use esm_distgrid_global_indices");
         *ndims = decomp->ndims;
         for (int d = 0; d < decomp->ndims; d++) lower[d] = decomp->lower[d], upper[d] = decomp->upper[d];
     });
 }
 
-extern "C" int esm_decomp_global_indices(const esm_decomp *decomp, int64_t global[]) {
+extern "C" int esm_distgrid_global_indices(const esm_distgrid *decomp, int64_t global[]) {
     return guarded([&] {
-        if (!decomp || (!global && decomp->local_count)) fail(ESM_ERR_ARGUMENT, "esm_decomp_global_indices: NULL argument");
+        if (!decomp || (!global && decomp->local_count)) fail(ESM_ERR_ARGUMENT, "esm_distgrid_global_indices: NULL argument");
         for (const IndexRun &r : decomp->global_runs())
             for (int64_t i = 0; i < r.len; i++) global[r.local + i] = r.global + i;
     });
 }
 
-extern "C" int esm_decomp_free(esm_decomp **decomp) {
+extern "C" int esm_distgrid_free(esm_distgrid **decomp) {
     return guarded([&] {
-        if (!decomp) fail(ESM_ERR_ARGUMENT, "esm_decomp_free: NULL argument");
+        if (!decomp) fail(ESM_ERR_ARGUMENT, "esm_distgrid_free: NULL argument");
         delete *decomp;
         *decomp = nullptr;
     });
