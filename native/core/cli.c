@@ -168,6 +168,21 @@ double esm_cli_real(esm_cli *cli, const char *name, double fallback, double min,
     return v;
 }
 
+const char *esm_cli_text(esm_cli *cli, const char *name, const char *fallback, const char *help)
+{
+    char values[128];
+    snprintf(values, sizeof values, "TEXT (%s)", fallback);
+    describe(cli, name, values, help);
+    const char *given = lookup(cli, name);
+    if (!given)
+        return fallback;
+    if (!given[0]) {
+        problem(cli, "invalid value --%s '': use a non-empty value", name);
+        return fallback;
+    }
+    return given;
+}
+
 void esm_cli_pair(esm_cli *cli, const char *name, int *a, int *b, int max, const char *help)
 {
     char values[128];

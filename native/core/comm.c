@@ -5,9 +5,12 @@
 #include <string.h>
 #include "esm_internal.h"
 
+/* `world` is the whole run; `current` the communicator the core works on (the world, or a
+ * processor set entered with esm_group_enter, group.c), with this rank's place in it. */
 static struct {
-    MPI_Comm world;
-    int rank, ranks;
+    MPI_Comm world, current;
+    int rank, ranks;             /* in the world */
+    int current_rank, current_ranks;
     const char *program;
     esm_counts counts;
 } comm = {.program = "esm"};
@@ -18,13 +21,24 @@ void esm_init(int *argc, char ***argv, const char *program)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm.world);
     MPI_Comm_rank(comm.world, &comm.rank);
     MPI_Comm_size(comm.world, &comm.ranks);
+    esm_comm_set_current(comm.world);
     comm.program = program;
 }
 
-int esm_rank(void) { return comm.rank; }
-int esm_ranks(void) { return comm.ranks; }
+int esm_rank(void) { return comm.current_rank; }
+int esm_ranks(void) { return comm.current_ranks; }
 const char *esm_program(void) { return comm.program; }
-MPI_Comm esm_world(void) { return comm.world; }
+MPI_Comm esm_world(void) { return comm.current; }
+MPI_Comm esm_whole_world(void) { return comm.world; }
+int esm_world_rank(void) { return comm.rank; }
+int esm_world_ranks(void) { return comm.ranks; }
+
+void esm_comm_set_current(MPI_Comm c)
+{
+    comm.current = c;
+    MPI_Comm_rank(c, &comm.current_rank);
+    MPI_Comm_size(c, &comm.current_ranks);
+}
 esm_counts *esm_counts_writable(void) { return &comm.counts; }
 const esm_counts *esm_counts_mine(void) { return &comm.counts; }
 
@@ -45,7 +59,7 @@ static void print_error(const char *format, va_list args)
 
 _Noreturn void esm_fail(const char *format, ...)
 {
-    if (comm.rank == 0) {
+    if (comm.current_rank == 0) {
         va_list args;
         va_start(args, format);
         print_error(format, args);
@@ -56,12 +70,12 @@ _Noreturn void esm_fail(const char *format, ...)
 
 void esm_fail_if_any(bool bad, const char *format, ...)
 {
-    int mine = bad ? comm.rank : comm.ranks, lowest;
-    MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm.world);
+    int mine = bad ? comm.current_rank : comm.current_ranks, lowest;
+    MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm.current);
     comm.counts.allreduce++;
-    if (lowest == comm.ranks)
+    if (lowest == comm.current_ranks)
         return;
-    if (comm.rank == lowest) {
+    if (comm.current_rank == lowest) {
         va_list args;
         va_start(args, format);
         print_error(format, args);
@@ -82,13 +96,13 @@ void esm_say(const char *format, ...)
 
 void esm_barrier(void)
 {
-    MPI_Barrier(comm.world);
+    MPI_Barrier(comm.current);
     comm.counts.barrier++;
 }
 
 void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op)
 {
-    MPI_Allreduce(in, out, count, type, op, comm.world);
+    MPI_Allreduce(in, out, count, type, op, comm.current);
     comm.counts.allreduce++;
 }
 

@@ -12,6 +12,8 @@
  *   esm_result.h  the one-line JSON result (docs/workloads.md)
  *   esm_stream.h  STREAM triad, for the memory-bandwidth roofline
  *   esm_geo.h     an analytic Earth: continents and ocean depth on a longitude-latitude grid
+ *   esm_group.h   processor sets: run a model on a sub-communicator; the driver's broadcast
+ *   esm_rearrange.h  MCT-style rearrangement between index-list decompositions (Irecv/Isend/Wait)
  *   esm_simd.h    ESM_SIMD: hot loops built for AVX-512, AVX2 and baseline, chosen at run time
  *
  * Compute code includes this and never <mpi.h> (like HYCOM's mod_xc). */
@@ -30,4 +32,6 @@
 #include "esm_stream.h"
 #include "esm_geo.h"
 #include "esm_simd.h"
+#include "esm_group.h"
+#include "esm_rearrange.h"
 #endif

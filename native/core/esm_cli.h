@@ -35,6 +35,9 @@ long esm_cli_int(esm_cli *cli, const char *name, long fallback, long min, long m
 double esm_cli_real(esm_cli *cli, const char *name, double fallback, double min, double max,
                     const char *help);
 
+/* --name TEXT, any non-empty text (a directory, a file name); `fallback` when absent. */
+const char *esm_cli_text(esm_cli *cli, const char *name, const char *fallback, const char *help);
+
 /* --name AxB, two positive integers (e.g. a block size 20x29). */
 void esm_cli_pair(esm_cli *cli, const char *name, int *a, int *b, int max, const char *help);
 

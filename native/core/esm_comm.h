@@ -22,6 +22,9 @@ typedef struct esm_counts {
 
 /* Start MPI; `program` names the workload in messages ("pop: error: ..."). */
 void esm_init(int *argc, char ***argv, const char *program);
+/* This rank and the rank count of the communicator the core works on: the whole run, or the
+ * processor set entered with esm_group_enter (esm_group.h). The calls below that communicate
+ * (esm_fail, esm_fail_if_any, esm_barrier) work on that communicator too. */
 int esm_rank(void);
 int esm_ranks(void);
 const char *esm_program(void);

@@ -6,7 +6,14 @@
 #include "esm_halo.h"
 #include "esm_timer.h"
 
+/* The communicator the core works on: the world, or the processor set entered (group.c). */
 MPI_Comm esm_world(void);
+/* The whole run's communicator and this rank's place in it, whatever set is entered. */
+MPI_Comm esm_whole_world(void);
+int esm_world_rank(void);
+int esm_world_ranks(void);
+/* Make `c` the communicator the core works on (group.c enters and leaves sets with it). */
+void esm_comm_set_current(MPI_Comm c);
 esm_counts *esm_counts_writable(void);
 
 /* One counted MPI_Allreduce on the world communicator. */

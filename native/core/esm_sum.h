@@ -42,6 +42,10 @@ double esm_global_sum(const esm_sum *s);
 void esm_global_max(double *values, int n);
 void esm_global_min(double *values, int n);
 
+/* values[k] = the sum over ranks of values[k], k < n, as exact integers (counts, bytes): one
+ * MPI_Allreduce. Collective. */
+void esm_global_sum_long(long *values, int n);
+
 /* A bitwise fingerprint of a distributed field, independent of the decomposition: add every
  * point with its global index, then combine (one allreduce, sum modulo 2^64). Equal
  * checksums mean equal bits (up to a 2^-64 chance). Zeros (+0.0 and -0.0) add nothing, so

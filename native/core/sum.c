@@ -133,3 +133,11 @@ uint64_t esm_global_checksum(uint64_t local)
     esm_allreduce(&local, &total, 1, MPI_UINT64_T, MPI_SUM);
     return total;
 }
+
+void esm_global_sum_long(long *values, int n)
+{
+    long *in = esm_calloc(n ? n : 1, sizeof *in);
+    memcpy(in, values, n * sizeof *values);
+    esm_allreduce(in, values, n, MPI_LONG, MPI_SUM);
+    free(in);
+}

@@ -1,0 +1,313 @@
+/* The component models: atmosphere, ocean, land, sea ice. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "models.h"
+
+#define DIFFUSIVITY_ATM 1.5e6   /* m2 s-1 */
+#define DIFFUSIVITY_OCN 5.0e3
+#define WIND_SOLID 15.0         /* m s-1 at the equator */
+
+static double rad(double degrees) { return degrees * M_PI / 180.0; }
+
+void points_of(const esm_decomp *d, const cesm_grid *g, const unsigned char *active,
+               const double *area_factor, const esm_layout *layout, cesm_points *pts, long **at)
+{
+    long n = 0;
+    for (int lb = 0; lb < d->nlocal; lb++) {
+        const esm_block *b = &d->block[d->local[lb]];
+        for (int j = 0; j < b->nj; j++)
+            for (int i = 0; i < b->ni; i++)
+                n += !active || active[(b->i0 + i) + (long)g->nx * (b->j0 + j)];
+    }
+    *pts = (cesm_points){.n = n, .global = esm_calloc(n + 1, sizeof(long)),
+                         .lat = esm_calloc(n + 1, sizeof(double)), .area = esm_calloc(n + 1, sizeof(double))};
+    if (at)
+        *at = esm_calloc(n + 1, sizeof(long));
+    n = 0;
+    for (int lb = 0; lb < d->nlocal; lb++) {
+        const esm_block *b = &d->block[d->local[lb]];
+        for (int j = 0; j < b->nj; j++)
+            for (int i = 0; i < b->ni; i++) {
+                long gi = (b->i0 + i) + (long)g->nx * (b->j0 + j);
+                if (active && !active[gi])
+                    continue;
+                pts->global[n] = gi;
+                pts->lat[n] = g->lat[b->j0 + j];
+                pts->area[n] = g->area[b->j0 + j] * (area_factor ? area_factor[gi] : 1.0);
+                if (at)
+                    (*at)[n] = esm_at(layout, lb, i, j, 0);
+                n++;
+            }
+    }
+}
+
+/* Meridional diffusion coefficients in flux form: dT_j = ky_n (T_n - T) - ky_s (T - T_s). */
+static void meridional(const cesm_grid *g, double kappa_dt, double **north, double **south)
+{
+    double r2 = EARTH_RADIUS * EARTH_RADIUS;
+    *north = esm_calloc(g->ny, sizeof **north);
+    *south = esm_calloc(g->ny, sizeof **south);
+    for (int j = 0; j < g->ny; j++) {
+        double ds = sin(rad(g->lat_edge[j + 1])) - sin(rad(g->lat_edge[j]));
+        if (j + 1 < g->ny)
+            (*north)[j] = kappa_dt * cos(rad(g->lat_edge[j + 1])) / (r2 * ds * rad(g->lat[j + 1] - g->lat[j]));
+        if (j > 0)
+            (*south)[j] = kappa_dt * cos(rad(g->lat_edge[j])) / (r2 * ds * rad(g->lat[j] - g->lat[j - 1]));
+    }
+}
+
+/* ---- atmosphere ---------------------------------------------------------------------------- */
+
+void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt)
+{
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx, .ny = g->ny, .bx = bx, .by = by,
+                                                  .periodic_x = true, .distribution = ESM_DIST_SFC});
+    m->l = esm_layout_levels_outer(&m->d, 1, 1);
+    m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
+    long n = esm_layout_doubles(&m->l, m->d.nlocal);
+    m->t = esm_calloc(n, sizeof(double));
+    m->t_next = esm_calloc(n, sizeof(double));
+    m->substeps = substeps;
+    m->dt = dt / substeps;
+    double dx = EARTH_RADIUS * rad(g->dlon);
+    m->courant = WIND_SOLID * m->dt / dx;
+    m->kx = DIFFUSIVITY_ATM * m->dt / (dx * dx);
+    meridional(g, DIFFUSIVITY_ATM * m->dt, &m->ky_n, &m->ky_s);
+    points_of(&m->d, g, NULL, NULL, &m->l, &m->pts, &m->at);
+    for (long p = 0; p < m->pts.n; p++) {
+        double c = cos(rad(m->pts.lat[p]));
+        m->t[m->at[p]] = -15.0 + 40.0 * c * c;
+    }
+}
+
+void atm_export(const atm_model *m, double seconds, double *const a2x[])
+{
+    for (long p = 0; p < m->pts.n; p++) {
+        a2x[A2X_T][p] = m->t[m->at[p]];
+        a2x[A2X_SW][p] = cesm_insolation(m->pts.lat[p], seconds);
+        a2x[A2X_WIND][p] = cesm_wind(m->pts.lat[p]);
+    }
+}
+
+void atm_run(atm_model *m, const double *const x2a[])
+{
+    const double *flux = x2a[X2A_FLUX];
+    long sj = m->l.stride_j;
+    for (int s = 0; s < m->substeps; s++) {
+        esm_halo_update(m->halo, (double *const[]){m->t});
+        for (long p = 0; p < m->pts.n; p++) {
+            long q = m->at[p];
+            int gj = (int)(m->pts.global[p] / m->d.nx);
+            double t = m->t[q], w = m->t[q - 1], e = m->t[q + 1];
+            double olr = OLR_A + OLR_B * t;
+            esm_sum_add(&m->olr, m->pts.area[p] * olr * m->dt);
+            m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w)
+                           + m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj])
+                           + m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
+        }
+        double *swap = m->t;
+        m->t = m->t_next;
+        m->t_next = swap;
+    }
+}
+
+void atm_energy(const atm_model *m, esm_sum *e)
+{
+    for (long p = 0; p < m->pts.n; p++)
+        esm_sum_add(e, m->pts.area[p] * HEAT_CAPACITY_ATM * m->t[m->at[p]]);
+}
+
+/* ---- ocean --------------------------------------------------------------------------------- */
+
+static bool is_active(int i, int j, const void *grid)
+{
+    const cesm_grid *g = grid;
+    return g->active[i + (long)g->nx * j];
+}
+
+void ocn_create(ocn_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt)
+{
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx, .ny = g->ny, .bx = bx, .by = by,
+                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = is_active, .context = g});
+    m->l = esm_layout_levels_outer(&m->d, 1, 1);
+    m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
+    long n = esm_layout_doubles(&m->l, m->d.nlocal);
+    m->t = esm_calloc(n, sizeof(double));
+    m->t_next = esm_calloc(n, sizeof(double));
+    m->mask = esm_calloc(n, sizeof(double));
+    for (int lb = 0; lb < m->d.nlocal; lb++) { /* the mask over blocks and halos, from the grid */
+        const esm_block *b = &m->d.block[m->d.local[lb]];
+        for (int j = -1; j <= b->nj; j++)
+            for (int i = -1; i <= b->ni; i++) {
+                int gi = ((b->i0 + i) % g->nx + g->nx) % g->nx, gj = b->j0 + j;
+                if (gj >= 0 && gj < g->ny)
+                    m->mask[esm_at(&m->l, lb, i, j, 0)] = g->active[gi + (long)g->nx * gj];
+            }
+    }
+    m->substeps = substeps;
+    m->dt = dt / substeps;
+    m->kx = esm_calloc(g->ny, sizeof *m->kx);
+    for (int j = 0; j < g->ny; j++) {
+        double dx = EARTH_RADIUS * rad(g->dlon) * cos(rad(g->lat[j]));
+        m->kx[j] = DIFFUSIVITY_OCN * m->dt / (dx * dx);
+    }
+    meridional(g, DIFFUSIVITY_OCN * m->dt, &m->ky_n, &m->ky_s);
+    points_of(&m->d, g, g->active, NULL, &m->l, &m->pts, &m->at);
+    for (long p = 0; p < m->pts.n; p++) {
+        double c = cos(rad(m->pts.lat[p]));
+        m->t[m->at[p]] = fmax(FREEZING, -4.0 + 32.0 * c * c);
+    }
+}
+
+void ocn_export(const ocn_model *m, double *const o2x[])
+{
+    for (long p = 0; p < m->pts.n; p++) {
+        o2x[O2X_T][p] = m->t[m->at[p]];
+        o2x[O2X_FRAZIL][p] = 0.0;
+    }
+}
+
+void ocn_run(ocn_model *m, const double *const x2o[], double *const o2x[])
+{
+    const double *heat = x2o[X2O_HEAT];
+    double *frazil = o2x[O2X_FRAZIL];
+    long sj = m->l.stride_j;
+    for (long p = 0; p < m->pts.n; p++)
+        frazil[p] = 0.0;
+    for (int s = 0; s < m->substeps; s++) {
+        esm_halo_update(m->halo, (double *const[]){m->t});
+        for (long p = 0; p < m->pts.n; p++) {
+            long q = m->at[p];
+            int gj = (int)(m->pts.global[p] / m->d.nx);
+            const double *t = m->t, *k = m->mask;
+            double forcing = (m->leak && p == 0) ? 0.0 : heat[p];
+            double next = t[q] + m->kx[gj] * (k[q + 1] * (t[q + 1] - t[q]) - k[q - 1] * (t[q] - t[q - 1]))
+                          + m->ky_n[gj] * k[q + sj] * (t[q + sj] - t[q])
+                          - m->ky_s[gj] * k[q - sj] * (t[q] - t[q - sj])
+                          + m->dt / HEAT_CAPACITY_OCN * forcing;
+            if (next < FREEZING) {     /* frazil: the deficit goes to the ice */
+                frazil[p] += HEAT_CAPACITY_OCN * (next - FREEZING);
+                next = FREEZING;
+            }
+            m->t_next[q] = next;
+        }
+        double *swap = m->t;
+        m->t = m->t_next;
+        m->t_next = swap;
+    }
+    for (long p = 0; p < m->pts.n; p++)
+        o2x[O2X_T][p] = m->t[m->at[p]];
+}
+
+void ocn_energy(const ocn_model *m, esm_sum *e)
+{
+    for (long p = 0; p < m->pts.n; p++)
+        esm_sum_add(e, m->pts.area[p] * HEAT_CAPACITY_OCN * m->t[m->at[p]]);
+}
+
+/* ---- land ---------------------------------------------------------------------------------- */
+
+typedef struct { const double *fraction; int nx; } land_context;
+
+static bool has_land(int i, int j, const void *context)
+{
+    const land_context *c = context;
+    return c->fraction[i + (long)c->nx * j] > 0.0;
+}
+
+void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction, int bx, int by)
+{
+    land_context context = {land_fraction, atm->nx};
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = atm->nx, .ny = atm->ny, .bx = bx, .by = by,
+                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = has_land, .context = &context});
+    unsigned char *land = esm_calloc((size_t)atm->nx * atm->ny, 1);
+    for (long p = 0; p < (long)atm->nx * atm->ny; p++)
+        land[p] = land_fraction[p] > 0.0;
+    points_of(&m->d, atm, land, land_fraction, NULL, &m->pts, NULL);
+    free(land);
+    m->t = esm_calloc(m->pts.n + 1, sizeof(double));
+    for (long p = 0; p < m->pts.n; p++) {
+        double c = cos(rad(m->pts.lat[p]));
+        m->t[p] = -15.0 + 40.0 * c * c;
+    }
+}
+
+/* Explicit: the flux to the air uses the temperature at the start of the interval, and is the
+ * one reported to the coupler, so what the land loses the atmosphere gains. */
+void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], double dt)
+{
+    for (long p = 0; p < m->pts.n; p++) {
+        double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
+        double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
+        esm_sum_add(&m->sw, m->pts.area[p] * sw * dt);
+        m->t[p] += dt / HEAT_CAPACITY_LND * (sw - flux);
+        l2x[L2X_FLUX][p] = flux;
+        l2x[L2X_T][p] = m->t[p];
+    }
+}
+
+void lnd_energy(const lnd_model *m, esm_sum *e)
+{
+    for (long p = 0; p < m->pts.n; p++)
+        esm_sum_add(e, m->pts.area[p] * HEAT_CAPACITY_LND * m->t[p]);
+}
+
+/* ---- sea ice ------------------------------------------------------------------------------- */
+
+void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
+{
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = ocn->nx, .ny = ocn->ny, .bx = bx, .by = by,
+                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = is_active, .context = ocn});
+    points_of(&m->d, ocn, ocn->active, NULL, NULL, &m->pts, NULL);
+    m->h = esm_calloc(m->pts.n + 1, sizeof(double));
+    for (long p = 0; p < m->pts.n; p++)
+        m->h[p] = 2.0 * fmin(1.0, fmax(0.0, (fabs(m->pts.lat[p]) - 58.0) / 12.0));
+}
+
+/* Per point, over one coupling interval: new ice from frazil; with ice, the surface temperature
+ * from SW + F_cond = k (Ts - Ta) (clamped at 0 C, the excess melting the top), basal growth by
+ * conduction minus the ocean's heat; ice melted beyond zero thickness returns its heat to the
+ * ocean. Exports (cell means): fraction, flux to the air, heat into the ocean, surface T. */
+void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt)
+{
+    for (long p = 0; p < m->pts.n; p++) {
+        double h = m->h[p] - x2i[X2I_FRAZIL][p] / ICE_LATENT;
+        double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p], to = x2i[X2I_TO][p];
+        double flux = 0, qio = 0, ts = FREEZING;
+        if (h > 0) {
+            double k = cesm_exchange(x2i[X2I_WIND][p]), cond = ICE_CONDUCTIVITY / fmax(h, 0.05);
+            double sw = (1.0 - ALBEDO_ICE) * x2i[X2I_SW][p];
+            ts = (sw + k * ta + cond * FREEZING) / (k + cond);
+            double melt = 0;
+            if (ts > 0.0) {
+                ts = 0.0;
+                melt = sw + cond * (FREEZING - ts) - k * (ts - ta);
+            }
+            double up = k * (ts - ta), fcond = cond * (FREEZING - ts);
+            double from_ocean = to > FREEZING ? ICE_OCEAN_EXCHANGE * (to - FREEZING) : 0.0;
+            esm_sum_add(&m->sw, m->pts.area[p] * frac * sw * dt);
+            h += frac * dt * (fcond - from_ocean - melt) / ICE_LATENT;
+            flux = frac * up;
+            qio = -frac * from_ocean;
+            if (h < 0) {               /* melted through: the rest of the heat warms the ocean */
+                qio += -h * ICE_LATENT / dt;
+                h = 0;
+            }
+        }
+        m->h[p] = h;
+        i2x[I2X_FRAC][p] = frac;  /* the fraction these fluxes were computed over */
+        i2x[I2X_FLUX][p] = flux;
+        i2x[I2X_QIO][p] = qio;
+        i2x[I2X_TSFC][p] = ts;
+    }
+}
+
+void ice_energy(const ice_model *m, esm_sum *e)
+{
+    for (long p = 0; p < m->pts.n; p++)
+        esm_sum_add(e, -m->pts.area[p] * ICE_LATENT * m->h[p]);
+}
