@@ -21,7 +21,7 @@ void esm_init(int *argc, char ***argv, const char *program)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm.world);
     MPI_Comm_rank(comm.world, &comm.rank);
     MPI_Comm_size(comm.world, &comm.ranks);
-    esm_comm_set_current(comm.world);
+    esm_comm_set_current(comm.world, comm.rank, comm.ranks);
     comm.program = program;
 }
 
@@ -33,11 +33,11 @@ MPI_Comm esm_whole_world(void) { return comm.world; }
 int esm_world_rank(void) { return comm.rank; }
 int esm_world_ranks(void) { return comm.ranks; }
 
-void esm_comm_set_current(MPI_Comm c)
+void esm_comm_set_current(MPI_Comm c, int rank, int ranks)
 {
     comm.current = c;
-    MPI_Comm_rank(c, &comm.current_rank);
-    MPI_Comm_size(c, &comm.current_ranks);
+    comm.current_rank = rank;
+    comm.current_ranks = ranks;
 }
 esm_counts *esm_counts_writable(void) { return &comm.counts; }
 const esm_counts *esm_counts_mine(void) { return &comm.counts; }

@@ -12,8 +12,9 @@ MPI_Comm esm_world(void);
 MPI_Comm esm_whole_world(void);
 int esm_world_rank(void);
 int esm_world_ranks(void);
-/* Make `c` the communicator the core works on (group.c enters and leaves sets with it). */
-void esm_comm_set_current(MPI_Comm c);
+/* Make `c` (this rank being `rank` of `ranks`) the communicator the core works on (group.c
+ * enters and leaves sets with it, no MPI call). */
+void esm_comm_set_current(MPI_Comm c, int rank, int ranks);
 esm_counts *esm_counts_writable(void);
 
 /* One counted MPI_Allreduce on the world communicator. */

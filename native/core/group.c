@@ -7,20 +7,25 @@
 struct esm_group {
     MPI_Comm comm;        /* MPI_COMM_NULL on ranks outside */
     int first, count;
+    int rank;             /* this rank in it */
 };
 
 enum { MAX_DEPTH = 8 };
-static MPI_Comm entered[MAX_DEPTH]; /* the communicators to go back to */
+static struct { MPI_Comm comm; int rank, ranks; } entered[MAX_DEPTH]; /* to go back to */
 static int depth;
 static esm_group_counts counts;
 
 esm_group *esm_group_create(int first, int count)
 {
+    if (first < 0 || count < 1 || first + count > esm_ranks())
+        esm_fail("a processor set of ranks %d..%d does not fit in %d ranks: use more ranks",
+                 first, first + count - 1, esm_ranks());
     esm_group *g = esm_calloc(1, sizeof *g);
     int rank = esm_rank();
     bool inside = rank >= first && rank < first + count;
     g->first = first;
     g->count = count;
+    g->rank = rank - first;
     MPI_Comm_split(esm_world(), inside ? 0 : MPI_UNDEFINED, rank, &g->comm);
     counts.comm_split++;
     return g;
@@ -37,14 +42,18 @@ void esm_group_enter(const esm_group *g)
                 "nested deeper than %d\n", esm_program(), MAX_DEPTH);
         MPI_Abort(esm_whole_world(), 1);
     }
-    entered[depth++] = esm_world();
-    esm_comm_set_current(g->comm);
+    entered[depth].comm = esm_world();
+    entered[depth].rank = esm_rank();
+    entered[depth++].ranks = esm_ranks();
+    esm_comm_set_current(g->comm, g->rank, g->count);
 }
 
 void esm_group_leave(void)
 {
-    if (depth > 0)
-        esm_comm_set_current(entered[--depth]);
+    if (depth > 0) {
+        depth--;
+        esm_comm_set_current(entered[depth].comm, entered[depth].rank, entered[depth].ranks);
+    }
 }
 
 void esm_group_free(esm_group *g)
