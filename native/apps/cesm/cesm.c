@@ -29,10 +29,11 @@
 #include <unistd.h>
 #include "coupler.h"
 
-/* nx, ny: atmosphere grid; the ocean grid and block sizes per deck below. */
+/* nx, ny: atmosphere grid; steps: coupling intervals of 30 min; the ocean grid and block sizes
+ * per deck below. */
 static const esm_deck decks[] = {
-    {"S", 96, 48, 1, 12, 8, 48, "atm 96x48 (T31-like 3.75 deg), ocean 100x116 (gx3-like): seconds"},
-    {"M", 144, 96, 1, 12, 12, 48, "atm 144x96 (f19, 1.9x2.5 deg), ocean 320x384 (gx1)"},
+    {"S", 96, 48, 1, 12, 8, 240, "atm 96x48 (T31-like 3.75 deg), ocean 100x116 (gx3-like): 5 days, seconds"},
+    {"M", 144, 96, 1, 12, 12, 96, "atm 144x96 (f19, 1.9x2.5 deg), ocean 320x384 (gx1): 2 days"},
     {"1deg", 288, 192, 1, 24, 16, 48, "atm 288x192 (f09, CESM's 1 degree), ocean 320x384 (gx1)"},
 };
 static const struct { int nx, ny, bx, by; } ocean_decks[] = {
