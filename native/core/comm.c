@@ -28,8 +28,8 @@ void esm_init(int *argc, char ***argv, const char *program)
 int esm_rank(void) { return comm.current_rank; }
 int esm_ranks(void) { return comm.current_ranks; }
 const char *esm_program(void) { return comm.program; }
-MPI_Comm esm_world(void) { return comm.current; }
-MPI_Comm esm_whole_world(void) { return comm.world; }
+MPI_Comm esm_comm_current(void) { return comm.current; }
+MPI_Comm esm_comm_world(void) { return comm.world; }
 int esm_world_rank(void) { return comm.rank; }
 int esm_world_ranks(void) { return comm.ranks; }
 

@@ -7,9 +7,9 @@
 #include "esm_timer.h"
 
 /* The communicator the core works on: the world, or the processor set entered (group.c). */
-MPI_Comm esm_world(void);
+MPI_Comm esm_comm_current(void);
 /* The whole run's communicator and this rank's place in it, whatever set is entered. */
-MPI_Comm esm_whole_world(void);
+MPI_Comm esm_comm_world(void);
 int esm_world_rank(void);
 int esm_world_ranks(void);
 /* Make `c` (this rank being `rank` of `ranks`) the communicator the core works on (group.c
@@ -17,7 +17,7 @@ int esm_world_ranks(void);
 void esm_comm_set_current(MPI_Comm c, int rank, int ranks);
 esm_counts *esm_counts_writable(void);
 
-/* One counted MPI_Allreduce on the world communicator. */
+/* One counted MPI_Allreduce on the current communicator. */
 void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op);
 
 /* What an exchange plan is made from (esm_halo_spec, spec.c), shared by the halo engines

@@ -26,7 +26,7 @@ esm_group *esm_group_create(int first, int count)
     g->first = first;
     g->count = count;
     g->rank = rank - first;
-    MPI_Comm_split(esm_world(), inside ? 0 : MPI_UNDEFINED, rank, &g->comm);
+    MPI_Comm_split(esm_comm_current(), inside ? 0 : MPI_UNDEFINED, rank, &g->comm);
     counts.comm_split++;
     return g;
 }
@@ -40,9 +40,9 @@ void esm_group_enter(const esm_group *g)
     if (g->comm == MPI_COMM_NULL || depth == MAX_DEPTH) {
         fprintf(stderr, "%s: internal error: esm_group_enter on a rank outside the group or "
                 "nested deeper than %d\n", esm_program(), MAX_DEPTH);
-        MPI_Abort(esm_whole_world(), 1);
+        MPI_Abort(esm_comm_world(), 1);
     }
-    entered[depth].comm = esm_world();
+    entered[depth].comm = esm_comm_current();
     entered[depth].rank = esm_rank();
     entered[depth++].ranks = esm_ranks();
     esm_comm_set_current(g->comm, g->rank, g->count);
@@ -65,7 +65,7 @@ void esm_group_free(esm_group *g)
 
 void esm_broadcast(void *data, int bytes, int root)
 {
-    MPI_Bcast(data, bytes, MPI_BYTE, root, esm_world());
+    MPI_Bcast(data, bytes, MPI_BYTE, root, esm_comm_current());
     counts.bcast++;
 }
 

@@ -10,6 +10,7 @@ typedef struct { double *send, *recv; } buffers;
 struct esm_halo {
     esm_halo_spec s;
     buffers *buffer;       /* per peer */
+    MPI_Comm comm;         /* the communicator current when the plan was made */
     int nfields, width, tag;
     esm_halo_engine engine;
     MPI_Request *requests; /* receives, then sends */
@@ -132,6 +133,7 @@ esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_
     h->width = width;
     h->engine = engine;
     h->tag = next_tag++; /* plans are made in the same order on every rank */
+    h->comm = esm_comm_current();
     h->requests = esm_calloc(2 * h->s.npeers + 1, sizeof *h->requests);
     h->buffer = esm_calloc(h->s.npeers + 1, sizeof *h->buffer);
     esm_counts *c = esm_counts_writable();
@@ -142,9 +144,9 @@ esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_
         b->recv = esm_calloc(q->recv.doubles * nfields + 1, sizeof(double));
         if (engine == ESM_HALO_PERSISTENT) {
             MPI_Recv_init(b->recv, (int)(q->recv.doubles * nfields), MPI_DOUBLE, q->rank,
-                          h->tag, esm_world(), &h->requests[p]);
+                          h->tag, h->comm, &h->requests[p]);
             MPI_Send_init(b->send, (int)(q->send.doubles * nfields), MPI_DOUBLE, q->rank,
-                          h->tag, esm_world(), &h->requests[h->s.npeers + p]);
+                          h->tag, h->comm, &h->requests[h->s.npeers + p]);
             c->recv_init++;
             c->send_init++;
         }
@@ -173,13 +175,13 @@ void esm_halo_begin(esm_halo *h, double *const fields[])
         for (int p = 0; p < n; p++) {
             const esm_spec_peer *q = &h->s.peers[p];
             MPI_Irecv(h->buffer[p].recv, (int)(q->recv.doubles * h->nfields), MPI_DOUBLE, q->rank,
-                      h->tag, esm_world(), &h->requests[p]);
+                      h->tag, h->comm, &h->requests[p]);
         }
         for (int p = 0; p < n; p++) {
             const esm_spec_peer *q = &h->s.peers[p];
             pack(&q->send, h->buffer[p].send, fields, h->nfields);
             MPI_Isend(h->buffer[p].send, (int)(q->send.doubles * h->nfields), MPI_DOUBLE, q->rank,
-                      h->tag, esm_world(), &h->requests[n + p]);
+                      h->tag, h->comm, &h->requests[n + p]);
         }
         c->irecv += n;
         c->isend += n;

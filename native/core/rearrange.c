@@ -5,19 +5,16 @@
 #include "esm_internal.h"
 #include "esm_rearrange.h"
 
-typedef struct {
-    int rank;
-    long n;          /* elements per field */
-    long *index;     /* send: source offsets; receive: destination offsets */
-    double *buffer;  /* n * nfields */
-} peer;
-
+/* The plan is an exchange spec (esm_internal.h, shared with the halo and scatter engines):
+ * per peer, runs of source offsets to send and runs of destination offsets to receive into;
+ * copies from source to destination offsets within the rank. Runs of consecutive elements
+ * merge, so a block-to-block rearrangement packs whole rows. */
 struct esm_rearranger {
+    esm_halo_spec s;
     MPI_Comm comm;
     int tag, nfields, nsend, nrecv;
-    peer *send, *recv;
-    long nlocal, *local_from, *local_to; /* copies within the rank */
-    MPI_Request *requests;               /* receives, then sends */
+    double **send_buffer, **recv_buffer; /* per peer of the spec (NULL: nothing that way) */
+    MPI_Request *requests;               /* receives, then sends, in ascending peer rank */
 };
 
 static esm_rearrange_counts counts;
@@ -42,7 +39,7 @@ static long *gather_lists(long n, const long *mine, const long *sizes, int ranks
         displs[r] = (int)(*at)[r];
     }
     long *all = esm_calloc(total ? total : 1, sizeof *all);
-    MPI_Allgatherv(mine, (int)n, MPI_LONG, all, counts_int, displs, MPI_LONG, esm_world());
+    MPI_Allgatherv(mine, (int)n, MPI_LONG, all, counts_int, displs, MPI_LONG, esm_comm_current());
     counts.allgatherv++;
     free(counts_int);
     free(displs);
@@ -55,7 +52,7 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
     static int next_tag = 20000; /* apart from halo and scatter tags; same order on every rank */
     int me = esm_rank(), ranks = esm_ranks();
     esm_rearranger *r = esm_calloc(1, sizeof *r);
-    r->comm = esm_world();
+    r->comm = esm_comm_current();
     r->tag = next_tag++;
     r->nfields = nfields;
 
@@ -92,56 +89,36 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
             esm_fail("rearrangement: index %ld is wanted but held by no rank", g);
     }
 
-    /* Sends: per destination rank, in its order. Receives: per source rank, in my order. */
-    long *count = esm_calloc(ranks, sizeof *count);
-    r->send = esm_calloc(ranks, sizeof *r->send);
-    r->recv = esm_calloc(ranks, sizeof *r->recv);
-    for (int p = 0; p < ranks; p++) {
-        if (p == me)
-            continue;
-        long n = 0;
-        for (long q = dst_at[p]; q < dst_at[p + 1]; q++)
-            n += owner[dst_all[q]] == me;
-        if (!n)
-            continue;
-        peer *s = &r->send[r->nsend++];
-        *s = (peer){.rank = p, .n = n, .index = esm_calloc(n, sizeof(long)),
-                    .buffer = esm_calloc(n * (size_t)nfields, sizeof(double))};
-        n = 0;
-        for (long q = dst_at[p]; q < dst_at[p + 1]; q++)
+    /* Sends: per destination rank, in its order. Receives and copies: in my order. */
+    esm_halo_spec *spec = esm_halo_spec_new();
+    for (int p = 0; p < ranks; p++)
+        for (long q = dst_at[p]; p != me && q < dst_at[p + 1]; q++)
             if (owner[dst_all[q]] == me)
-                s->index[n++] = where[dst_all[q]];
-    }
-    for (long q = 0; q < ndst; q++)
-        count[owner[dst_global[q]]]++;
-    r->nlocal = count[me];
-    r->local_from = esm_calloc(r->nlocal ? r->nlocal : 1, sizeof(long));
-    r->local_to = esm_calloc(r->nlocal ? r->nlocal : 1, sizeof(long));
-    int *slot = esm_calloc(ranks, sizeof *slot);
-    for (int p = 0; p < ranks; p++) {
-        slot[p] = -1;
-        if (p == me || !count[p])
-            continue;
-        slot[p] = r->nrecv;
-        peer *v = &r->recv[r->nrecv++];
-        *v = (peer){.rank = p, .n = 0, .index = esm_calloc(count[p], sizeof(long)),
-                    .buffer = esm_calloc(count[p] * (size_t)nfields, sizeof(double))};
-    }
-    long local = 0;
+                esm_halo_spec_send(spec, p, where[dst_all[q]], 1);
     for (long q = 0; q < ndst; q++) {
         long g = dst_global[q];
-        int p = owner[g];
-        if (p == me) {
-            r->local_from[local] = where[g];
-            r->local_to[local++] = q;
-        } else {
-            peer *v = &r->recv[slot[p]];
-            v->index[v->n++] = q;
+        if (owner[g] == me)
+            esm_halo_spec_copy(spec, where[g], q, 1);
+        else
+            esm_halo_spec_recv(spec, owner[g], q, 1);
+    }
+    r->s = *spec;
+    free(spec);
+    int n = r->s.npeers;
+    r->send_buffer = esm_calloc(n + 1, sizeof *r->send_buffer);
+    r->recv_buffer = esm_calloc(n + 1, sizeof *r->recv_buffer);
+    for (int p = 0; p < n; p++) {
+        const esm_spec_peer *q = &r->s.peers[p];
+        if (q->send.doubles) {
+            r->send_buffer[p] = esm_calloc(q->send.doubles * nfields, sizeof(double));
+            r->nsend++;
+        }
+        if (q->recv.doubles) {
+            r->recv_buffer[p] = esm_calloc(q->recv.doubles * nfields, sizeof(double));
+            r->nrecv++;
         }
     }
     r->requests = esm_calloc(r->nrecv + r->nsend + 1, sizeof(MPI_Request));
-    free(slot);
-    free(count);
     free(owner);
     free(where);
     free(src_all);
@@ -157,38 +134,43 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
 void esm_rearrange(esm_rearranger *r, const double *const src[], double *const dst[])
 {
     esm_counts *c = esm_counts_writable();
-    int nf = r->nfields;
+    const int nf = r->nfields, n = r->s.npeers;
     counts.rearranges++;
-    for (int p = 0; p < r->nrecv; p++)
-        MPI_Irecv(r->recv[p].buffer, (int)(r->recv[p].n * nf), MPI_DOUBLE, r->recv[p].rank, r->tag,
-                  r->comm, &r->requests[p]);
-    for (int p = 0; p < r->nsend; p++) {
-        peer *s = &r->send[p];
-        double *b = s->buffer;
-        for (int f = 0; f < nf; f++)
-            for (long k = 0; k < s->n; k++)
-                *b++ = src[f][s->index[k]];
-        MPI_Isend(s->buffer, (int)(s->n * nf), MPI_DOUBLE, s->rank, r->tag, r->comm,
-                  &r->requests[r->nrecv + p]);
-        counts.bytes_sent += s->n * nf * (long)sizeof(double);
-    }
+    MPI_Request *receive = r->requests, *send = r->requests + r->nrecv;
+    for (int p = 0; p < n; p++)
+        if (r->recv_buffer[p]) {
+            const esm_spec_peer *q = &r->s.peers[p];
+            MPI_Irecv(r->recv_buffer[p], (int)(q->recv.doubles * nf), MPI_DOUBLE, q->rank, r->tag,
+                      r->comm, receive++);
+        }
+    for (int p = 0; p < n; p++)
+        if (r->send_buffer[p]) { /* all fields for one peer in one message */
+            const esm_spec_peer *q = &r->s.peers[p];
+            for (int f = 0; f < nf; f++)
+                esm_runs_pack(&q->send, r->send_buffer[p] + f * q->send.doubles, src[f]);
+            MPI_Isend(r->send_buffer[p], (int)(q->send.doubles * nf), MPI_DOUBLE, q->rank, r->tag,
+                      r->comm, send++);
+            counts.bytes_sent += q->send.doubles * nf * (long)sizeof(double);
+        }
     c->irecv += r->nrecv;
     c->isend += r->nsend;
     counts.messages += r->nsend;
-    for (int f = 0; f < nf; f++)
-        for (long k = 0; k < r->nlocal; k++)
-            dst[f][r->local_to[k]] = src[f][r->local_from[k]];
-    for (int p = 0; p < r->nrecv; p++) {
-        MPI_Wait(&r->requests[p], MPI_STATUS_IGNORE);
-        const peer *v = &r->recv[p];
-        const double *b = v->buffer;
-        for (int f = 0; f < nf; f++)
-            for (long k = 0; k < v->n; k++)
-                dst[f][v->index[k]] = *b++;
-    }
+    for (int f = 0; f < nf; f++) /* what stays on this rank, while messages are in flight */
+        for (int k = 0; k < r->s.copies.count; k++) {
+            const esm_copy *m = &r->s.copies.at[k];
+            memcpy(dst[f] + m->to, src[f] + m->from, m->length * sizeof(double));
+        }
+    receive = r->requests;
+    for (int p = 0; p < n; p++)
+        if (r->recv_buffer[p]) { /* each receive completed with its own MPI_Wait, as MCT */
+            const esm_spec_peer *q = &r->s.peers[p];
+            MPI_Wait(receive++, MPI_STATUS_IGNORE);
+            for (int f = 0; f < nf; f++)
+                esm_runs_unpack(&q->recv, r->recv_buffer[p] + f * q->recv.doubles, dst[f]);
+        }
     counts.wait += r->nrecv;
     if (r->nsend) {
-        MPI_Waitall(r->nsend, &r->requests[r->nrecv], MPI_STATUSES_IGNORE);
+        MPI_Waitall(r->nsend, r->requests + r->nrecv, MPI_STATUSES_IGNORE);
         c->waitall++;
     }
 }
@@ -198,26 +180,21 @@ int esm_rearranger_recv_peers(const esm_rearranger *r) { return r->nrecv; }
 
 long esm_rearranger_bytes(const esm_rearranger *r)
 {
-    long bytes = 0;
-    for (int p = 0; p < r->nsend; p++)
-        bytes += r->send[p].n * r->nfields * (long)sizeof(double);
-    return bytes;
+    long doubles = 0;
+    for (int p = 0; p < r->s.npeers; p++)
+        doubles += r->s.peers[p].send.doubles;
+    return doubles * r->nfields * (long)sizeof(double);
 }
 
 void esm_rearranger_free(esm_rearranger *r)
 {
-    for (int p = 0; p < r->nsend; p++) {
-        free(r->send[p].index);
-        free(r->send[p].buffer);
+    for (int p = 0; p < r->s.npeers; p++) {
+        free(r->send_buffer[p]);
+        free(r->recv_buffer[p]);
     }
-    for (int p = 0; p < r->nrecv; p++) {
-        free(r->recv[p].index);
-        free(r->recv[p].buffer);
-    }
-    free(r->send);
-    free(r->recv);
-    free(r->local_from);
-    free(r->local_to);
+    esm_spec_free_lists(&r->s);
+    free(r->send_buffer);
+    free(r->recv_buffer);
     free(r->requests);
     free(r);
 }

@@ -49,14 +49,14 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec)
         if (q->recv.doubles) {
             message *m = &sc->recvs[sc->nrecvs];
             *m = message_of(q->rank, &q->recv);
-            MPI_Recv_init(m->buffer, (int)q->recv.doubles, MPI_DOUBLE, m->rank, tag, esm_world(),
+            MPI_Recv_init(m->buffer, (int)q->recv.doubles, MPI_DOUBLE, m->rank, tag, esm_comm_current(),
                           &sc->recv_requests[sc->nrecvs++]);
             c->recv_init++;
         }
         if (q->send.doubles) {
             message *m = &sc->sends[sc->nsends];
             *m = message_of(q->rank, &q->send);
-            MPI_Send_init(m->buffer, (int)q->send.doubles, MPI_DOUBLE, m->rank, tag, esm_world(),
+            MPI_Send_init(m->buffer, (int)q->send.doubles, MPI_DOUBLE, m->rank, tag, esm_comm_current(),
                           &sc->send_requests[sc->nsends++]);
             c->send_init++;
         }

@@ -28,19 +28,28 @@ void esm_runs_add(esm_runs *list, long offset, int length)
     esm_runs_add_unmerged(list, offset, length);
 }
 
+/* Runs of one element (scattered points: a map's gathered columns) skip memcpy's call. */
 void esm_runs_pack(const esm_runs *list, double *buffer, const double *field)
 {
     for (int r = 0; r < list->count; r++) {
-        memcpy(buffer, field + list->at[r].offset, list->at[r].length * sizeof(double));
-        buffer += list->at[r].length;
+        const esm_run *run = &list->at[r];
+        if (run->length == 1)
+            *buffer = field[run->offset];
+        else
+            memcpy(buffer, field + run->offset, run->length * sizeof(double));
+        buffer += run->length;
     }
 }
 
 void esm_runs_unpack(const esm_runs *list, const double *buffer, double *field)
 {
     for (int r = 0; r < list->count; r++) {
-        memcpy(field + list->at[r].offset, buffer, list->at[r].length * sizeof(double));
-        buffer += list->at[r].length;
+        const esm_run *run = &list->at[r];
+        if (run->length == 1)
+            field[run->offset] = *buffer;
+        else
+            memcpy(field + run->offset, buffer, run->length * sizeof(double));
+        buffer += run->length;
     }
 }
 
