@@ -369,10 +369,10 @@ static void energies(cesm_run *run, double out[9])
     ice_energy(&run->ice, &s[2]);
     ocn_energy(&run->ocn, &s[3]);
     coupler_energy(&run->cpl, run->dt, &s[4]);
-    s[5] = run->lnd.sw;
-    s[6] = run->ice.sw;
-    s[7] = run->cpl.ocean_sw;
-    s[8] = run->atm.olr;
+    esm_sum_add_array(&s[5], run->lnd.sw, run->lnd.pts.n);
+    esm_sum_add_array(&s[6], run->ice.sw, run->ice.pts.n);
+    esm_sum_add_array(&s[7], run->cpl.ocean_sw, run->cpl.o.n);
+    esm_sum_add_array(&s[8], run->atm.olr, run->atm.pts.n);
     esm_global_sums(s, 9, out);
 }
 
@@ -401,10 +401,12 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     double closure = fabs(residual) / (sw + olr);
     double magnitude = fabs(e1[0]) + fabs(e1[1]) + fabs(e1[2]) + fabs(e1[3]) + fabs(e1[4]);
     esm_sum parts[6] = {{0}};
-    for (int k = 0; k < 2; k++) {
-        parts[k] = run->cpl.map_src[k];
-        parts[2 + k] = run->cpl.map_dst[k];
-        parts[4 + k] = run->cpl.map_gross[k];
+    const coupler *c = &run->cpl;
+    long source_points[2] = {c->a.n, c->o.n}, destination_points[2] = {c->o.n, c->a.n};
+    for (int k = 0; k < 2; k++) { /* map k: a2o shortwave, o2a heat flux */
+        esm_sum_add_array(&parts[k], c->map_src[k], source_points[k]);
+        esm_sum_add_array(&parts[2 + k], c->map_dst[k], destination_points[k]);
+        esm_sum_add_array(&parts[4 + k], c->map_gross[k], source_points[k]);
     }
     double m[6];
     esm_global_sums(parts, 6, m);

@@ -3,7 +3,12 @@
  * Two grids, as in a B compset: the atmosphere's (and land's) regular longitude-latitude grid,
  * and the ocean's (and sea ice's), offset in longitude and refined towards the equator (as
  * POP's gx1 is), with the analytic continents of esm_geo.h. Temperatures are in degrees
- * Celsius, energies in joules relative to 0 C liquid water, areas in m^2. */
+ * Celsius, energies in joules relative to 0 C liquid water, areas in m^2.
+ *
+ * Ledgers: what the budget and map checks integrate over the run (sunlight absorbed, longwave
+ * lost, what each map took and gave) is kept per point in double, each point adding its own
+ * terms in time order, and summed exactly (esm_sum) once at the end: the same bits on any
+ * decomposition, at the cost of one add per point and step instead of an exact sum's ~25. */
 #ifndef CESM_H
 #define CESM_H
 #include "esm.h"

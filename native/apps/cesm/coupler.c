@@ -148,6 +148,12 @@ void coupler_create(coupler *c, const cesm_grid *atm_g, const cesm_grid *ocn_g,
     bundle_into(c->o2x, c->o.n, O2X_N);
     bundle_into(c->fo, c->o.n, 3);
     bundle_into(c->oa, c->a.n, 3);
+    double **ledgers_a[] = {&c->map_src[0], &c->map_gross[0], &c->map_dst[1]};
+    double **ledgers_o[] = {&c->ocean_sw, &c->map_dst[0], &c->map_src[1], &c->map_gross[1]};
+    for (int k = 0; k < 3; k++)
+        *ledgers_a[k] = esm_calloc(c->a.n + 1, sizeof(double));
+    for (int k = 0; k < 4; k++)
+        *ledgers_o[k] = esm_calloc(c->o.n + 1, sizeof(double));
 }
 
 void coupler_ice_prep(coupler *c)
@@ -156,11 +162,11 @@ void coupler_ice_prep(coupler *c)
     cesm_map_apply(&c->a2o, (const double *const *)c->a2x, c->ao, norm);
     for (long p = 0; p < c->a.n; p++) {   /* conservation of the shortwave mapped */
         double v = c->o2a.row_cover[p] * c->a2x[A2X_SW][p];
-        esm_sum_add(&c->map_src[0], v);
-        esm_sum_add(&c->map_gross[0], fabs(v));
+        c->map_src[0][p] += v;
+        c->map_gross[0][p] += fabs(v);
     }
     for (long p = 0; p < c->o.n; p++) {
-        esm_sum_add(&c->map_dst[0], c->a2o.row_area[p] * c->ao[A2X_SW][p]);
+        c->map_dst[0][p] += c->a2o.row_area[p] * c->ao[A2X_SW][p];
         c->x2i[X2I_T][p] = c->ao[A2X_T][p];
         c->x2i[X2I_SW][p] = c->ao[A2X_SW][p];
         c->x2i[X2I_WIND][p] = c->ao[A2X_WIND][p];
@@ -176,18 +182,18 @@ void coupler_atm_prep(coupler *c, double dt)
         double frac = c->i2x[I2X_FRAC][p], open = 1.0 - frac, to = c->o2x[O2X_T][p];
         double up = cesm_exchange(c->ao[A2X_WIND][p]) * (to - c->ao[A2X_T][p]);
         double sw = (1.0 - ALBEDO_OCN) * c->ao[A2X_SW][p];
-        esm_sum_add(&c->ocean_sw, c->o.area[p] * open * sw * dt);
+        c->ocean_sw[p] += c->o.area[p] * open * sw * dt;
         c->x2o[X2O_HEAT][p] = open * (sw - up) + c->i2x[I2X_QIO][p];
         c->fo[0][p] = open * up + c->i2x[I2X_FLUX][p];
         c->fo[1][p] = open * to + frac * c->i2x[I2X_TSFC][p];
         c->fo[2][p] = frac;
-        esm_sum_add(&c->map_src[1], c->o.area[p] * c->fo[0][p]);
-        esm_sum_add(&c->map_gross[1], fabs(c->o.area[p] * c->fo[0][p]));
+        c->map_src[1][p] += c->o.area[p] * c->fo[0][p];
+        c->map_gross[1][p] += fabs(c->o.area[p] * c->fo[0][p]);
     }
     static const cesm_map_norm norm[3] = {MAP_CONSERVE, MAP_NORMALIZE, MAP_NORMALIZE};
     cesm_map_apply(&c->o2a, (const double *const *)c->fo, c->oa, norm);
     for (long p = 0; p < c->a.n; p++) {   /* merge: ocean and ice, then land */
-        esm_sum_add(&c->map_dst[1], c->o2a.row_area[p] * c->oa[0][p]);
+        c->map_dst[1][p] += c->o2a.row_area[p] * c->oa[0][p];
         double ofrac = c->o2a.row_cover[p] / c->o2a.row_area[p];
         c->x2a[X2A_FLUX][p] = c->oa[0][p];
         c->x2a[X2A_TSFC][p] = ofrac * c->oa[1][p];

@@ -18,8 +18,10 @@ typedef struct coupler {
     /* bundles on the coupler's points */
     double *a2x[A2X_N], *x2a[X2A_N], *l2x[L2X_N], *ao[A2X_N], *x2i[X2I_N], *i2x[I2X_N];
     double *x2o[X2O_N], *o2x[O2X_N], *fo[3], *oa[3];
-    esm_sum ocean_sw;            /* J of sunlight absorbed by open water */
-    esm_sum map_src[2], map_dst[2], map_gross[2]; /* conservation: a2o shortwave, o2a heat flux */
+    /* ledgers (per point, summed over the run; cesm.h): sunlight absorbed by open water (o);
+     * what each map took and gave: a2o shortwave (src, gross on a; dst on o), o2a heat flux
+     * (src, gross on o; dst on a) */
+    double *ocean_sw, *map_src[2], *map_dst[2], *map_gross[2];
 } coupler;
 
 /* Set up on every rank (collective over the world): maps on the coupler's ranks `cpl_ranks`

@@ -75,6 +75,7 @@ void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, 
     m->kx = DIFFUSIVITY_ATM * m->dt / (dx * dx);
     meridional(g, DIFFUSIVITY_ATM * m->dt, &m->ky_n, &m->ky_s);
     points_of(&m->d, g, NULL, NULL, &m->l, &m->pts, &m->at);
+    m->olr = esm_calloc(m->pts.n + 1, sizeof(double));
     for (long p = 0; p < m->pts.n; p++) {
         double c = cos(rad(m->pts.lat[p]));
         m->t[m->at[p]] = -15.0 + 40.0 * c * c;
@@ -101,7 +102,7 @@ void atm_run(atm_model *m, const double *const x2a[])
             int gj = (int)(m->pts.global[p] / m->d.nx);
             double t = m->t[q], w = m->t[q - 1], e = m->t[q + 1];
             double olr = OLR_A + OLR_B * t;
-            esm_sum_add(&m->olr, m->pts.area[p] * olr * m->dt);
+            m->olr[p] += m->pts.area[p] * olr * m->dt;
             m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w)
                            + m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj])
                            + m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
@@ -229,6 +230,7 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
     points_of(&m->d, atm, land, land_fraction, NULL, &m->pts, NULL);
     free(land);
     m->t = esm_calloc(m->pts.n + 1, sizeof(double));
+    m->sw = esm_calloc(m->pts.n + 1, sizeof(double));
     for (long p = 0; p < m->pts.n; p++) {
         double c = cos(rad(m->pts.lat[p]));
         m->t[p] = -15.0 + 40.0 * c * c;
@@ -242,7 +244,7 @@ void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], doubl
     for (long p = 0; p < m->pts.n; p++) {
         double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
         double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
-        esm_sum_add(&m->sw, m->pts.area[p] * sw * dt);
+        m->sw[p] += m->pts.area[p] * sw * dt;
         m->t[p] += dt / HEAT_CAPACITY_LND * (sw - flux);
         l2x[L2X_FLUX][p] = flux;
         l2x[L2X_T][p] = m->t[p];
@@ -264,6 +266,7 @@ void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
                                                   .is_ocean = is_active, .context = ocn});
     points_of(&m->d, ocn, ocn->active, NULL, NULL, &m->pts, NULL);
     m->h = esm_calloc(m->pts.n + 1, sizeof(double));
+    m->sw = esm_calloc(m->pts.n + 1, sizeof(double));
     for (long p = 0; p < m->pts.n; p++)
         m->h[p] = 2.0 * fmin(1.0, fmax(0.0, (fabs(m->pts.lat[p]) - 58.0) / 12.0));
 }
@@ -289,7 +292,7 @@ void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], doubl
             }
             double up = k * (ts - ta), fcond = cond * (FREEZING - ts);
             double from_ocean = to > FREEZING ? ICE_OCEAN_EXCHANGE * (to - FREEZING) : 0.0;
-            esm_sum_add(&m->sw, m->pts.area[p] * frac * sw * dt);
+            m->sw[p] += m->pts.area[p] * frac * sw * dt;
             h += frac * dt * (fcond - from_ocean - melt) / ICE_LATENT;
             flux = frac * up;
             qio = -frac * from_ocean;

@@ -20,7 +20,7 @@ typedef struct atm_model {
     int substeps;
     cesm_points pts;
     long *at;                   /* layout offset of each point */
-    esm_sum olr;                /* J lost to space, this rank */
+    double *olr;                /* per point: J lost to space so far (a ledger, see cesm.h) */
 } atm_model;
 
 /* Ocean: a slab mixed layer on the ocean grid, lateral diffusion between ocean cells (no flux
@@ -44,7 +44,7 @@ typedef struct lnd_model {
     esm_decomp d;
     cesm_points pts;
     double *t;
-    esm_sum sw;                 /* J of sunlight absorbed */
+    double *sw;                 /* per point: J of sunlight absorbed so far */
 } lnd_model;
 
 /* Sea ice: zero-layer thermodynamics (Semtner) per ocean point: thickness h (cell mean),
@@ -54,7 +54,7 @@ typedef struct ice_model {
     esm_decomp d;
     cesm_points pts;
     double *h;
-    esm_sum sw;
+    double *sw;                 /* per point: J of sunlight absorbed so far */
 } ice_model;
 
 enum { A2X_T, A2X_SW, A2X_WIND, A2X_N };            /* atmosphere exports */
