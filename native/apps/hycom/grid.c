@@ -146,6 +146,8 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     m->row_a = esm_calloc(m->l2.sx + 1, sizeof(double)); /* a row and one more face */
     m->row_b = esm_calloc(m->l2.sx + 1, sizeof(double));
     m->row_c = esm_calloc(m->l2.sx + 1, sizeof(double));
+    m->plane_a = esm_calloc(m->l2.block_size, sizeof(double));
+    m->plane_b = esm_calloc(m->l2.block_size, sizeof(double));
 
     /* allocate every field (zero) */
     long n2 = esm_layout_doubles(&m->l2, m->d.nlocal), n3 = esm_layout_doubles(&m->l3, m->d.nlocal);

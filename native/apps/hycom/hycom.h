@@ -23,7 +23,14 @@ typedef struct valid {
     esm_region h_next, u_next, v_next;
 } valid;
 
-typedef struct hycom {
+typedef struct hycom hycom;
+
+/* A kernel over region r of local block lb (arg: a flag or factor some kernels take). */
+typedef void (*block_kernel)(hycom *m, int lb, esm_region r, double arg);
+typedef struct { block_kernel run; esm_region r; double arg; } queued_kernel;
+#define HYCOM_QUEUE 32
+
+struct hycom {
     hycom_case kind;
     esm_decomp d;
     esm_layout l2, l3;           /* 2D and layer fields, halo `width`, [block][k][j][i] */
@@ -44,18 +51,24 @@ typedef struct hycom {
     double *share_u, *share_v;   /* mean barotropic transport per metre of water */
     esm_halo *layer_halo, *barotropic_halo;
     double *row_a, *row_b, *row_c; /* scratch: a row of a block, halo included, and a face */
+    double *plane_a, *plane_b;   /* scratch: one block's 2D extent (column sums, level by level) */
     valid ok;
     double bytes;                /* bytes moved by kernels (the model), this rank */
     /* the wave case */
     double wave_amplitude, wave_k, wave_f, wave_depth;
-} hycom;
+    queued_kernel queue[HYCOM_QUEUE]; /* kernels called, not yet run (see hycom_flush) */
+    int queued;
+};
 
 /* Grid, masks, depth, layers and the initial state of `kind`. Collective. */
 void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int by, int width,
                   esm_distribution dist, esm_halo_engine engine);
 double hycom_row(const double *rows, const hycom *m, int gj);
 
-/* Kernels over a region of every local block (see dynamics.c). */
+/* Kernels over a region of every local block (see dynamics.c). A call queues the kernel;
+ * hycom_flush runs the queue block by block (every queued kernel on a block, then the next
+ * block). Flush before a halo exchange and before anything reads the fields. */
+void hycom_flush(hycom *m);
 void kernel_pressure(hycom *m, esm_region r);
 void kernel_faces_u(hycom *m, esm_region r);
 void kernel_faces_v(hycom *m, esm_region r);
