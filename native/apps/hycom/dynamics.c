@@ -121,7 +121,7 @@ static void pressure_block(hycom *m, int lb, esm_region r, double unused)
         }
 }
 
-void kernel_pressure(hycom *m, esm_region r) { defer(m, pressure_block, r, 0, 3.0 * m->nz + 3); }
+void kernel_pressure(hycom *m, esm_region r) { defer(m, pressure_block, r, 0, 2.0 * m->nz + 3); }
 
 /* ---- 2. faces ---------------------------------------------------------------------------- */
 
@@ -247,8 +247,8 @@ static void momentum_block(hycom *m, int lb, esm_region r, int along_j)
 
 static void momentum_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 0); }
 static void momentum_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 1); }
-void kernel_momentum_u(hycom *m, esm_region r) { defer(m, momentum_u_block, r, 0, 4.0 * m->nz + 3); }
-void kernel_momentum_v(hycom *m, esm_region r) { defer(m, momentum_v_block, r, 0, 4.0 * m->nz + 3); }
+void kernel_momentum_u(hycom *m, esm_region r) { defer(m, momentum_u_block, r, 0, 4.0 * m->nz + 2); }
+void kernel_momentum_v(hycom *m, esm_region r) { defer(m, momentum_v_block, r, 0, 4.0 * m->nz + 2); }
 
 ESM_SIMD static void zero_row(int n, double *restrict a)
 {
@@ -478,4 +478,4 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
     }
 }
 
-void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, r, 0, 5.0 * m->nz + 3); }
+void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, r, 0, 6.0 * m->nz + 3); }
