@@ -44,6 +44,7 @@ static void defer(hycom *m, block_kernel run, esm_region r, double arg, double d
 
 void hycom_flush(hycom *m)
 {
+    m->flushes++;
     for (int lb = 0; lb < m->d.nlocal; lb++)
         for (int k = 0; k < m->queued; k++)
             m->queue[k].run(m, lb, m->queue[k].r, m->queue[k].arg);
@@ -54,6 +55,21 @@ void hycom_flush(hycom *m)
 static long at2(const hycom *m, int lb, esm_region r, int j) { return esm_at(&m->l2, lb, -r.west, j, 0); }
 static long at3(const hycom *m, int lb, esm_region r, int j, int k) { return esm_at(&m->l3, lb, -r.west, j, k); }
 static int width_of(const esm_block *b, esm_region r) { return b->ni + r.west + r.east; }
+
+/* Offset of region r's row j, level k, of block lb in a temporary (p, hu, hv: hycom.h). */
+static long at_temporary(const hycom *m, int lb, esm_region r, int j, int k)
+{
+    return at3(m, m->temporary_blocks == 1 ? 0 : lb, r, j, k);
+}
+
+/* A kernel reading the temporaries must run in the flush that computes them when every
+ * block shares their storage. */
+static void temporaries_needed(const hycom *m, const char *kernel)
+{
+    if (m->temporary_blocks == 1 && m->queued_temporaries != m->flushes)
+        esm_fail("internal error: %s queued after an exchange, but p, hu and hv are shared by "
+                 "all blocks (halo width >= 2)", kernel);
+}
 
 /* ---- 1. surface height and Montgomery potential ---------------------------------------- */
 
@@ -117,11 +133,16 @@ static void pressure_block(hycom *m, int lb, esm_region r, double unused)
     for (int k = 0; k < m->nz; k++)
         ROWS(b, r) {
             long q = at2(m, lb, r, j), c = at_plane(m, r, j), p = at3(m, lb, r, j, k);
-            montgomery_row(n, m->gprime[k], m->mt + q, m->h + p, m->p + p, e + c, sum + c);
+            montgomery_row(n, m->gprime[k], m->mt + q, m->h + p, m->p + at_temporary(m, lb, r, j, k),
+                           e + c, sum + c);
         }
 }
 
-void kernel_pressure(hycom *m, esm_region r) { defer(m, pressure_block, r, 0, 2.0 * m->nz + 3); }
+void kernel_pressure(hycom *m, esm_region r)
+{
+    m->queued_temporaries = m->flushes;
+    defer(m, pressure_block, r, 0, 2.0 * m->nz + 3);
+}
 
 /* ---- 2. faces ---------------------------------------------------------------------------- */
 
@@ -173,9 +194,9 @@ static void faces_block(hycom *m, int lb, esm_region r, int along_j)
     }
     for (int k = 0; k < m->nz; k++)
         ROWS(b, r) {
-            long q = at2(m, lb, r, j), p = at3(m, lb, r, j, k);
+            long q = at2(m, lb, r, j), p = at3(m, lb, r, j, k), t = at_temporary(m, lb, r, j, k);
             double distance = along_j ? m->dy : hycom_row(m->row_dxt, m, b->j0 + j);
-            face_level_row(n, back, 1.0 / distance, mask + q, m->h + p, m->p + p, thick + p,
+            face_level_row(n, back, 1.0 / distance, mask + q, m->h + p, m->p + t, thick + t,
                            total + q, force + q);
         }
     ROWS(b, r) {
@@ -186,8 +207,17 @@ static void faces_block(hycom *m, int lb, esm_region r, int along_j)
 
 static void faces_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; faces_block(m, lb, r, 0); }
 static void faces_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; faces_block(m, lb, r, 1); }
-void kernel_faces_u(hycom *m, esm_region r) { defer(m, faces_u_block, r, 0, 3.0 * m->nz + 4); }
-void kernel_faces_v(hycom *m, esm_region r) { defer(m, faces_v_block, r, 0, 3.0 * m->nz + 4); }
+void kernel_faces_u(hycom *m, esm_region r)
+{
+    temporaries_needed(m, "faces_u");
+    defer(m, faces_u_block, r, 0, 3.0 * m->nz + 4);
+}
+
+void kernel_faces_v(hycom *m, esm_region r)
+{
+    temporaries_needed(m, "faces_v");
+    defer(m, faces_v_block, r, 0, 3.0 * m->nz + 4);
+}
 
 /* ---- 3. baroclinic velocities ------------------------------------------------------------- */
 
@@ -235,11 +265,11 @@ static void momentum_block(hycom *m, int lb, esm_region r, int along_j)
             double dx = hycom_row(along_j ? m->row_dxv : m->row_dxt, m, gj);
             double f = hycom_row(along_j ? m->row_fv : m->row_fu, m, gj);
             double distance = along_j ? m->dy : dx;
-            long q = at2(m, lb, r, j), p = at3(m, lb, r, j, k);
+            long q = at2(m, lb, r, j), p = at3(m, lb, r, j, k), t = at_temporary(m, lb, r, j, k);
             momentum_row(width_of(b, r), m->dt, along_j ? -f : f, m->viscosity / (dx * dx),
                          m->viscosity / (m->dy * m->dy), 1.0 / distance, vel + p, vel + p + 1,
                          vel + p - 1, vel + p + sj, vel + p - sj, mask + q, mask + q + 1,
-                         mask + q - 1, mask + q + sj2, mask + q - sj2, m->p + p, m->p + p - back,
+                         mask + q - 1, mask + q + sj2, mask + q - sj2, m->p + t, m->p + t - back,
                          mean + q, other + p + o1, other + p + o2, other + p + o3,
                          other + p + o4, out + p);
         }
@@ -247,8 +277,17 @@ static void momentum_block(hycom *m, int lb, esm_region r, int along_j)
 
 static void momentum_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 0); }
 static void momentum_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 1); }
-void kernel_momentum_u(hycom *m, esm_region r) { defer(m, momentum_u_block, r, 0, 4.0 * m->nz + 2); }
-void kernel_momentum_v(hycom *m, esm_region r) { defer(m, momentum_v_block, r, 0, 4.0 * m->nz + 2); }
+void kernel_momentum_u(hycom *m, esm_region r)
+{
+    temporaries_needed(m, "momentum_u");
+    defer(m, momentum_u_block, r, 0, 4.0 * m->nz + 2);
+}
+
+void kernel_momentum_v(hycom *m, esm_region r)
+{
+    temporaries_needed(m, "momentum_v");
+    defer(m, momentum_v_block, r, 0, 4.0 * m->nz + 2);
+}
 
 ESM_SIMD static void zero_row(int n, double *restrict a)
 {
@@ -288,7 +327,7 @@ static void project_block(hycom *m, int lb, esm_region r, int along_j)
     for (int k = 0; k < m->nz; k++)
         ROWS(b, r) {
             long p = at3(m, lb, r, j, k);
-            transport_sum_row(n, thick + p, vel + p, mean + at_plane(m, r, j));
+            transport_sum_row(n, thick + at_temporary(m, lb, r, j, k), vel + p, mean + at_plane(m, r, j));
         }
     ROWS(b, r) depth_mean_row(n, total + at2(m, lb, r, j), mean + at_plane(m, r, j));
     for (int k = 0; k < m->nz; k++)
@@ -299,6 +338,7 @@ static void project_u_block(hycom *m, int lb, esm_region r, double unused) { (vo
 static void project_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; project_block(m, lb, r, 1); }
 void kernel_project(hycom *m, esm_region ru, esm_region rv)
 {
+    temporaries_needed(m, "project");
     defer(m, project_u_block, ru, 0, 3.0 * m->nz + 1);
     defer(m, project_v_block, rv, 0, 3.0 * m->nz + 1);
 }
@@ -428,14 +468,18 @@ void kernel_barotropic_v(hycom *m, esm_region r) { defer(m, barotropic_v_block, 
 
 /* ---- 5. continuity ------------------------------------------------------------------------ */
 
-/* A layer's transport through the faces of a row: its baroclinic part plus its thickness'
- * share of the substep-averaged barotropic transport, so the layers add up to the barotropic
- * mode. Each face once: the cells on both sides use the same value. */
-ESM_SIMD static void transport_faces_row(int n, const double *restrict thick, const double *restrict vel,
-                                const double *restrict share, double *restrict flux)
+/* A layer's transport through the faces of a row: its thickness at the face (the centred
+ * mean of the cells on either side, as faces computes it, bit for bit) times its baroclinic
+ * velocity plus its share of the substep-averaged barotropic transport, so the layers add
+ * up to the barotropic mode. Each face once: the cells on both sides use the same value. */
+ESM_SIMD static void transport_faces_row(int n, long back, const double *restrict mask,
+                                         const double *restrict h, const double *restrict vel,
+                                         const double *restrict share, double *restrict flux)
 {
-    for (int i = 0; i < n; i++)
-        flux[i] = thick[i] * (vel[i] + share[i]);
+    for (int i = 0; i < n; i++) {
+        double face = mask[i] * 0.5 * (h[i - back] + h[i]);
+        flux[i] = face * (vel[i] + share[i]);
+    }
 }
 
 ESM_SIMD static void thickness_row(int n, double rate, double dy, double dx_north, double dx_south,
@@ -450,7 +494,7 @@ ESM_SIMD static void thickness_row(int n, double rate, double dy, double dx_nort
 }
 
 /* Layer thickness: h -= dt div(layer transports), flux form (conserves every layer's mass).
- * Bytes: hu, u_next, hv, v_next, h, h_next; share_u, share_v, mt. */
+ * Bytes: h, u_next, v_next, h_next; mu, mv, share_u, share_v, mt. */
 static void continuity_block(hycom *m, int lb, esm_region r, double unused)
 {
     (void)unused;
@@ -461,13 +505,15 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
     for (int k = 0; k < m->nz; k++) {
         int j = -r.south; /* the south faces of the first row */
         long q = at2(m, lb, r, j), p = at3(m, lb, r, j, k);
-        transport_faces_row(n, m->hv + p, m->v_next + p, m->share_v + q, south);
+        transport_faces_row(n, sj, m->mv + q, m->h + p, m->v_next + p, m->share_v + q, south);
         ROWS(b, r) {
             int gj = b->j0 + j;
             q = at2(m, lb, r, j);
             p = at3(m, lb, r, j, k);
-            transport_faces_row(n + 1, m->hu + p, m->u_next + p, m->share_u + q, east_west);
-            transport_faces_row(n, m->hv + p + sj, m->v_next + p + sj, m->share_v + q + sj2, north);
+            transport_faces_row(n + 1, 1, m->mu + q, m->h + p, m->u_next + p, m->share_u + q,
+                                east_west);
+            transport_faces_row(n, sj, m->mv + q + sj2, m->h + p + sj, m->v_next + p + sj,
+                                m->share_v + q + sj2, north);
             thickness_row(n, m->dt / (hycom_row(m->row_dxt, m, gj) * m->dy), m->dy,
                           hycom_row(m->row_dxv, m, gj + 1), hycom_row(m->row_dxv, m, gj),
                           east_west, south, north, m->mt + q, m->h + p, m->h_next + p);
@@ -478,4 +524,4 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
     }
 }
 
-void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, r, 0, 6.0 * m->nz + 3); }
+void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, r, 0, 4.0 * m->nz + 5); }

@@ -44,7 +44,15 @@ struct hycom {
     /* static 2D fields (l2) */
     double *depth, *mt, *mu, *mv;
     /* layers (l3) */
-    double *h, *u, *v, *h_next, *u_next, *v_next, *p, *hu, *hv;
+    double *h, *u, *v, *h_next, *u_next, *v_next;
+    /* layer temporaries of the step's first phase (pressure to project): the potential and
+     * the thickness at u and v faces. Nothing reads them after project (the continuity
+     * takes the face thicknesses from h again), so when that phase runs in one flush (no
+     * exchange inside it: halo width >= 2) every block uses the same storage, block 0's,
+     * which stays in the cache; at width 1 each block has its own (temporary_blocks). */
+    double *p, *hu, *hv;
+    int temporary_blocks;        /* 1 or d.nlocal */
+    long flushes, queued_temporaries; /* hycom_flush calls; how many before pressure was queued */
     /* barotropic and per-face totals (l2) */
     double *eta, *ub, *vb, *ubm, *vbm, *hu_total, *hv_total, *force_u, *force_v;
     double *mean_u, *mean_v;     /* depth mean of the baroclinic pressure force */
