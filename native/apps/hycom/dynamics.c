@@ -15,20 +15,22 @@
  * second passes over data a kernel has just touched are not counted again. Each kernel
  * states its count next to its definition.
  *
- * The loops over a row live in *_row functions whose restrict parameters tell the compiler
- * the arrays never overlap, so they run in vector lanes; the kernels walk levels and rows
- * around them. */
+ * The loops live in *_level functions (one level of a block's region each, see below); the
+ * kernels (*_block) walk the levels around them. */
 #include "hycom.h"
 
 #define BLOCK(m) (&(m)->d.block[(m)->d.local[lb]])
-#define ROWS(b, r) for (int j = -(r).south; j < (b)->nj + (r).north; j++)
+
+/* Points per row and rows of region r of block b. */
+static int width_of(const esm_block *b, esm_region r) { return b->ni + r.west + r.east; }
+static int rows_of(const esm_block *b, esm_region r) { return b->nj + r.south + r.north; }
 
 static double points(const hycom *m, esm_region r)
 {
     double n = 0;
     for (int lb = 0; lb < m->d.nlocal; lb++) {
         const esm_block *b = BLOCK(m);
-        n += (double)(b->ni + r.west + r.east) * (b->nj + r.south + r.north);
+        n += (double)width_of(b, r) * rows_of(b, r);
     }
     return n;
 }
@@ -54,8 +56,6 @@ void hycom_flush(hycom *m)
 /* Offsets of the first point of region r's row j in a 2D and a layer field. */
 static long at2(const hycom *m, int lb, esm_region r, int j) { return esm_at(&m->l2, lb, -r.west, j, 0); }
 static long at3(const hycom *m, int lb, esm_region r, int j, int k) { return esm_at(&m->l3, lb, -r.west, j, k); }
-static int width_of(const esm_block *b, esm_region r) { return b->ni + r.west + r.east; }
-static int rows_of(const esm_block *b, esm_region r) { return b->nj + r.south + r.north; }
 /* Per-row arrays (row_dxt, ...) from region r's first row of block b. */
 static const double *row_at(const hycom *m, const double *rows, const esm_block *b, esm_region r)
 {
