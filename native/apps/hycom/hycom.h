@@ -28,7 +28,7 @@ typedef struct hycom hycom;
 /* A kernel over region r of local block lb (arg: a flag or factor some kernels take). */
 typedef void (*block_kernel)(hycom *m, int lb, esm_region r, double arg);
 typedef struct { block_kernel run; esm_region r; double arg; } queued_kernel;
-#define HYCOM_QUEUE 32
+#define HYCOM_QUEUE 32 /* a full queue runs early: always correct, only less reuse */
 
 struct hycom {
     hycom_case kind;
