@@ -146,17 +146,23 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     m->row_a = esm_calloc(m->l2.sx + 1, sizeof(double)); /* a row and one more face */
     m->row_b = esm_calloc(m->l2.sx + 1, sizeof(double));
     m->row_c = esm_calloc(m->l2.sx + 1, sizeof(double));
+    m->plane_a = esm_calloc(m->l2.block_size, sizeof(double));
+    m->plane_b = esm_calloc(m->l2.block_size, sizeof(double));
 
     /* allocate every field (zero) */
     long n2 = esm_layout_doubles(&m->l2, m->d.nlocal), n3 = esm_layout_doubles(&m->l3, m->d.nlocal);
     double **f2[] = {&m->depth, &m->mt, &m->mu, &m->mv, &m->eta, &m->ub, &m->vb, &m->ubm,
                      &m->vbm, &m->hu_total, &m->hv_total, &m->force_u, &m->force_v, &m->mean_u,
                      &m->mean_v, &m->share_u, &m->share_v};
-    double **f3[] = {&m->h, &m->u, &m->v, &m->h_next, &m->u_next, &m->v_next, &m->p, &m->hu, &m->hv};
+    double **f3[] = {&m->h, &m->u, &m->v, &m->h_next, &m->u_next, &m->v_next};
+    double **temporaries[] = {&m->p, &m->hu, &m->hv};
+    m->temporary_blocks = width >= 2 ? 1 : m->d.nlocal; /* see hycom.h */
     for (unsigned a = 0; a < sizeof f2 / sizeof *f2; a++)
         *f2[a] = esm_calloc(n2, sizeof(double));
     for (unsigned a = 0; a < sizeof f3 / sizeof *f3; a++)
         *f3[a] = esm_calloc(n3, sizeof(double));
+    for (unsigned a = 0; a < sizeof temporaries / sizeof *temporaries; a++)
+        *temporaries[a] = esm_calloc(esm_layout_doubles(&m->l3, m->temporary_blocks), sizeof(double));
 
     /* static fields over blocks and halos, from global indices (no exchange needed) */
     double dx_min = INFINITY, depth_max = 0;

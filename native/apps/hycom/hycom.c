@@ -34,22 +34,30 @@ static const esm_deck decks[] = {
 
 /* ---- halo groups ---------------------------------------------------------------------- */
 
+/* Before an exchange the queued kernels run (hycom_flush: they write what is sent), timed by
+ * the phase's timer `phase`; the exchange itself is timed by `t` alone, not by `phase`. */
+static void exchange(hycom *m, esm_halo *halo, double **fields, esm_timer *phase, esm_timer *t)
+{
+    hycom_flush(m);
+    esm_timer_stop(phase);
+    esm_timer_start(t);
+    esm_halo_update(halo, fields);
+    esm_timer_stop(t);
+    esm_timer_start(phase);
+}
+
 /* The layer thicknesses and the velocity arrays `u`, `v` (old or new) in one message per
  * neighbour; their valid regions become the full halo. */
 static void exchange_layers(hycom *m, double *u, double *v, esm_region *ru, esm_region *rv,
-                            esm_timer *t)
+                            esm_timer *phase, esm_timer *t)
 {
-    esm_timer_start(t);
-    esm_halo_update(m->layer_halo, (double *[]){m->h, u, v});
-    esm_timer_stop(t);
+    exchange(m, m->layer_halo, (double *[]){m->h, u, v}, phase, t);
     m->ok.h = *ru = *rv = esm_region_full(m->width);
 }
 
-static void exchange_barotropic(hycom *m, esm_timer *t)
+static void exchange_barotropic(hycom *m, esm_timer *phase, esm_timer *t)
 {
-    esm_timer_start(t);
-    esm_halo_update(m->barotropic_halo, (double *[]){m->eta, m->ub, m->vb});
-    esm_timer_stop(t);
+    exchange(m, m->barotropic_halo, (double *[]){m->eta, m->ub, m->vb}, phase, t);
     m->ok.eta = m->ok.ub = m->ok.vb = esm_region_full(m->width);
 }
 
@@ -80,11 +88,12 @@ static void step(hycom *m, timers *t)
 {
     valid *ok = &m->ok;
     esm_region out, ru, rv;
-#define BAROTROPIC exchange_barotropic(m, &t->halo_barotropic)
+#define BAROTROPIC exchange_barotropic(m, &t->barotropic, &t->halo_barotropic)
+#define LAYERS(u, v, ru, rv) exchange_layers(m, u, v, ru, rv, &t->kernels, &t->halo_layers)
 
     esm_timer_start(&t->kernels);
     /* 1-2. pressure, surface height, faces: from the thicknesses */
-    WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)), exchange_layers(m, m->u, m->v, &ok->u, &ok->v, &t->halo_layers));
+    WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)), LAYERS(m->u, m->v, &ok->u, &ok->v));
     kernel_pressure(m, ok->h);
     ok->p = ok->eta = ok->h;
     kernel_faces_u(m, ok->fu = MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->p, -1, 0, 0, 0)));
@@ -93,12 +102,13 @@ static void step(hycom *m, timers *t)
     /* 3. baroclinic velocities: u, then v with the new u; no depth mean. Only as far into
      *    the halo as v and the continuity need: the layers are exchanged every step anyway. */
     WHERE(ru, MEET(MEET(ok->fu, AFTER(ok->v, -1, 0, 0, 1)), AFTER(ok->u, -1, 1, -1, 1)),
-          exchange_layers(m, m->u, m->v, &ok->u, &ok->v, &t->halo_layers));
+          LAYERS(m->u, m->v, &ok->u, &ok->v));
     kernel_momentum_u(m, ok->u_next = MEET(ru, U_NEEDED));
     WHERE(rv, MEET(MEET(ok->fv, AFTER(ok->u_next, 0, 1, -1, 0)), AFTER(ok->v, -1, 1, -1, 1)),
-          exchange_layers(m, m->u_next, m->v, &ok->u_next, &ok->v, &t->halo_layers));
+          LAYERS(m->u_next, m->v, &ok->u_next, &ok->v));
     kernel_momentum_v(m, ok->v_next = MEET(rv, V_NEEDED));
     kernel_project(m, ok->u_next, ok->v_next);
+    hycom_flush(m);
     esm_timer_stop(&t->kernels);
 
     /* 4. barotropic substeps, forward-backward, consuming the wide halo */
@@ -118,6 +128,7 @@ static void step(hycom *m, timers *t)
         kernel_barotropic_v(m, ok->vb = out);
     }
     kernel_mean_scale(m, ok->ubm, ok->vbm, 1.0 / m->substeps);
+    hycom_flush(m);
     esm_timer_stop(&t->barotropic);
 
     /* 5. continuity */
@@ -125,8 +136,9 @@ static void step(hycom *m, timers *t)
     esm_region faces = MEET(MEET(AFTER(ok->fu, 0, 1, 0, 0), AFTER(ok->fv, 0, 0, 0, 1)),
                             MEET(AFTER(ok->ubm, 0, 1, 0, 0), AFTER(ok->vbm, 0, 0, 0, 1)));
     WHERE(out, MEET(MEET(faces, ok->h), MEET(AFTER(ok->u_next, 0, 1, 0, 0), AFTER(ok->v_next, 0, 0, 0, 1))),
-          exchange_layers(m, m->u_next, m->v_next, &ok->u_next, &ok->v_next, &t->halo_layers));
+          LAYERS(m->u_next, m->v_next, &ok->u_next, &ok->v_next));
     kernel_continuity(m, ok->h_next = MEET(out, INTERIOR));
+    hycom_flush(m);
     double *swap;
     swap = m->h; m->h = m->h_next; m->h_next = swap;
     swap = m->u; m->u = m->u_next; m->u_next = swap;
@@ -136,6 +148,7 @@ static void step(hycom *m, timers *t)
     ok->v = ok->v_next;
     esm_timer_stop(&t->kernels);
 #undef BAROTROPIC
+#undef LAYERS
 }
 
 /* ---- diagnostics -------------------------------------------------------------------------- */

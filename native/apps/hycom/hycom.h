@@ -23,7 +23,14 @@ typedef struct valid {
     esm_region h_next, u_next, v_next;
 } valid;
 
-typedef struct hycom {
+typedef struct hycom hycom;
+
+/* A kernel over region r of local block lb (arg: a flag or factor some kernels take). */
+typedef void (*block_kernel)(hycom *m, int lb, esm_region r, double arg);
+typedef struct { block_kernel run; esm_region r; double arg; } queued_kernel;
+#define HYCOM_QUEUE 32 /* a full queue runs early: always correct, only less reuse */
+
+struct hycom {
     hycom_case kind;
     esm_decomp d;
     esm_layout l2, l3;           /* 2D and layer fields, halo `width`, [block][k][j][i] */
@@ -37,25 +44,39 @@ typedef struct hycom {
     /* static 2D fields (l2) */
     double *depth, *mt, *mu, *mv;
     /* layers (l3) */
-    double *h, *u, *v, *h_next, *u_next, *v_next, *p, *hu, *hv;
+    double *h, *u, *v, *h_next, *u_next, *v_next;
+    /* layer temporaries of the step's first phase (pressure to project): the potential and
+     * the thickness at u and v faces. Nothing reads them after project (the continuity
+     * takes the face thicknesses from h again), so when that phase runs in one flush (no
+     * exchange inside it: halo width >= 2) every block uses the same storage, block 0's,
+     * which stays in the cache; at width 1 each block has its own (temporary_blocks). */
+    double *p, *hu, *hv;
+    int temporary_blocks;        /* 1 or d.nlocal */
+    long flushes, queued_temporaries; /* hycom_flush calls; how many before pressure was queued */
     /* barotropic and per-face totals (l2) */
     double *eta, *ub, *vb, *ubm, *vbm, *hu_total, *hv_total, *force_u, *force_v;
     double *mean_u, *mean_v;     /* depth mean of the baroclinic pressure force */
     double *share_u, *share_v;   /* mean barotropic transport per metre of water */
     esm_halo *layer_halo, *barotropic_halo;
     double *row_a, *row_b, *row_c; /* scratch: a row of a block, halo included, and a face */
+    double *plane_a, *plane_b;   /* scratch: one block's 2D extent (column sums, level by level) */
     valid ok;
     double bytes;                /* bytes moved by kernels (the model), this rank */
     /* the wave case */
     double wave_amplitude, wave_k, wave_f, wave_depth;
-} hycom;
+    queued_kernel queue[HYCOM_QUEUE]; /* kernels called, not yet run (see hycom_flush) */
+    int queued;
+};
 
 /* Grid, masks, depth, layers and the initial state of `kind`. Collective. */
 void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int by, int width,
                   esm_distribution dist, esm_halo_engine engine);
 double hycom_row(const double *rows, const hycom *m, int gj);
 
-/* Kernels over a region of every local block (see dynamics.c). */
+/* Kernels over a region of every local block (see dynamics.c). A call queues the kernel;
+ * hycom_flush runs the queue block by block (every queued kernel on a block, then the next
+ * block). Flush before a halo exchange and before anything reads the fields. */
+void hycom_flush(hycom *m);
 void kernel_pressure(hycom *m, esm_region r);
 void kernel_faces_u(hycom *m, esm_region r);
 void kernel_faces_v(hycom *m, esm_region r);
