@@ -128,7 +128,8 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     double **arrays[] = {&tr->t, &tr->s, &tr->t_next, &tr->s_next, &tr->utr, &tr->vtr, &tr->wtr};
     for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++)
         *arrays[a] = esm_calloc(n, sizeof(double));
-    tr->scratch = esm_calloc((size_t)(6 * g->nz + 7) * l->sx + 2, sizeof(double));
+    /* row_scratch: 4 planes, 5 rows, the per-level factors */
+    tr->scratch = esm_calloc((size_t)4 * g->nz * l->sx + 5 * l->sx + 4 * g->nz + 2, sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -162,22 +163,41 @@ static inline double open(int k, double kmt_a, double kmt_b)
     return k < shallower ? 1.0 : 0.0;
 }
 
-/* Scratch for one row of columns (each nz x sx, indexed [k * sx + i], i from -1):
- * star: tracers after advection; south: fluxes through the south faces, carried from the
- * row before; inverse and upper: the Thomas factors of the vertical diffusion. Rows of one
- * level (sx, indexed from -1): the fluxes through the east, north and bottom faces; below
- * (the bottom fluxes of the level above, per tracer); zero. */
-typedef struct { double *star[2], *south[2], *inverse, *upper, *east, *below[2], *zero; } row_scratch;
+/* The Thomas factors of the implicit vertical diffusion depend only on the level and the
+ * column's depth kmt: above a column's last level they are those of a full-depth column; its
+ * last level has no diffusion through the floor; dry levels get the identity (inverse 1,
+ * upper -0). So one factorisation per level, with the operations, in the order, of one
+ * column's (the sub-diagonal is -up), replaces a division per point. */
+typedef struct { double up, inverse, upper, inverse_last; } mix_factors;
+
+static void mix_factors_of(const pop_tracers *tr, const pop_grid *g, mix_factors *m)
+{
+    double upper_above = 0.0; /* no diffusion through the surface */
+    for (int k = 0; k < g->nz; k++) {
+        double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
+        double down = k + 1 < g->nz ? tr->kappa_v * g->dt / (0.5 * (g->dz[k] + g->dz[k + 1])) : 0;
+        m[k].up = up;
+        m[k].inverse = 1.0 / (g->dz[k] + up + down + up * upper_above);
+        m[k].upper = -down * m[k].inverse;
+        m[k].inverse_last = 1.0 / (g->dz[k] + up + 0.0 + up * upper_above);
+        upper_above = m[k].upper;
+    }
+}
+
+/* Scratch of one row of columns, per tracer f (indexed from i = -1): south: the fluxes
+ * through the south faces of every level, carried from the row before; d: the forward Thomas
+ * sweep of every level, for the back substitution; east, above: the fluxes through the east
+ * faces of one level and through the bottom faces of the level above; zero: no flux through
+ * the surface or the sea floor. Small: it stays in the L1/L2 cache. */
+typedef struct { double *south[2], *d[2], *east[2], *above[2], *zero; mix_factors *mix; } row_scratch;
 
 static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
 {
-    size_t plane = (size_t)g->nz * g->l3.sx;
-    double *s = tr->scratch;
-    row_scratch r = {{s + 1, s + plane + 1}, {s + 2 * plane + 1, s + 3 * plane + 1},
-                     s + 4 * plane + 1, s + 5 * plane + 1, s + 6 * plane + 1,
-                     {s + 6 * plane + 3 * g->l3.sx + 1, s + 6 * plane + 4 * g->l3.sx + 1},
-                     s + 6 * plane + 5 * g->l3.sx + 1};
-    return r;
+    size_t plane = (size_t)g->nz * g->l3.sx, sx = g->l3.sx;
+    double *s = tr->scratch + 1, *rows = s + 4 * plane;
+    return (row_scratch){{s, s + plane}, {s + 2 * plane, s + 3 * plane},
+                         {rows, rows + sx}, {rows + 2 * sx, rows + 3 * sx}, rows + 4 * sx,
+                         (mix_factors *)(rows + 5 * sx)};
 }
 
 /* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*sx+i]. */
@@ -201,116 +221,88 @@ ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int 
     }
 }
 
-/* The fluxes through the east, north and bottom faces of n cells of one level of a row
- * (every face once; restrict: the arrays never overlap, so the loop runs in vector lanes). */
-ESM_SIMD static void level_faces(int n, int k, double east_conductance, double north_conductance,
-                        const double *restrict u, const double *restrict v,
-                        const double *restrict w, const double *restrict c,
-                        const double *restrict c_east, const double *restrict c_north,
-                        const double *restrict c_below, const double *restrict kmt,
-                        const double *restrict kmt_east, const double *restrict kmt_north,
-                        double *restrict east, double *restrict north, double *restrict bottom)
-{
-    for (int i = 0; i < n; i++) {
-        east[i] = face_flux(u[i], c[i], c_east[i], east_conductance * open(k, kmt[i], kmt_east[i]));
-        north[i] = face_flux(v[i], c[i], c_north[i], north_conductance * open(k, kmt[i], kmt_north[i]));
-        bottom[i] = face_flux(w[i], c[i], c_below[i], 0.0);
-    }
-}
-
-/* c + rate (inflow - outflow) on the wet cells of one level of a row; the north and bottom
- * fluxes become the next row's south and the next level's top fluxes. */
-ESM_SIMD static void level_update(int n, int k, double rate, const double *restrict c,
-                         const double *restrict east_west, const double *restrict east,
-                         const double *restrict north, const double *restrict bottom,
-                         const double *restrict kmt, double *restrict south,
-                         double *restrict above, double *restrict out)
-{
-    for (int i = 0; i < n; i++) {
-        double next = c[i] + rate * (east_west[i] - east[i] + south[i] - north[i] + above[i] - bottom[i]);
-        out[i] = k < kmt[i] ? next : 0.0;
-        south[i] = north[i];
-        above[i] = bottom[i];
-    }
-}
-
-/* Explicit advection and horizontal diffusion of one row of columns into star. */
-static void advect_row(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
-                       int j, const row_scratch *rs)
+/* One row of columns, top down: per level, the fluxes through the east faces (every face
+ * once, the west one of a cell is the east one of its neighbour), then per cell the north and
+ * bottom fluxes, the advective and horizontal-diffusive update and the forward sweep of the
+ * vertical diffusion, both tracers in the same loop (masks, transports and factors shared).
+ * The north and bottom fluxes become the next row's south and the next level's top fluxes. */
+ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
+                                int j, const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const long sj = l->stride_j, sk = l->stride_k;
+    const long sj = l->stride_j, sx = l->sx;
+    const int nz = g->nz, ni = b->ni;
     const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
-    int gj = b->j0 + j, ni = b->ni;
+    int gj = b->j0 + j;
     double cx = g->dy / g->dxt[gj + 1];            /* east face length / distance */
     double cn = g->dxu[gj + 1] / g->dy;            /* north face */
     double area = g->dxt[gj + 1] * g->dy;
-    double *east = rs->east, *north = east + l->sx, *bottom = north + l->sx;
-    for (int f = 0; f < 2; f++) /* no flux through the surface */
-        for (int i = 0; i < ni; i++)
-            rs->below[f][i] = 0.0;
-    for (int k = 0; k < g->nz; k++) {
+    double *east_t = rs->east[0], *east_s = rs->east[1], *above_t = rs->above[0], *above_s = rs->above[1];
+    for (int i = 0; i < ni; i++) /* no flux through the surface */
+        above_t[i] = above_s[i] = 0.0;
+    for (int k = 0; k < nz; k++) {
         long p0 = esm_at(l, lb, 0, j, k);
+        const double *t = tr->t + p0, *s = tr->s + p0, *u = tr->utr + p0, *v = tr->vtr + p0;
         /* the sea floor below the last level: no transport, the level itself below */
-        const double *w = k + 1 < g->nz ? tr->wtr + p0 : rs->zero;
-        long down = k + 1 < g->nz ? sk : 0;
-        double kdz = tr->kappa_h * g->dz[k], rate = g->dt / (area * g->dz[k]);
-        for (int f = 0; f < 2; f++) {
-            const double *c = (f ? tr->s : tr->t) + p0;
-            level_faces(ni + 1, k, kdz * cx, kdz * cn, tr->utr + p0 - 1, tr->vtr + p0 - 1, w - 1,
-                        c - 1, c, c - 1 + sj, c - 1 + down, kmt - 1, kmt, kmt_n - 1,
-                        east - 1, north - 1, bottom - 1);
-            level_update(ni, k, rate, c, east - 1, east, north, bottom, kmt,
-                         rs->south[f] + (size_t)k * l->sx, rs->below[f],
-                         rs->star[f] + (size_t)k * l->sx);
+        const double *w = k + 1 < nz ? tr->wtr + p0 : rs->zero;
+        long down = k + 1 < nz ? l->stride_k : 0;
+        double kdz = tr->kappa_h * g->dz[k], east_conductance = kdz * cx, north_conductance = kdz * cn;
+        double rate = g->dt / (area * g->dz[k]), dz = g->dz[k];
+        mix_factors m = rs->mix[k];
+#pragma GCC ivdep
+        for (int i = -1; i < ni; i++) {
+            double conductance = east_conductance * open(k, kmt[i], kmt[i + 1]);
+            east_t[i] = face_flux(u[i], t[i], t[i + 1], conductance);
+            east_s[i] = face_flux(u[i], s[i], s[i + 1], conductance);
+        }
+        double *south_t = rs->south[0] + k * sx, *south_s = rs->south[1] + k * sx;
+        double *d_t = rs->d[0] + k * sx, *d_s = rs->d[1] + k * sx;
+        const double *d_t_above = k ? d_t - sx : rs->zero, *d_s_above = k ? d_s - sx : rs->zero;
+#pragma GCC ivdep
+        for (int i = 0; i < ni; i++) {
+            double conductance = north_conductance * open(k, kmt[i], kmt_n[i]);
+            int wet = k < kmt[i];
+            double a = wet ? m.up : 0.0; /* the sub-diagonal is -a */
+            double inverse = k + 1 < kmt[i] ? m.inverse : wet ? m.inverse_last : 1.0;
+
+            double north = face_flux(v[i], t[i], t[i + sj], conductance);
+            double bottom = face_flux(w[i], t[i], t[i + down], 0.0);
+            double next = t[i] + rate * (east_t[i - 1] - east_t[i] + south_t[i] - north + above_t[i] - bottom);
+            double rhs = wet ? dz * next : 0.0;
+            d_t[i] = (rhs + a * d_t_above[i]) * inverse;
+            south_t[i] = north;
+            above_t[i] = bottom;
+
+            north = face_flux(v[i], s[i], s[i + sj], conductance);
+            bottom = face_flux(w[i], s[i], s[i + down], 0.0);
+            next = s[i] + rate * (east_s[i - 1] - east_s[i] + south_s[i] - north + above_s[i] - bottom);
+            rhs = wet ? dz * next : 0.0;
+            d_s[i] = (rhs + a * d_s_above[i]) * inverse;
+            south_s[i] = north;
+            above_s[i] = bottom;
         }
     }
 }
 
-/* Implicit vertical diffusion of star into the next tracers (Thomas algorithm, the columns of
- * the row side by side; one factorisation for both tracers). Zero flux through the surface
- * and the sea floor. */
-ESM_SIMD static void mix_row(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
-                    const row_scratch *rs)
+/* The back substitution of the vertical diffusion, bottom up, into the next tracers. */
+ESM_SIMD static void sweep_up(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
+                              const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const double *restrict kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0);
-    const int nz = g->nz, ni = b->ni, sx = l->sx;
-    for (int k = 0; k < nz; k++) {
-        double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
-        double down = k + 1 < nz ? tr->kappa_v * g->dt / (0.5 * (g->dz[k] + g->dz[k + 1])) : 0;
-        double dz = g->dz[k];
-        double *restrict inverse = rs->inverse + (size_t)k * sx;
-        double *restrict upper = rs->upper + (size_t)k * sx;
-        const double *restrict upper_above = k ? upper - sx : rs->zero;
+    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0);
+    const int nz = g->nz, ni = b->ni;
+    for (int k = nz - 1; k >= 0; k--) {
+        long p0 = esm_at(l, lb, 0, j, k);
+        double *t = tr->t_next + p0, *s = tr->s_next + p0;
+        const double *t_below = k + 1 < nz ? t + l->stride_k : rs->zero;
+        const double *s_below = k + 1 < nz ? s + l->stride_k : rs->zero;
+        const double *d_t = rs->d[0] + k * l->sx, *d_s = rs->d[1] + k * l->sx;
+        double upper_full = rs->mix[k].upper;
+#pragma GCC ivdep
         for (int i = 0; i < ni; i++) {
-            double wet = kmt[i];
-            double a = k < wet ? up : 0.0, c = k + 1 < wet ? down : 0.0;
-            double diag = k < wet ? dz + a + c : 1.0;
-            double denominator = diag + a * upper_above[i]; /* the sub-diagonal is -a */
-            inverse[i] = 1.0 / denominator;
-            upper[i] = -c * inverse[i];
-        }
-    }
-    for (int f = 0; f < 2; f++) {
-        double *next = f ? tr->s_next : tr->t_next, *star = rs->star[f];
-        for (int k = 0; k < nz; k++) { /* forward: star becomes d' in place */
-            double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
-            double *restrict d = star + (size_t)k * sx, dz = g->dz[k];
-            const double *restrict inverse = rs->inverse + (size_t)k * sx;
-            const double *restrict d_above = k ? d - sx : rs->zero;
-            for (int i = 0; i < ni; i++) {
-                double a = k < kmt[i] ? up : 0.0, rhs = dz * d[i];
-                rhs = k < kmt[i] ? rhs : 0.0;
-                d[i] = (rhs + a * d_above[i]) * inverse[i];
-            }
-        }
-        for (int k = nz - 1; k >= 0; k--) { /* back: the next tracer, from the bottom up */
-            double *restrict row = next + esm_at(l, lb, 0, j, k);
-            const double *restrict d = star + (size_t)k * sx, *restrict upper = rs->upper + (size_t)k * sx;
-            const double *restrict row_below = k + 1 < nz ? row + l->stride_k : rs->zero;
-            for (int i = 0; i < ni; i++)
-                row[i] = d[i] - upper[i] * row_below[i];
+            double upper = k + 1 < kmt[i] ? upper_full : -0.0;
+            t[i] = d_t[i] - upper * t_below[i];
+            s[i] = d_s[i] - upper * s_below[i];
         }
     }
 }
@@ -322,12 +314,13 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
     esm_timer_stop(halo);
     esm_timer_start(compute);
     row_scratch rs = scratch_of(tr, g);
+    mix_factors_of(tr, g, rs.mix);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];
         north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
         for (int j = 0; j < b->nj; j++) {
-            advect_row(tr, g, lb, b, j, &rs);
-            mix_row(tr, g, lb, b, j, &rs);
+            sweep_down(tr, g, lb, b, j, &rs);
+            sweep_up(tr, g, lb, b, j, &rs);
         }
     }
     double *t = tr->t, *s = tr->s;
