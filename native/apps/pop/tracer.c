@@ -15,6 +15,13 @@ static const double DEPTH = 5500.0, COURANT = 0.2, KAPPA_H = 1000.0, KAPPA_V = 1
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
+/* The sweeps compute whole groups of LANES cells (one AVX-512 vector, two AVX2 ones): no
+ * scalar remainder loop, which on a 10-cell row would cost as much as the vector part. The
+ * extra cells read whatever follows a row (the next level, padding), are dry, and land only
+ * in scratch, never in a tracer. */
+enum { LANES = 8 };
+static int lanes_for(int n) { return (n + LANES - 1) / LANES * LANES; }
+
 /* The flow's potentials around one block, levels k-1 and k: on vertical edges at the NE
  * corner of T(i, j) (gyres that reverse with depth) and on east-west edges at (i, j + 1/2) on
  * the bottom of a level (an overturning: sinking in the north, rising in the south). An
@@ -126,10 +133,11 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     long n = esm_layout_doubles(l, g->d.nlocal);
     *tr = (pop_tracers){.kappa_h = KAPPA_H, .kappa_v = KAPPA_V};
     double **arrays[] = {&tr->t, &tr->s, &tr->t_next, &tr->s_next, &tr->utr, &tr->vtr, &tr->wtr};
-    for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++)
-        *arrays[a] = esm_calloc(n, sizeof(double));
-    /* row_scratch: 4 planes, 5 rows, the per-level factors */
-    tr->scratch = esm_calloc((size_t)4 * g->nz * l->sx + 5 * l->sx + 4 * g->nz + 2, sizeof(double));
+    for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++) /* padded: see LANES */
+        *arrays[a] = esm_calloc(n + 2 * LANES, sizeof(double));
+    /* row_scratch: 4 planes and 7 rows of lanes_for(sx) + LANES, the per-level factors */
+    size_t width = lanes_for(l->sx) + LANES;
+    tr->scratch = esm_calloc((4 * g->nz + 7) * width + 4 * g->nz, sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -184,20 +192,36 @@ static void mix_factors_of(const pop_tracers *tr, const pop_grid *g, mix_factors
     }
 }
 
-/* Scratch of one row of columns, per tracer f (indexed from i = -1): south: the fluxes
- * through the south faces of every level, carried from the row before; d: the forward Thomas
- * sweep of every level, for the back substitution; east, above: the fluxes through the east
- * faces of one level and through the bottom faces of the level above; zero: no flux through
- * the surface or the sea floor. Small: it stays in the L1/L2 cache. */
-typedef struct { double *south[2], *d[2], *east[2], *above[2], *zero; mix_factors *mix; } row_scratch;
+/* Scratch of one row of columns, rows of `width` (indexed from i = -1), per tracer f: south:
+ * the fluxes through the south faces of every level, carried from the row before; d: the
+ * forward Thomas sweep of every level, for the back substitution; east, above: the fluxes
+ * through the east faces of one level and through the bottom faces of the level above; kmt,
+ * kmt_north: the row's and the next row's active levels, dry past the row's end; zero: no
+ * flux through the surface or the sea floor. Small: it stays in the L1/L2 cache. */
+typedef struct {
+    long width;
+    double *south[2], *d[2], *east[2], *above[2], *kmt, *kmt_north, *zero;
+    mix_factors *mix;
+} row_scratch;
 
 static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
 {
-    size_t plane = (size_t)g->nz * g->l3.sx, sx = g->l3.sx;
-    double *s = tr->scratch + 1, *rows = s + 4 * plane;
-    return (row_scratch){{s, s + plane}, {s + 2 * plane, s + 3 * plane},
-                         {rows, rows + sx}, {rows + 2 * sx, rows + 3 * sx}, rows + 4 * sx,
-                         (mix_factors *)(rows + 5 * sx)};
+    long width = lanes_for(g->l3.sx) + LANES, plane = g->nz * width;
+    double *s = tr->scratch + 1, *row = s + 4 * plane;
+    return (row_scratch){width, {s, s + plane}, {s + 2 * plane, s + 3 * plane},
+                         {row, row + width}, {row + 2 * width, row + 3 * width},
+                         row + 4 * width, row + 5 * width, row + 6 * width,
+                         (mix_factors *)(row + 7 * width - 1)};
+}
+
+/* The active levels of row j (from i = -1) and of row j + 1, as rows of lanes; dry beyond. */
+static void row_kmt(const pop_grid *g, int lb, const esm_block *b, int j, const row_scratch *rs)
+{
+    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
+    for (int i = -1; i < rs->width - 1; i++) {
+        rs->kmt[i] = i <= b->ni ? kmt[i] : 0.0;
+        rs->kmt_north[i] = i >= 0 && i < b->ni ? kmt_n[i] : 0.0;
+    }
 }
 
 /* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*sx+i]. */
@@ -213,7 +237,7 @@ ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int 
         double kdz = tr->kappa_h * g->dz[k];
         for (int f = 0; f < 2; f++) {
             const double *restrict c = (f ? tr->s : tr->t) + p0;
-            double *restrict flux = out[f] + (size_t)k * l->sx;
+            double *restrict flux = out[f] + (size_t)k * (lanes_for(l->sx) + LANES);
             for (int i = 0; i < b->ni; i++) {
                 flux[i] = face_flux(v[i], c[i], c[i + l->stride_j], kdz * cn * open(k, kmt[i], kmt_n[i]));
             }
@@ -230,15 +254,15 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
                                 int j, const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const long sj = l->stride_j, sx = l->sx;
-    const int nz = g->nz, ni = b->ni;
-    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
+    const long sj = l->stride_j, width = rs->width;
+    const int nz = g->nz, n = lanes_for(b->ni), n_east = lanes_for(b->ni + 1);
+    const double *kmt = rs->kmt, *kmt_n = rs->kmt_north;
     int gj = b->j0 + j;
     double cx = g->dy / g->dxt[gj + 1];            /* east face length / distance */
     double cn = g->dxu[gj + 1] / g->dy;            /* north face */
     double area = g->dxt[gj + 1] * g->dy;
     double *east_t = rs->east[0], *east_s = rs->east[1], *above_t = rs->above[0], *above_s = rs->above[1];
-    for (int i = 0; i < ni; i++) /* no flux through the surface */
+    for (int i = 0; i < n; i++) /* no flux through the surface */
         above_t[i] = above_s[i] = 0.0;
     for (int k = 0; k < nz; k++) {
         long p0 = esm_at(l, lb, 0, j, k);
@@ -250,16 +274,16 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
         double rate = g->dt / (area * g->dz[k]), dz = g->dz[k];
         mix_factors m = rs->mix[k];
 #pragma GCC ivdep
-        for (int i = -1; i < ni; i++) {
+        for (int i = -1; i < n_east - 1; i++) {
             double conductance = east_conductance * open(k, kmt[i], kmt[i + 1]);
             east_t[i] = face_flux(u[i], t[i], t[i + 1], conductance);
             east_s[i] = face_flux(u[i], s[i], s[i + 1], conductance);
         }
-        double *south_t = rs->south[0] + k * sx, *south_s = rs->south[1] + k * sx;
-        double *d_t = rs->d[0] + k * sx, *d_s = rs->d[1] + k * sx;
-        const double *d_t_above = k ? d_t - sx : rs->zero, *d_s_above = k ? d_s - sx : rs->zero;
+        double *south_t = rs->south[0] + k * width, *south_s = rs->south[1] + k * width;
+        double *d_t = rs->d[0] + k * width, *d_s = rs->d[1] + k * width;
+        const double *d_t_above = k ? d_t - width : rs->zero, *d_s_above = k ? d_s - width : rs->zero;
 #pragma GCC ivdep
-        for (int i = 0; i < ni; i++) {
+        for (int i = 0; i < n; i++) {
             double conductance = north_conductance * open(k, kmt[i], kmt_n[i]);
             int wet = k < kmt[i];
             double a = wet ? m.up : 0.0; /* the sub-diagonal is -a */
@@ -284,25 +308,35 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
     }
 }
 
-/* The back substitution of the vertical diffusion, bottom up, into the next tracers. */
+/* The back substitution of the vertical diffusion, bottom up, in place in the scratch (d
+ * becomes the next tracers); then the next tracers are written top down: stores that walk
+ * memory backwards, level by level, halve the bandwidth (measured). */
 ESM_SIMD static void sweep_up(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
                               const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0);
-    const int nz = g->nz, ni = b->ni;
+    const double *kmt = rs->kmt;
+    const long width = rs->width;
+    const int nz = g->nz, n = lanes_for(b->ni), ni = b->ni;
     for (int k = nz - 1; k >= 0; k--) {
-        long p0 = esm_at(l, lb, 0, j, k);
-        double *t = tr->t_next + p0, *s = tr->s_next + p0;
-        const double *t_below = k + 1 < nz ? t + l->stride_k : rs->zero;
-        const double *s_below = k + 1 < nz ? s + l->stride_k : rs->zero;
-        const double *d_t = rs->d[0] + k * l->sx, *d_s = rs->d[1] + k * l->sx;
+        double *t = rs->d[0] + k * width, *s = rs->d[1] + k * width;
+        const double *t_below = k + 1 < nz ? t + width : rs->zero;
+        const double *s_below = k + 1 < nz ? s + width : rs->zero;
         double upper_full = rs->mix[k].upper;
 #pragma GCC ivdep
-        for (int i = 0; i < ni; i++) {
+        for (int i = 0; i < n; i++) {
             double upper = k + 1 < kmt[i] ? upper_full : -0.0;
-            t[i] = d_t[i] - upper * t_below[i];
-            s[i] = d_s[i] - upper * s_below[i];
+            t[i] = t[i] - upper * t_below[i];
+            s[i] = s[i] - upper * s_below[i];
+        }
+    }
+    for (int k = 0; k < nz; k++) {
+        long p0 = esm_at(l, lb, 0, j, k);
+        double *restrict t = tr->t_next + p0, *restrict s = tr->s_next + p0;
+        const double *restrict t_new = rs->d[0] + k * width, *restrict s_new = rs->d[1] + k * width;
+        for (int i = 0; i < ni; i++) {
+            t[i] = t_new[i];
+            s[i] = s_new[i];
         }
     }
 }
@@ -319,6 +353,7 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
         const esm_block *b = &g->d.block[g->d.local[lb]];
         north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
         for (int j = 0; j < b->nj; j++) {
+            row_kmt(g, lb, b, j, &rs);
             sweep_down(tr, g, lb, b, j, &rs);
             sweep_up(tr, g, lb, b, j, &rs);
         }
