@@ -137,7 +137,7 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
         *arrays[a] = esm_calloc(n + 2 * LANES, sizeof(double));
     /* row_scratch: 4 planes and 7 rows of lanes_for(sx) + LANES, the per-level factors */
     size_t width = lanes_for(l->sx) + LANES;
-    tr->scratch = esm_calloc((4 * g->nz + 7) * width + 4 * g->nz, sizeof(double));
+    tr->scratch = esm_calloc((4 * g->nz + 7) * width + 4 * g->nz + LANES, sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -207,7 +207,7 @@ typedef struct {
 static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
 {
     long width = lanes_for(g->l3.sx) + LANES, plane = g->nz * width;
-    double *s = tr->scratch + 1, *row = s + 4 * plane;
+    double *s = tr->scratch + LANES, /* i = 0 on a cache-line boundary */ *row = s + 4 * plane;
     return (row_scratch){width, {s, s + plane}, {s + 2 * plane, s + 3 * plane},
                          {row, row + width}, {row + 2 * width, row + 3 * width},
                          row + 4 * width, row + 5 * width, row + 6 * width,
@@ -255,13 +255,13 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
 {
     const esm_layout *l = &g->l3;
     const long sj = l->stride_j, width = rs->width;
-    const int nz = g->nz, n = lanes_for(b->ni), n_east = lanes_for(b->ni + 1);
+    const int nz = g->nz, n = lanes_for(b->ni);
     const double *kmt = rs->kmt, *kmt_n = rs->kmt_north;
     int gj = b->j0 + j;
     double cx = g->dy / g->dxt[gj + 1];            /* east face length / distance */
     double cn = g->dxu[gj + 1] / g->dy;            /* north face */
     double area = g->dxt[gj + 1] * g->dy;
-    double *east_t = rs->east[0], *east_s = rs->east[1], *above_t = rs->above[0], *above_s = rs->above[1];
+    double *above_t = rs->above[0], *above_s = rs->above[1];
     for (int i = 0; i < n; i++) /* no flux through the surface */
         above_t[i] = above_s[i] = 0.0;
     for (int k = 0; k < nz; k++) {
@@ -273,33 +273,33 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
         double kdz = tr->kappa_h * g->dz[k], east_conductance = kdz * cx, north_conductance = kdz * cn;
         double rate = g->dt / (area * g->dz[k]), dz = g->dz[k];
         mix_factors m = rs->mix[k];
-#pragma GCC ivdep
-        for (int i = -1; i < n_east - 1; i++) {
-            double conductance = east_conductance * open(k, kmt[i], kmt[i + 1]);
-            east_t[i] = face_flux(u[i], t[i], t[i + 1], conductance);
-            east_s[i] = face_flux(u[i], s[i], s[i + 1], conductance);
-        }
         double *south_t = rs->south[0] + k * width, *south_s = rs->south[1] + k * width;
         double *d_t = rs->d[0] + k * width, *d_s = rs->d[1] + k * width;
         const double *d_t_above = k ? d_t - width : rs->zero, *d_s_above = k ? d_s - width : rs->zero;
 #pragma GCC ivdep
         for (int i = 0; i < n; i++) {
+            double west_conductance = east_conductance * open(k, kmt[i - 1], kmt[i]);
+            double east_conductance_i = east_conductance * open(k, kmt[i], kmt[i + 1]);
             double conductance = north_conductance * open(k, kmt[i], kmt_n[i]);
             int wet = k < kmt[i];
             double a = wet ? m.up : 0.0; /* the sub-diagonal is -a */
             double inverse = k + 1 < kmt[i] ? m.inverse : wet ? m.inverse_last : 1.0;
 
+            double west = face_flux(u[i - 1], t[i - 1], t[i], west_conductance);
+            double east = face_flux(u[i], t[i], t[i + 1], east_conductance_i);
             double north = face_flux(v[i], t[i], t[i + sj], conductance);
             double bottom = face_flux(w[i], t[i], t[i + down], 0.0);
-            double next = t[i] + rate * (east_t[i - 1] - east_t[i] + south_t[i] - north + above_t[i] - bottom);
+            double next = t[i] + rate * (west - east + south_t[i] - north + above_t[i] - bottom);
             double rhs = wet ? dz * next : 0.0;
             d_t[i] = (rhs + a * d_t_above[i]) * inverse;
             south_t[i] = north;
             above_t[i] = bottom;
 
+            west = face_flux(u[i - 1], s[i - 1], s[i], west_conductance);
+            east = face_flux(u[i], s[i], s[i + 1], east_conductance_i);
             north = face_flux(v[i], s[i], s[i + sj], conductance);
             bottom = face_flux(w[i], s[i], s[i + down], 0.0);
-            next = s[i] + rate * (east_s[i - 1] - east_s[i] + south_s[i] - north + above_s[i] - bottom);
+            next = s[i] + rate * (west - east + south_s[i] - north + above_s[i] - bottom);
             rhs = wet ? dz * next : 0.0;
             d_s[i] = (rhs + a * d_s_above[i]) * inverse;
             south_s[i] = north;
