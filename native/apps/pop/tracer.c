@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <emmintrin.h>
 #include "pop.h"
 
 static const double DEPTH = 5500.0, COURANT = 0.2, KAPPA_H = 1000.0, KAPPA_V = 1e-4;
@@ -308,6 +310,24 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
     }
 }
 
+/* Whether a row of columns can be written as one contiguous stream of aligned pairs: its
+ * levels (sx doubles, halo columns included) start 16-byte aligned. */
+static int streams(const pop_grid *g, int lb, int j)
+{
+    return g->l3.sx % 2 == 0 && ((uintptr_t)esm_at(&g->l3, lb, -1, j, 0) * sizeof(double)) % 16 == 0;
+}
+
+/* One level of a row, halo columns included (zero: the halo update refreshes them before
+ * anything reads them), by non-temporal stores: the next tracers go to memory without being
+ * read first (a plain store reads the line it fills), half the traffic of those writes. */
+static inline void stream_level(double *out, const double *new, int ni)
+{
+    _mm_stream_pd(out, _mm_set_pd(new[0], 0.0));
+    for (int i = 1; i + 1 < ni; i += 2)
+        _mm_stream_pd(out + i + 1, _mm_loadu_pd(new + i));
+    _mm_stream_pd(out + ni, _mm_set_pd(0.0, new[ni - 1]));
+}
+
 /* The back substitution of the vertical diffusion, bottom up, in place in the scratch (d
  * becomes the next tracers); then the next tracers are written top down: stores that walk
  * memory backwards, level by level, halve the bandwidth (measured). */
@@ -329,6 +349,14 @@ ESM_SIMD static void sweep_up(pop_tracers *tr, const pop_grid *g, int lb, const 
             t[i] = t[i] - upper * t_below[i];
             s[i] = s[i] - upper * s_below[i];
         }
+    }
+    if (streams(g, lb, j)) {
+        for (int k = 0; k < nz; k++) {
+            long p0 = esm_at(l, lb, -1, j, k);
+            stream_level(tr->t_next + p0, rs->d[0] + k * width, ni);
+            stream_level(tr->s_next + p0, rs->d[1] + k * width, ni);
+        }
+        return;
     }
     for (int k = 0; k < nz; k++) {
         long p0 = esm_at(l, lb, 0, j, k);
@@ -358,6 +386,7 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
             sweep_up(tr, g, lb, b, j, &rs);
         }
     }
+    _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
     double *t = tr->t, *s = tr->s;
     tr->t = tr->t_next;
     tr->s = tr->s_next;
