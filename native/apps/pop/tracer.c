@@ -170,11 +170,13 @@ static inline double face_flux(double transport, double left, double right, doub
     return upwind(transport, left, right) - conductance * (right - left);
 }
 
+/* The active levels of a face: those of the shallower of the cells on its sides. */
+static inline double face_levels(double kmt_a, double kmt_b) { return kmt_a < kmt_b ? kmt_a : kmt_b; }
+
 /* 1 when level k is wet on both sides of a face (active levels kmt_a and kmt_b), else 0. */
 static inline double open(int k, double kmt_a, double kmt_b)
 {
-    double shallower = kmt_a < kmt_b ? kmt_a : kmt_b;
-    return k < shallower ? 1.0 : 0.0;
+    return k < face_levels(kmt_a, kmt_b) ? 1.0 : 0.0;
 }
 
 /* The Thomas factors of the implicit vertical diffusion depend only on the level and the
@@ -202,12 +204,13 @@ static void mix_factors_of(const pop_tracers *tr, const pop_grid *g, mix_factors
  * boundary: a vector load that straddles two lines costs two), per tracer f: south: the
  * fluxes through the south faces of every level, carried from the row before; d: the forward
  * Thomas sweep of every level, then (back substitution, in place) the next tracer; above: the
- * fluxes through the bottom faces of the level above; kmt, kmt_north: the row's and the next
- * row's active levels, dry past the row's end; zero: no flux through the surface or the sea
- * floor. Small: it stays in the L1/L2 cache. */
+ * fluxes through the bottom faces of the level above; kmt, west, east, north: the active
+ * levels of the row's cells and of their west, east and north faces (dry past the row's
+ * end), once per row; zero: no flux through the surface or the sea floor. Small: it stays in
+ * the L1/L2 cache. */
 typedef struct {
     long width;
-    double *south[2], *d[2], *above[2], *kmt, *kmt_north, *zero;
+    double *south[2], *d[2], *above[2], *kmt, *west, *east, *north, *zero;
     mix_factors *mix;
 } row_scratch;
 
@@ -215,7 +218,7 @@ static long scratch_width(const pop_grid *g) { return lanes_for(g->l3.sx) + LANE
 
 static size_t scratch_doubles(const pop_grid *g)
 {
-    return (4 * g->nz + 5) * scratch_width(g) + 4 * g->nz + LANES;
+    return (4 * g->nz + 7) * scratch_width(g) + 4 * g->nz + LANES;
 }
 
 static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
@@ -224,16 +227,20 @@ static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
     double *s = tr->scratch + LANES, *row = s + 4 * plane;
     return (row_scratch){width, {s, s + plane}, {s + 2 * plane, s + 3 * plane},
                          {row, row + width}, row + 2 * width, row + 3 * width, row + 4 * width,
-                         (mix_factors *)(row + 5 * width - 1)};
+                         row + 5 * width, row + 6 * width, (mix_factors *)(row + 7 * width)};
 }
 
-/* The active levels of row j (from i = -1) and of row j + 1, as rows of lanes; dry beyond. */
+/* The active levels of the cells of row j and of their faces, as rows of lanes; dry beyond. */
 static void row_kmt(const pop_grid *g, int lb, const esm_block *b, int j, const row_scratch *rs)
 {
     const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
-    for (int i = -1; i < rs->width - 1; i++) {
+    for (int i = -1; i < rs->width - 1; i++)
         rs->kmt[i] = i <= b->ni ? kmt[i] : 0.0;
-        rs->kmt_north[i] = i >= 0 && i < b->ni ? kmt_n[i] : 0.0;
+    for (int i = 0; i < rs->width - 2; i++) {
+        int inside = i < b->ni;
+        rs->west[i] = inside ? face_levels(kmt[i - 1], kmt[i]) : 0.0;
+        rs->east[i] = inside ? face_levels(kmt[i], kmt[i + 1]) : 0.0;
+        rs->north[i] = inside ? face_levels(kmt[i], kmt_n[i]) : 0.0;
     }
 }
 
@@ -287,7 +294,8 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
     const esm_layout *l = &g->l3;
     const long sj = l->stride_j, width = rs->width;
     const int nz = g->nz, n = lanes_for(b->ni);
-    const double *kmt = rs->kmt, *kmt_n = rs->kmt_north;
+    const double *kmt = rs->kmt, *west_levels = rs->west, *east_levels = rs->east;
+    const double *north_levels = rs->north;
     int gj = b->j0 + j;
     double cx = g->dy / g->dxt[gj + 1];            /* east face length / distance */
     double cn = g->dxu[gj + 1] / g->dy;            /* north face */
@@ -311,9 +319,9 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
             const double *d_above = k ? d - width : rs->zero;
 #pragma GCC ivdep
             for (int i = 0; i < n; i++) {
-                double west_conductance = east_conductance * open(k, kmt[i - 1], kmt[i]);
-                double east_conductance_i = east_conductance * open(k, kmt[i], kmt[i + 1]);
-                double conductance = north_conductance * open(k, kmt[i], kmt_n[i]);
+                double west_conductance = east_conductance * (k < west_levels[i] ? 1.0 : 0.0);
+                double east_conductance_i = east_conductance * (k < east_levels[i] ? 1.0 : 0.0);
+                double conductance = north_conductance * (k < north_levels[i] ? 1.0 : 0.0);
                 int wet = k < kmt[i];
                 double a = wet ? m.up : 0.0; /* the sub-diagonal is -a */
                 double inverse = k + 1 < kmt[i] ? m.inverse : wet ? m.inverse_last : 1.0;
