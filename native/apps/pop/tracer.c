@@ -9,11 +9,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <emmintrin.h>
 #include "pop.h"
 
 static const double DEPTH = 5500.0, COURANT = 0.2, KAPPA_H = 1000.0, KAPPA_V = 1e-4;
 
 static int imin(int a, int b) { return a < b ? a : b; }
+
+/* The sweeps compute whole groups of LANES cells (one AVX-512 vector, two AVX2 ones): no
+ * scalar remainder loop, which on a 10-cell row would cost as much as the vector part. The
+ * extra cells read whatever follows a row (the next level, padding), are dry, and land only
+ * in scratch, never in a tracer. */
+enum { LANES = 8 };
+static int lanes_for(int n) { return (n + LANES - 1) / LANES * LANES; }
 
 /* The flow's potentials around one block, levels k-1 and k: on vertical edges at the NE
  * corner of T(i, j) (gyres that reverse with depth) and on east-west edges at (i, j + 1/2) on
@@ -120,15 +128,17 @@ static void make_flow(pop_tracers *tr, const pop_grid *g)
     tr->courant = largest * scale;
 }
 
+static size_t scratch_doubles(const pop_grid *g);
+
 void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engine)
 {
     const esm_layout *l = &g->l3;
     long n = esm_layout_doubles(l, g->d.nlocal);
     *tr = (pop_tracers){.kappa_h = KAPPA_H, .kappa_v = KAPPA_V};
     double **arrays[] = {&tr->t, &tr->s, &tr->t_next, &tr->s_next, &tr->utr, &tr->vtr, &tr->wtr};
-    for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++)
-        *arrays[a] = esm_calloc(n, sizeof(double));
-    tr->scratch = esm_calloc((size_t)(6 * g->nz + 7) * l->sx + 2, sizeof(double));
+    for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++) /* padded: see LANES */
+        *arrays[a] = esm_calloc(n + 2 * LANES, sizeof(double));
+    tr->scratch = esm_calloc(scratch_doubles(g), sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -147,40 +157,94 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     }
 }
 
+/* Upwind advective flux through a face, positive from `left` to `right`. */
+static inline double upwind(double transport, double left, double right)
+{
+    return transport > 0 ? transport * left : transport * right;
+}
+
 /* Upwind advective flux minus diffusive flux through a face, positive from `left` to `right`.
  * Every face's flux is computed once and used by the cells on both sides: they cancel. */
 static inline double face_flux(double transport, double left, double right, double conductance)
 {
-    double advected = transport > 0 ? transport * left : transport * right;
-    return advected - conductance * (right - left);
+    return upwind(transport, left, right) - conductance * (right - left);
 }
+
+/* The active levels of a face: those of the shallower of the cells on its sides. */
+static inline double face_levels(double kmt_a, double kmt_b) { return kmt_a < kmt_b ? kmt_a : kmt_b; }
 
 /* 1 when level k is wet on both sides of a face (active levels kmt_a and kmt_b), else 0. */
 static inline double open(int k, double kmt_a, double kmt_b)
 {
-    double shallower = kmt_a < kmt_b ? kmt_a : kmt_b;
-    return k < shallower ? 1.0 : 0.0;
+    return k < face_levels(kmt_a, kmt_b) ? 1.0 : 0.0;
 }
 
-/* Scratch for one row of columns (each nz x sx, indexed [k * sx + i], i from -1):
- * star: tracers after advection; south: fluxes through the south faces, carried from the
- * row before; inverse and upper: the Thomas factors of the vertical diffusion. Rows of one
- * level (sx, indexed from -1): the fluxes through the east, north and bottom faces; below
- * (the bottom fluxes of the level above, per tracer); zero. */
-typedef struct { double *star[2], *south[2], *inverse, *upper, *east, *below[2], *zero; } row_scratch;
+/* The Thomas factors of the implicit vertical diffusion depend only on the level and the
+ * column's depth kmt: above a column's last level they are those of a full-depth column; its
+ * last level has no diffusion through the floor; dry levels get the identity (inverse 1,
+ * upper -0). So one factorisation per level, with the operations, in the order, of one
+ * column's (the sub-diagonal is -up), replaces a division per point. */
+typedef struct { double up, inverse, upper, inverse_last; } mix_factors;
+
+static void mix_factors_of(const pop_tracers *tr, const pop_grid *g, mix_factors *m)
+{
+    double upper_above = 0.0; /* no diffusion through the surface */
+    for (int k = 0; k < g->nz; k++) {
+        double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
+        double down = k + 1 < g->nz ? tr->kappa_v * g->dt / (0.5 * (g->dz[k] + g->dz[k + 1])) : 0;
+        m[k].up = up;
+        m[k].inverse = 1.0 / (g->dz[k] + up + down + up * upper_above);
+        m[k].upper = -down * m[k].inverse;
+        m[k].inverse_last = 1.0 / (g->dz[k] + up + 0.0 + up * upper_above);
+        upper_above = m[k].upper;
+    }
+}
+
+/* Scratch of one row of columns, rows of `width` indexed from i = -1 (i = 0 on a cache-line
+ * boundary: a vector load that straddles two lines costs two), per tracer f: south: the
+ * fluxes through the south faces of every level, carried from the row before; d: the forward
+ * Thomas sweep of every level, then (back substitution, in place) the next tracer; above: the
+ * fluxes through the bottom faces of the level above; kmt, west, east, north: the active
+ * levels of the row's cells and of their west, east and north faces (dry past the row's
+ * end), once per row; zero: no flux through the surface or the sea floor. Small: it stays in
+ * the L1/L2 cache. */
+typedef struct {
+    long width;
+    double *south[2], *d[2], *above[2], *kmt, *west, *east, *north, *zero;
+    mix_factors *mix;
+} row_scratch;
+
+static long scratch_width(const pop_grid *g) { return lanes_for(g->l3.sx) + LANES; }
+
+static size_t scratch_doubles(const pop_grid *g)
+{
+    return (4 * g->nz + 7) * scratch_width(g) + 4 * g->nz + LANES;
+}
 
 static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
 {
-    size_t plane = (size_t)g->nz * g->l3.sx;
-    double *s = tr->scratch;
-    row_scratch r = {{s + 1, s + plane + 1}, {s + 2 * plane + 1, s + 3 * plane + 1},
-                     s + 4 * plane + 1, s + 5 * plane + 1, s + 6 * plane + 1,
-                     {s + 6 * plane + 3 * g->l3.sx + 1, s + 6 * plane + 4 * g->l3.sx + 1},
-                     s + 6 * plane + 5 * g->l3.sx + 1};
-    return r;
+    long width = scratch_width(g), plane = g->nz * width;
+    double *s = tr->scratch + LANES, *row = s + 4 * plane;
+    return (row_scratch){width, {s, s + plane}, {s + 2 * plane, s + 3 * plane},
+                         {row, row + width}, row + 2 * width, row + 3 * width, row + 4 * width,
+                         row + 5 * width, row + 6 * width, (mix_factors *)(row + 7 * width)};
 }
 
-/* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*sx+i]. */
+/* The active levels of the cells of row j and of their faces, as rows of lanes; dry beyond. */
+static void row_kmt(const pop_grid *g, int lb, const esm_block *b, int j, const row_scratch *rs)
+{
+    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
+    for (int i = -1; i < rs->width - 1; i++)
+        rs->kmt[i] = i <= b->ni ? kmt[i] : 0.0;
+    for (int i = 0; i < rs->width - 2; i++) {
+        int inside = i < b->ni;
+        rs->west[i] = inside ? face_levels(kmt[i - 1], kmt[i]) : 0.0;
+        rs->east[i] = inside ? face_levels(kmt[i], kmt[i + 1]) : 0.0;
+        rs->north[i] = inside ? face_levels(kmt[i], kmt_n[i]) : 0.0;
+    }
+}
+
+/* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*width+i]. */
 ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
                          int j, double *out[2])
 {
@@ -193,7 +257,7 @@ ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int 
         double kdz = tr->kappa_h * g->dz[k];
         for (int f = 0; f < 2; f++) {
             const double *restrict c = (f ? tr->s : tr->t) + p0;
-            double *restrict flux = out[f] + (size_t)k * l->sx;
+            double *restrict flux = out[f] + (size_t)k * scratch_width(g);
             for (int i = 0; i < b->ni; i++) {
                 flux[i] = face_flux(v[i], c[i], c[i + l->stride_j], kdz * cn * open(k, kmt[i], kmt_n[i]));
             }
@@ -201,116 +265,136 @@ ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int 
     }
 }
 
-/* The fluxes through the east, north and bottom faces of n cells of one level of a row
- * (every face once; restrict: the arrays never overlap, so the loop runs in vector lanes). */
-ESM_SIMD static void level_faces(int n, int k, double east_conductance, double north_conductance,
-                        const double *restrict u, const double *restrict v,
-                        const double *restrict w, const double *restrict c,
-                        const double *restrict c_east, const double *restrict c_north,
-                        const double *restrict c_below, const double *restrict kmt,
-                        const double *restrict kmt_east, const double *restrict kmt_north,
-                        double *restrict east, double *restrict north, double *restrict bottom)
+/* Ask for what the next row reads at level k (its transports; the tracers of the row north of
+ * it) one row ahead, into L2: the hardware prefetchers alone leave some of these reads
+ * exposed (measured: about 5 % of the kernel's time on M). Prefetches never fault. */
+static void prefetch_next_row(const pop_tracers *tr, const pop_grid *g, long p0)
 {
-    for (int i = 0; i < n; i++) {
-        east[i] = face_flux(u[i], c[i], c_east[i], east_conductance * open(k, kmt[i], kmt_east[i]));
-        north[i] = face_flux(v[i], c[i], c_north[i], north_conductance * open(k, kmt[i], kmt_north[i]));
-        bottom[i] = face_flux(w[i], c[i], c_below[i], 0.0);
+    const long sj = g->l3.stride_j, first = p0 - 1, n = g->l3.sx;
+    for (long o = 0; o < n + 8; o += 8) { /* one request per cache line */
+        __builtin_prefetch(tr->utr + first + sj + o, 0, 1);
+        __builtin_prefetch(tr->vtr + first + sj + o, 0, 1);
+        __builtin_prefetch(tr->wtr + first + sj + o, 0, 1);
+        __builtin_prefetch(tr->t + first + 2 * sj + o, 0, 1);
+        __builtin_prefetch(tr->s + first + 2 * sj + o, 0, 1);
     }
 }
 
-/* c + rate (inflow - outflow) on the wet cells of one level of a row; the north and bottom
- * fluxes become the next row's south and the next level's top fluxes. */
-ESM_SIMD static void level_update(int n, int k, double rate, const double *restrict c,
-                         const double *restrict east_west, const double *restrict east,
-                         const double *restrict north, const double *restrict bottom,
-                         const double *restrict kmt, double *restrict south,
-                         double *restrict above, double *restrict out)
-{
-    for (int i = 0; i < n; i++) {
-        double next = c[i] + rate * (east_west[i] - east[i] + south[i] - north[i] + above[i] - bottom[i]);
-        out[i] = k < kmt[i] ? next : 0.0;
-        south[i] = north[i];
-        above[i] = bottom[i];
-    }
-}
-
-/* Explicit advection and horizontal diffusion of one row of columns into star. */
-static void advect_row(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
-                       int j, const row_scratch *rs)
+/* One row of columns, top down, one loop per level and tracer over the cells (one loop for
+ * both tracers needs more pointers than there are registers: 9 % slower, measured): the
+ * fluxes through the cell's faces, the advective and horizontal-diffusive update, the
+ * forward sweep of the vertical diffusion. Each face's
+ * flux has one value: the west one is computed from the same operands, in the same order, as
+ * the east one of the cell before it (recomputing it costs less than a second loop and a
+ * round trip through memory), the north and bottom ones are kept as the next row's south and
+ * the next level's top fluxes. */
+ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
+                                int j, const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const long sj = l->stride_j, sk = l->stride_k;
-    const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
-    int gj = b->j0 + j, ni = b->ni;
+    const long sj = l->stride_j, width = rs->width;
+    const int nz = g->nz, n = lanes_for(b->ni);
+    const double *kmt = rs->kmt, *west_levels = rs->west, *east_levels = rs->east;
+    const double *north_levels = rs->north;
+    int gj = b->j0 + j;
     double cx = g->dy / g->dxt[gj + 1];            /* east face length / distance */
     double cn = g->dxu[gj + 1] / g->dy;            /* north face */
     double area = g->dxt[gj + 1] * g->dy;
-    double *east = rs->east, *north = east + l->sx, *bottom = north + l->sx;
-    for (int f = 0; f < 2; f++) /* no flux through the surface */
-        for (int i = 0; i < ni; i++)
-            rs->below[f][i] = 0.0;
-    for (int k = 0; k < g->nz; k++) {
+    double *above_t = rs->above[0], *above_s = rs->above[1];
+    for (int i = 0; i < n; i++) /* no flux through the surface */
+        above_t[i] = above_s[i] = 0.0;
+    for (int k = 0; k < nz; k++) {
         long p0 = esm_at(l, lb, 0, j, k);
+        const double *t = tr->t + p0, *s = tr->s + p0, *u = tr->utr + p0, *v = tr->vtr + p0;
         /* the sea floor below the last level: no transport, the level itself below */
-        const double *w = k + 1 < g->nz ? tr->wtr + p0 : rs->zero;
-        long down = k + 1 < g->nz ? sk : 0;
-        double kdz = tr->kappa_h * g->dz[k], rate = g->dt / (area * g->dz[k]);
+        const double *w = k + 1 < nz ? tr->wtr + p0 : rs->zero;
+        long down = k + 1 < nz ? l->stride_k : 0;
+        double kdz = tr->kappa_h * g->dz[k], east_conductance = kdz * cx, north_conductance = kdz * cn;
+        double rate = g->dt / (area * g->dz[k]), dz = g->dz[k];
+        mix_factors m = rs->mix[k];
+        prefetch_next_row(tr, g, p0);
         for (int f = 0; f < 2; f++) {
-            const double *c = (f ? tr->s : tr->t) + p0;
-            level_faces(ni + 1, k, kdz * cx, kdz * cn, tr->utr + p0 - 1, tr->vtr + p0 - 1, w - 1,
-                        c - 1, c, c - 1 + sj, c - 1 + down, kmt - 1, kmt, kmt_n - 1,
-                        east - 1, north - 1, bottom - 1);
-            level_update(ni, k, rate, c, east - 1, east, north, bottom, kmt,
-                         rs->south[f] + (size_t)k * l->sx, rs->below[f],
-                         rs->star[f] + (size_t)k * l->sx);
+            const double *c = f ? s : t;
+            double *south = rs->south[f] + k * width, *d = rs->d[f] + k * width, *above = rs->above[f];
+            const double *d_above = k ? d - width : rs->zero;
+#pragma GCC ivdep
+            for (int i = 0; i < n; i++) {
+                double west_conductance = east_conductance * (k < west_levels[i] ? 1.0 : 0.0);
+                double east_conductance_i = east_conductance * (k < east_levels[i] ? 1.0 : 0.0);
+                double conductance = north_conductance * (k < north_levels[i] ? 1.0 : 0.0);
+                int wet = k < kmt[i];
+                double a = wet ? m.up : 0.0; /* the sub-diagonal is -a */
+                double inverse = k + 1 < kmt[i] ? m.inverse : wet ? m.inverse_last : 1.0;
+                double west = face_flux(u[i - 1], c[i - 1], c[i], west_conductance);
+                double east = face_flux(u[i], c[i], c[i + 1], east_conductance_i);
+                double north = face_flux(v[i], c[i], c[i + sj], conductance);
+                double bottom = upwind(w[i], c[i], c[i + down]);
+                double next = c[i] + rate * (west - east + south[i] - north + above[i] - bottom);
+                double rhs = wet ? dz * next : 0.0;
+                d[i] = (rhs + a * d_above[i]) * inverse;
+                south[i] = north;
+                above[i] = bottom;
+            }
         }
     }
 }
 
-/* Implicit vertical diffusion of star into the next tracers (Thomas algorithm, the columns of
- * the row side by side; one factorisation for both tracers). Zero flux through the surface
- * and the sea floor. */
-ESM_SIMD static void mix_row(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
-                    const row_scratch *rs)
+/* Whether a row of columns can be written as whole aligned pairs: every level of it (sx
+ * doubles, halo columns included) starts on 16 bytes (the arrays start on 64). */
+static int streams(const pop_grid *g, int lb, int j)
+{
+    return g->l3.sx % 2 == 0 && esm_at(&g->l3, lb, -1, j, 0) % 2 == 0;
+}
+
+/* One level of a row, halo columns included (zero: the next step's halo update refreshes
+ * them before anything reads them), by non-temporal stores: the next tracers go to memory
+ * without the lines being read first, as a plain store does (measured: 15 % faster on M,
+ * more on S). The rows of a block follow each other: one contiguous stream per block. */
+static inline void stream_level(double *out, const double *new, int ni)
+{
+    _mm_stream_pd(out, _mm_set_pd(new[0], 0.0));
+    for (int i = 1; i + 1 < ni; i += 2)
+        _mm_stream_pd(out + i + 1, _mm_loadu_pd(new + i));
+    _mm_stream_pd(out + ni, _mm_set_pd(0.0, new[ni - 1]));
+}
+
+/* The back substitution of the vertical diffusion, bottom up, in place in the scratch (d
+ * becomes the next tracers); then the next tracers are written top down: stores that walk
+ * memory backwards, level by level, halve the bandwidth (measured). Dry levels come out 0. */
+ESM_SIMD static void sweep_up(pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b, int j,
+                              const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
-    const double *restrict kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0);
-    const int nz = g->nz, ni = b->ni, sx = l->sx;
-    for (int k = 0; k < nz; k++) {
-        double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
-        double down = k + 1 < nz ? tr->kappa_v * g->dt / (0.5 * (g->dz[k] + g->dz[k + 1])) : 0;
-        double dz = g->dz[k];
-        double *restrict inverse = rs->inverse + (size_t)k * sx;
-        double *restrict upper = rs->upper + (size_t)k * sx;
-        const double *restrict upper_above = k ? upper - sx : rs->zero;
-        for (int i = 0; i < ni; i++) {
-            double wet = kmt[i];
-            double a = k < wet ? up : 0.0, c = k + 1 < wet ? down : 0.0;
-            double diag = k < wet ? dz + a + c : 1.0;
-            double denominator = diag + a * upper_above[i]; /* the sub-diagonal is -a */
-            inverse[i] = 1.0 / denominator;
-            upper[i] = -c * inverse[i];
+    const double *kmt = rs->kmt;
+    const long width = rs->width;
+    const int nz = g->nz, n = lanes_for(b->ni), ni = b->ni;
+    for (int k = nz - 1; k >= 0; k--) {
+        double *t = rs->d[0] + k * width, *s = rs->d[1] + k * width;
+        const double *t_below = k + 1 < nz ? t + width : rs->zero;
+        const double *s_below = k + 1 < nz ? s + width : rs->zero;
+        double upper_full = rs->mix[k].upper;
+#pragma GCC ivdep
+        for (int i = 0; i < n; i++) {
+            double upper = k + 1 < kmt[i] ? upper_full : -0.0;
+            t[i] = t[i] - upper * t_below[i];
+            s[i] = s[i] - upper * s_below[i];
         }
     }
-    for (int f = 0; f < 2; f++) {
-        double *next = f ? tr->s_next : tr->t_next, *star = rs->star[f];
-        for (int k = 0; k < nz; k++) { /* forward: star becomes d' in place */
-            double up = k > 0 ? tr->kappa_v * g->dt / (0.5 * (g->dz[k - 1] + g->dz[k])) : 0;
-            double *restrict d = star + (size_t)k * sx, dz = g->dz[k];
-            const double *restrict inverse = rs->inverse + (size_t)k * sx;
-            const double *restrict d_above = k ? d - sx : rs->zero;
-            for (int i = 0; i < ni; i++) {
-                double a = k < kmt[i] ? up : 0.0, rhs = dz * d[i];
-                rhs = k < kmt[i] ? rhs : 0.0;
-                d[i] = (rhs + a * d_above[i]) * inverse[i];
-            }
+    if (streams(g, lb, j)) {
+        for (int k = 0; k < nz; k++) {
+            long p0 = esm_at(l, lb, -1, j, k);
+            stream_level(tr->t_next + p0, rs->d[0] + k * width, ni);
+            stream_level(tr->s_next + p0, rs->d[1] + k * width, ni);
         }
-        for (int k = nz - 1; k >= 0; k--) { /* back: the next tracer, from the bottom up */
-            double *restrict row = next + esm_at(l, lb, 0, j, k);
-            const double *restrict d = star + (size_t)k * sx, *restrict upper = rs->upper + (size_t)k * sx;
-            const double *restrict row_below = k + 1 < nz ? row + l->stride_k : rs->zero;
-            for (int i = 0; i < ni; i++)
-                row[i] = d[i] - upper[i] * row_below[i];
+        return;
+    }
+    for (int k = 0; k < nz; k++) {
+        long p0 = esm_at(l, lb, 0, j, k);
+        double *restrict t = tr->t_next + p0, *restrict s = tr->s_next + p0;
+        const double *restrict t_new = rs->d[0] + k * width, *restrict s_new = rs->d[1] + k * width;
+        for (int i = 0; i < ni; i++) {
+            t[i] = t_new[i];
+            s[i] = s_new[i];
         }
     }
 }
@@ -322,14 +406,17 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
     esm_timer_stop(halo);
     esm_timer_start(compute);
     row_scratch rs = scratch_of(tr, g);
+    mix_factors_of(tr, g, rs.mix);
     for (int lb = 0; lb < g->d.nlocal; lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];
         north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
         for (int j = 0; j < b->nj; j++) {
-            advect_row(tr, g, lb, b, j, &rs);
-            mix_row(tr, g, lb, b, j, &rs);
+            row_kmt(g, lb, b, j, &rs);
+            sweep_down(tr, g, lb, b, j, &rs);
+            sweep_up(tr, g, lb, b, j, &rs);
         }
     }
+    _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
     double *t = tr->t, *s = tr->s;
     tr->t = tr->t_next;
     tr->s = tr->s_next;
