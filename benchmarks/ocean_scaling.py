@@ -1,8 +1,13 @@
 """Per-step performance of the ocean proxies (pop, hycom) for sizes S and M on 1 and 2 ranks,
 and their kernels' memory bandwidth as a fraction of the STREAM triad measured in the same run.
 
+Size `L2` is a grid whose whole working set fits in one core's L2 cache (one 32x24 block, 40
+levels for pop, 26 layers for hycom): there the kernels never wait for memory, so their rate
+is their compute ceiling. A kernel whose M rate is close to its L2 rate is compute-bound, and
+its fraction of STREAM cannot pass its L2 rate over STREAM, whatever the memory does.
+
     .venv/bin/python benchmarks/ocean_scaling.py [--repeats 5] [--stack openmpi]
-                                                 [--sizes S,M] [--ranks 1,2] [--json out.json]
+                                                 [--sizes S,M,L2] [--ranks 1,2] [--json out.json]
 
 Each configuration runs `repeats` times; every run warms up one step, then times its steps
 (wall = the slowest rank's timed section). Runs go round-robin over the configurations so the
@@ -28,13 +33,17 @@ from esmperf.build import build_dir  # noqa: E402
 from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
 
-STEPS = {("pop", "S"): 10, ("pop", "M"): 5, ("hycom", "S"): 20, ("hycom", "M"): 5}
+STEPS = {("pop", "S"): 10, ("pop", "M"): 5, ("hycom", "S"): 20, ("hycom", "M"): 5,
+         ("pop", "L2"): 200, ("hycom", "L2"): 200}
+GRID = {("pop", "L2"): ["--grid", "32x24", "--levels", "40", "--block", "32x24"],
+        ("hycom", "L2"): ["--grid", "32x24", "--layers", "26", "--block", "32x24"]}
 KERNELS = {"pop": ("tracer", "barotropic"), "hycom": ("all",)}
 
 
 def one_run(stack, app: str, size: str, ranks: int) -> dict:
     program = build_dir(stack) / "apps" / app / app
-    args = [str(program), "--size", size, "--steps", str(STEPS.get((app, size), 5))]
+    grid = GRID.get((app, size), ["--size", size])
+    args = [str(program), *grid, "--steps", str(STEPS.get((app, size), 5))]
     done = subprocess.run(mpirun_command(stack, ranks, args), env=run_environment(stack, os.environ),
                           capture_output=True, text=True, timeout=1800)
     lines = [line for line in done.stdout.splitlines() if line.startswith('{"workload"')]
@@ -45,6 +54,7 @@ def one_run(stack, app: str, size: str, ranks: int) -> dict:
 
 def spread(values: list[float], scale: float = 1.0, digits: int = 1) -> str:
     med = statistics.median(values) * scale
+    digits = digits if med >= 1 else digits + 2
     return f"{med:.{digits}f} [{min(values) * scale:.{digits}f}..{max(values) * scale:.{digits}f}]"
 
 
@@ -53,7 +63,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--stack", default="openmpi")
     parser.add_argument("--apps", default="pop,hycom")
-    parser.add_argument("--sizes", default="S,M")
+    parser.add_argument("--sizes", default="S,M,L2")
     parser.add_argument("--ranks", default="1,2")
     parser.add_argument("--json", type=Path, help="also write every run's result here")
     args = parser.parse_args()
@@ -61,7 +71,8 @@ def main() -> None:
     if stack is None:
         raise SystemExit(f"no stack {args.stack}: see `esmperf stacks`")
     configurations = [(app, size, int(ranks)) for app in args.apps.split(",")
-                      for size in args.sizes.split(",") for ranks in args.ranks.split(",")]
+                      for size in args.sizes.split(",") for ranks in args.ranks.split(",")
+                      if size != "L2" or ranks == "1"]  # L2: one block, one core
     print(f"stack {stack.id}; {os.cpu_count()} cores; load average at start: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     started = time.monotonic()
