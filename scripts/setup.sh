@@ -11,7 +11,8 @@ VENV=.venv
 STAMP="$VENV/.esmperf-installed"
 DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
                  openmpi-bin libopenmpi-dev mpich libmpich-dev
-                 chromium strace)  # chromium renders the HTML report in a test; strace checks TCP transport
+                 chromium strace  # chromium renders the HTML report in a test; strace checks TCP transport
+                 libsimgrid-dev)  # SimGrid SMPI (smpicc, smpiff, smpirun): `esmperf simulate`
 # Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter).
 DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev)
 

@@ -22,9 +22,20 @@ class BuildResult:
     log: Path  # the full cmake output
     output_tail: str  # the last lines of it, to show when the build failed
 
+    def skipped(self) -> list[str]:
+        """Parts the build left out on purpose, with the reason (cmake's `<stack>: skipped`)."""
+        prefix = f"-- {self.stack.id}: skipped "
+        lines = self.log.read_text(errors="replace").splitlines() if self.log.is_file() else []
+        return sorted({line.removeprefix(prefix) for line in lines if line.startswith(prefix)})
+
     def artifacts(self) -> list[Path]:
-        """The profiler library and test programs this build produced."""
+        """The profiler library and test programs this build produced (for a simulated
+        stack, which has neither: the workloads and benchmarks)."""
         directory = build_dir(self.stack)
+        if self.stack.simulated:
+            programs = [*directory.glob("apps/*/*"), *directory.glob("bench/*")]
+            return sorted(path for path in programs if path.is_file()
+                          and path.stat().st_mode & 0o111 and path.suffix == "")
         candidates = [directory / "prof" / "libesmprof.so"]
         candidates += [directory / "tests" / name for name in TEST_PROGRAMS]
         return [path for path in candidates if path.is_file()]

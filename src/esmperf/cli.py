@@ -122,6 +122,8 @@ def _build(args: argparse.Namespace) -> int:
                 f"[green]built[/] {stack.id} in {result.seconds:.1f} s: "
                 f"{directory.relative_to(repo_root())}/ {{{built}}}", soft_wrap=True
             )
+            for part in result.skipped():
+                console.print(f"  skipped {escape(part)}", soft_wrap=True, highlight=False)
         else:
             failed.append(stack.id)
             console.print(f"[bold red]build failed[/] for {stack.id}; the end of {result.log}:")
@@ -143,6 +145,11 @@ def _profile(args: argparse.Namespace) -> int:
     discovery = discover_stacks()
     stack = _stack_by_id(discovery, args.stack) if args.stack else stack_of_program(
         command, _all_stacks(discovery))
+    if stack.simulated:
+        raise EsmperfError(
+            "the profiler cannot run under SimGrid SMPI (there is no PMPI layer to preload): "
+            "profile the program with a real MPI stack (see `esmperf stacks`), or trace it with "
+            "`smpirun -trace` (docs/simulate.md)")
     env = run_environment(stack)
     preload = [str(profiler_library(stack)), env.get("LD_PRELOAD", "")]
     env["LD_PRELOAD"] = ":".join(item for item in preload if item)

