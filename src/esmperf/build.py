@@ -87,7 +87,9 @@ def build_stack(stack: Stack) -> BuildResult:
     started = time.monotonic()
     with log.open("w") as output:
         ok = all(  # stops at the first step that fails
-            subprocess.run(command, stdout=output, stderr=subprocess.STDOUT,
+            # in the build directory: smpicc leaves a stray `.o` in the working directory
+            # when cmake identifies the compiler
+            subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, cwd=directory,
                            env=stack.environment()).returncode == 0
             for command in (configure, compile_)
         )

@@ -90,10 +90,10 @@ def platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
     cluster = {
         "id": net.name, "prefix": NODE_PREFIX, "suffix": "", "radical": f"0-{nodes - 1}",
         "speed": f"{HOST_SPEED:.0f}f", "core": str(cores),
-        "bw": f"{net.bandwidth:.17g}Bps", "lat": f"{net.latency / 2:.17g}s",
+        "bw": f"{net.bandwidth:.15g}Bps", "lat": f"{net.latency / 2:.15g}s",
         "sharing_policy": "SPLITDUPLEX",
-        "loopback_bw": f"{LOOPBACK_BANDWIDTH:.17g}Bps",
-        "loopback_lat": f"{LOOPBACK_LATENCY:.17g}s",
+        "loopback_bw": f"{LOOPBACK_BANDWIDTH:.15g}Bps",
+        "loopback_lat": f"{LOOPBACK_LATENCY:.15g}s",
     }
     attributes = "\n           ".join(f"{key}={quoteattr(value)}" for key, value in cluster.items())
     return (

@@ -31,7 +31,7 @@ from esmperf.environment import (busy_cores, load_average, machine_environment, 
 from esmperf.errors import EsmperfError
 from esmperf.knobs import Unsupported, knob_setting, write_files
 from esmperf.platforms import PlatformError, nodes_for
-from esmperf.launch import run_environment
+from esmperf.launch import mpirun_command, run_environment
 from esmperf.paths import build_root
 from esmperf.profile import ProfileError, read_profile
 from esmperf.stacks import Stack, library_name
@@ -217,7 +217,7 @@ def _clean_environment() -> dict[str, str]:
 
 def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workload]) -> list[str]:
     stack = planned.stack
-    launcher = ([str(stack.mpirun), "-n", str(config.ranks), *planned.launcher_args]
+    launcher = (mpirun_command(stack, config.ranks, [], planned.launcher_args)
                 if stack is not None and config.launcher else [])
     if config.kind == "workload":
         workload = workloads[config.workload]

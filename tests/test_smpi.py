@@ -1,0 +1,170 @@
+"""SimGrid SMPI (the smpi stack, docs/simulate.md): simulated time is exact and deterministic
+(a ping-pong gives latency + n/bandwidth under the CM02 model), the workloads run unmodified
+and give the same bits as on a real MPI, the interconnects order as they should, user errors
+are one clear message, and the study runner stores simulated runs. Skipped without SimGrid."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from esmperf import platforms
+from esmperf.build import build_dir
+from esmperf.cli import main
+from esmperf.knobs import KNOBS, Unsupported, knob_setting, knob_table, write_files
+from esmperf.launch import mpirun_command, run_environment
+from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES
+from esmperf.runner import run_study, simulated_time
+from esmperf.stacks import Stack, discover_stacks
+from esmperf.store import Store
+from esmperf.study import study_from_dict
+from esmperf.workloads import load_workloads, parse_result_line
+
+QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
+SIZES = (0, 8, 1024, 65536, 1048576, 4194304)
+
+
+@pytest.fixture(scope="module")
+def smpi() -> Stack:
+    stack = discover_stacks().by_id("smpi")
+    if stack is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    if not (build_dir(stack) / "bench" / "pingpong").is_file():
+        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
+    return stack
+
+
+def simulate(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
+             ranks_per_node: int = 1, **knobs: str) -> subprocess.CompletedProcess[str]:
+    setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
+    write_files(setting)
+    command = mpirun_command(stack, ranks, program, setting.launcher_args)
+    env = run_environment(stack) | {"TMPDIR": str(tmp_path)}
+    result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+def pingpong(stack: Stack, tmp_path: Path, platform: str, rounds: int = 100) -> list[float]:
+    program = [str(build_dir(stack) / "bench" / "pingpong"), str(rounds), *map(str, SIZES)]
+    result = simulate(stack, tmp_path, program, 2, platform=platform, computation="off")
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    assert record["bytes"] == list(SIZES)
+    return record["one_way_s"]
+
+
+def run_workload(stack: Stack, tmp_path: Path, name: str, ranks: int, ranks_per_node: int,
+                 **knobs: str) -> dict[str, Any]:
+    program = [str(load_workloads()[name].executable_path(stack.id)), "--size", "S",
+               "--steps", "3"]
+    result = simulate(stack, tmp_path, program, ranks, ranks_per_node, **knobs)
+    record = parse_result_line(result.stdout)
+    assert record is not None, result.stdout[-2000:]
+    record["simulated_time"] = simulated_time(result.stderr)
+    return record
+
+
+# -- platform files (no SimGrid needed) --------------------------------------------------------
+
+def test_platform_file_halves_the_latency_per_link_and_places_ranks_in_blocks() -> None:
+    xml = platforms.platform_xml(INTERCONNECTS["ib-qdr"], nodes=4, cores=2)
+    assert 'radical="0-3"' in xml and 'core="2"' in xml
+    assert 'bw="4000000000Bps"' in xml and 'lat="6.5e-07s"' in xml  # 1.3 us over two links
+    assert 'sharing_policy="SPLITDUPLEX"' in xml
+    assert platforms.hostfile(5, 2) == "node-0\nnode-0\nnode-1\nnode-1\nnode-2\n"
+    assert platforms.nodes_for(5, 2) == 3
+
+
+def test_simulation_knobs_are_unsupported_on_real_stacks_with_the_reason() -> None:
+    real = Stack(id="openmpi", family="openmpi", mpicc=Path("/bin/mpicc"), mpifort=None,
+                 mpirun=Path("/bin/mpirun"), bin_dir=Path("/bin"), version="Open MPI v4.1.4")
+    with pytest.raises(Unsupported, match="needs the smpi stack"):
+        knob_setting(real, {"platform": "ib-qdr"}, 2, 2)
+    assert set(KNOBS["platform"].values) >= {"gige", "10gige", "ib-qdr", "ib-hdr"}
+
+
+# -- SimGrid runs ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("platform", ["gige", "10gige", "ib-qdr"])
+def test_pingpong_is_latency_plus_size_over_bandwidth(smpi: Stack, tmp_path: Path,
+                                                       platform: str) -> None:
+    net = INTERCONNECTS[platform]
+    one_way = pingpong(smpi, tmp_path, platform)
+    for size, simulated in zip(SIZES, one_way):
+        analytic = net.latency + (size + MESSAGE_OVERHEAD_BYTES) / net.bandwidth
+        # exact up to the 10 ns SMPI charges per MPI_Wtime (2 calls over 200 messages)
+        assert simulated == pytest.approx(analytic, rel=1e-9, abs=2e-10), (size, simulated)
+
+
+def test_simulated_time_is_deterministic(smpi: Stack, tmp_path: Path) -> None:
+    first = run_workload(smpi, tmp_path, "hycom", 4, 1, platform="gige", computation="off")
+    second = run_workload(smpi, tmp_path, "hycom", 4, 1, platform="gige", computation="off")
+    assert first["wall"] == second["wall"] > 0
+    # the workload's wall (MPI_Wtime) is simulated: within SimGrid's whole simulated time
+    assert first["wall"] <= first["simulated_time"]
+
+
+def test_workload_verifies_with_the_same_bits_as_a_real_mpi(smpi: Stack, tmp_path: Path) -> None:
+    real = next((s for s in discover_stacks().stacks
+                 if not s.simulated and load_workloads()["pop"].is_built(s.id)), None)
+    if real is None:
+        pytest.skip("pop is not built for a real MPI stack: run `make build`")
+    simulated = run_workload(smpi, tmp_path, "pop", 4, 2, platform="ib-qdr")
+    program = [str(load_workloads()["pop"].executable_path(real.id)), "--size", "S",
+               "--steps", "3"]
+    result = subprocess.run(mpirun_command(real, 4, program), env=run_environment(real),
+                            capture_output=True, text=True, timeout=300)
+    measured = parse_result_line(result.stdout)
+    assert measured is not None, result.stderr[-2000:]
+    assert simulated["verification"]["passed"] and measured["verification"]["passed"]
+    assert simulated["checksum"] == measured["checksum"]
+
+
+def test_gige_is_slower_than_infiniband_qdr(smpi: Stack, tmp_path: Path) -> None:
+    walls = {platform: run_workload(smpi, tmp_path, "hycom", 4, 1, platform=platform,
+                                    computation="off")["wall"]
+             for platform in ("gige", "ib-qdr")}
+    assert walls["gige"] > 2 * walls["ib-qdr"]
+
+
+def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "hycom", "--platform", "gige,myrinet"]) == 1
+    assert "unknown platform 'myrinet' (platforms: gige, 10gige, ib-qdr" in capsys.readouterr().err
+    assert main(["simulate", "hycom", "--nodes", "1,zero"]) == 1
+    assert "--nodes 'zero': node counts are positive integers" in capsys.readouterr().err
+    assert main(["simulate", "hycom", "--ranks-per-node", "0"]) == 1
+    assert "--ranks-per-node 0" in capsys.readouterr().err
+
+
+def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = {(name, value): how for name, value, how in knob_table(smpi)}
+    assert rows["platform", "ib-qdr"].startswith("InfiniBand QDR 4x: 4 GB/s, 1.3 us between")
+    assert rows["computation", "off"] == "--cfg=smpi/simulate-computation:no"
+    assert rows["network_model", "smpi"] == "--cfg=network/model:SMPI"
+    assert rows["transport", "tcp"].startswith("unsupported: the smpi stack simulates")
+    assert main(["knobs", "--stack", "smpi"]) == 0
+    out = capsys.readouterr().out
+    assert "platform" in out and "ib-hdr" in out and "smpi: SimGrid SMPI 3." in out
+
+
+def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> None:
+    block = {"workload": "hycom", "size": "S", "steps": 2, "stack": "smpi", "ranks": [2],
+             "ranks_per_node": 1, "knobs": {"platform": ["ib-qdr"], "computation": ["off"]},
+             "repeats": {"warmup": 0, "min": 2, "max": 2}}
+    study = study_from_dict({"name": "sim", "matrix": [block]}, "test")
+    outcome = run_study(study, tmp_path / "sim.duckdb", discover_stacks().stacks,
+                        load_workloads(), QUIET)
+    assert outcome.complete == 1
+    with Store(tmp_path / "sim.duckdb", read_only=True) as store:
+        run = store.runs()[0]
+        reps = store.rows("SELECT * FROM repetition WHERE kind = 'measure'")
+    assert (run["stack"], run["nodes"], run["oversubscribed"]) == ("smpi", 2, False)
+    assert json.loads(run["knobs"]) == {"platform": "ib-qdr", "computation": "off"}
+    assert "-platform" in json.loads(run["launcher_args"])
+    assert reps[0]["wall"] == reps[1]["wall"] and reps[0]["verification"] == "passed"
+    assert "Simulated time" in reps[0]["stderr"]
