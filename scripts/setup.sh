@@ -43,7 +43,7 @@ install_debian_packages() {
 report_mpi_on_path() {
     local tool
     echo "setup: not root with apt-get: installing nothing system-wide; MPI tools on PATH:"
-    for tool in mpicc mpifort mpirun mpiexec cmake ninja; do
+    for tool in mpicc mpifort mpirun mpiexec smpicc smpirun cmake ninja; do
         printf '  %-8s %s\n' "$tool" "$(command -v "$tool" || echo 'not found')"
     done
 }

@@ -90,6 +90,8 @@ def _rank_axis(axes: Axes, xs: Sequence[int], label: str) -> None:
 
 
 def _shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
+    """Shade the oversubscribed region; `xs` are the x of the oversubscribed points (a
+    simulated run with more ranks than cores here is not oversubscribed)."""
     over = [x for x in xs if x > cores]
     if not over:
         return
@@ -119,7 +121,8 @@ def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: s
         points = sorted(ideal.points, key=lambda p: p.x)
         axes.plot([p.x for p in points], [p.median for p in points], ls="--", color="#777777",
                   lw=1, label="ideal (linear) scaling")
-    _shade_oversubscribed(axes, xs, cores)
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
+                          cores)
     axes.set_ylabel(f"{unit}\n({direction(higher_is_better)})")
     axes.set_title(title)
     axes.legend(loc="best")
@@ -142,7 +145,8 @@ def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base
         for p in points:
             axes.plot([p.x], [p.median], "o", color=color, ms=5,
                       mfc="white" if p.oversubscribed else color)
-    _shade_oversubscribed(axes, xs, cores)
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
+                          cores)
     axes.set_ylabel(f"efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n"
                     "(higher is better)")
     axes.set_title(title)
@@ -246,7 +250,8 @@ def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series],
         for p in points:
             axes.plot([p.x], [p.median], "o", color=color,
                       mfc="white" if p.oversubscribed else color)
-    _shade_oversubscribed(axes, xs, cores)
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
+                          cores)
     axes.set_ylabel(y_label)
     axes.set_title(title)
     axes.set_ylim(bottom=0)

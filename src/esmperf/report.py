@@ -254,7 +254,7 @@ figure img{width:100%;height:auto}figcaption{font-size:.85em;color:#555}
 table{border-collapse:collapse;font-size:.85em;width:100%;margin:.5em 0}
 th,td{border-bottom:1px solid #e3e6ea;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.over{color:#9a5b00;font-weight:600}.bad{color:#b00020;font-weight:600}
+.over{color:#9a5b00;font-weight:600}.sim{color:#1f5fa8;font-weight:600}.bad{color:#b00020;font-weight:600}
 .ok{color:#1b7a3a}ul.findings li{margin:.3em 0}.topic{font-weight:600;color:#1f3b5a}
 pre{background:#f3f5f7;padding .6em;overflow:auto;font-size:.8em;max-height:24em}
 .small{font-size:.85em;color:#555}nav a{margin-right:1em;color:#fff}
@@ -311,7 +311,11 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
         + (f", {counts['pending']} not finished" if counts["pending"] else "") + ". "
         f"Every time is the median of the measured repetitions with its confidence interval; "
         f"runs with more ranks than the {cores} cores are marked "
-        "<span class='over'>oversubscribed</span> in every table and figure.</p></section>",
+        "<span class='over'>oversubscribed</span> in every table and figure."
+        + (" Runs on a simulated cluster (SimGrid SMPI, stack smpi) are marked "
+           "<span class='sim'>simulated</span>: their times are simulated (never "
+           "oversubscribed), see docs/simulate.md." if any(r.simulated for r in results)
+           else "") + "</p></section>",
         _findings_html(found),
     ]
     for group in groups:
@@ -351,6 +355,9 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
     for result in sorted(group.results, key=lambda r: (r.series_label, r.ranks)):
         s = result.summary
         over = "<span class='over'>oversubscribed</span>" if result.oversubscribed else ""
+        if result.simulated:
+            over = (f"<span class='sim'>simulated, {result.nodes} node"
+                    f"{'s' if result.nodes > 1 else ''}</span>")
         status_class = "ok" if result.status == "complete" else "bad"
         rows.append(
             "<tr>" + "".join([
@@ -372,7 +379,7 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
     unit = _e(group.unit)
     header = ("<tr><th>configuration</th><th>ranks</th><th>n</th>"
               f"<th>median ({unit})</th><th>CI of the median</th><th>min</th><th>spread</th>"
-              "<th>jobs/day</th><th>max load / busy cores before</th><th>oversubscribed</th><th>status</th>"
+              "<th>jobs/day</th><th>max load / busy cores before</th><th>oversubscribed / simulated</th><th>status</th>"
               "<th>note</th></tr>")
     direction = "higher is better" if group.higher_is_better else "lower is better"
     return (f"<section id='{_slug(group.title)}'><h2>{_e(group.title)}</h2>"

@@ -69,6 +69,11 @@ class RunResult:
         return bool(self.run["oversubscribed"])
 
     @property
+    def simulated(self) -> bool:
+        """Run on a simulated cluster (SimGrid SMPI, stack smpi): times are simulated."""
+        return self.stack == "smpi"
+
+    @property
     def identity(self) -> str:
         """What was run, as canonical JSON: equal across stores for the same configuration."""
         return str(self.run["identity"])
