@@ -521,10 +521,11 @@ class StudyRunner:
         flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
         if planned.simulated:
             flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
+        spread = (f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
+                  f"n={summary.n}" if summary.n > 1 else "one run: no CI")
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
-            f"({summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
-            f"n={summary.n}){flag}", soft_wrap=True, highlight=False)
+            f"({spread}){flag}", soft_wrap=True, highlight=False)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
