@@ -11,7 +11,6 @@ import datetime
 import json
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,11 @@ NOT_EXPORTED = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "PWD", "OLDPWD", "SHLVL
                 "HOSTNAME", "TMPDIR")
 
 
+def pause_between_looks(seconds: float) -> None:
+    """Wait before the next look at the queue (tests replace this)."""
+    time.sleep(seconds)
+
+
 @dataclass
 class Job:
     job_id: str
@@ -50,12 +54,10 @@ class Job:
 class SlurmCampaign:
     """Runs the configurations a StudyRunner has to measure as Slurm jobs."""
 
-    def __init__(self, runner: StudyRunner, options: SlurmOptions,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, runner: StudyRunner, options: SlurmOptions) -> None:
         self.runner = runner
         self.store = runner.store
         self.options = options
-        self.sleep = sleep
         self.console = runner.console
         self.active: dict[str, Job] = {}
         self.planned: dict[str, PlannedRun] = {}
@@ -148,7 +150,7 @@ class SlurmCampaign:
         pause = self.options.poll
         failures = 0
         while self.active:
-            self.sleep(pause)
+            pause_between_looks(pause)
             pause = min(pause * 1.5, max(self.options.poll, 60.0))
             queued = queue_states(list(self.active))
             if queued is None:
