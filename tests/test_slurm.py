@@ -316,6 +316,9 @@ def test_study_as_slurm_jobs(tmp_path: Path, fake_slurm: Path) -> None:
     assert session["hostname"] == "fakenode01" and session["cpu_model"]
     script = Path(jobs[0]["script"]).read_text()
     assert "#SBATCH --partition=debug" in script and "#SBATCH --exclusive" in script
+    with Store(store, read_only=True) as kept:  # `esmperf export` includes the jobs
+        written = kept.export(tmp_path / "export", "csv")
+    assert {path.stem for path in written} >= {"slurm_job", "slurm_repetition", "repetition"}
     # run again: complete, nothing submitted
     outcome = run_study(study(WORKS, tmp_path), store, [], {}, QUIET, slurm=SLURM)
     assert outcome.repetitions == 0 and len(sbatch_calls(fake_slurm)) == 2
