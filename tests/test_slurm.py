@@ -437,3 +437,32 @@ def test_command_line_and_report(tmp_path: Path, fake_slurm: Path) -> None:
                             env=env, timeout=120)
     assert report.returncode == 0, report.stdout + report.stderr
     assert (tmp_path / "s" / "report" / "index.html").is_file()
+
+
+def test_mpi_workload_as_a_job_with_its_profile(tmp_path: Path, fake_slurm: Path) -> None:
+    """hycom on 2 ranks of Debian Open MPI, run by the batch script under mpirun: the JSON
+    result, the verification and the profile land in the store as for a local run."""
+    from esmperf.stacks import discover_stacks
+    from esmperf.workloads import load_workloads
+
+    stacks = [s for s in discover_stacks(ROOT / "build" / "stacks.json").stacks
+              if s.id == "openmpi"]
+    workloads = load_workloads()
+    if not stacks or "hycom" not in workloads or not workloads["hycom"].is_built("openmpi") \
+            or not (ROOT / "build" / "openmpi" / "prof" / "libesmprof.so").is_file():
+        pytest.skip("needs hycom and the profiler built for Debian Open MPI (make build)")
+    text = ('name = "hycom-jobs"\n[[matrix]]\nworkload = "hycom"\nsize = "S"\nranks = [2]\n'
+            'stack = ["openmpi"]\nprofile = true\ntimeout = 60\n'
+            "repeats = { warmup = 0, min = 1, max = 1 }\n")
+    (tmp_path / "s.toml").write_text(text)
+    outcome = run_study(load_study(tmp_path / "s.toml", workloads=workloads),
+                        tmp_path / "s.duckdb", stacks, workloads, QUIET, slurm=SLURM)
+    assert outcome.complete == 1, outcome.failures
+    with Store(tmp_path / "s.duckdb", read_only=True) as kept:
+        reps = kept.rows("SELECT kind, status, verification, fom_unit FROM repetition "
+                         "ORDER BY rep")
+        ranks = kept.rows("SELECT rank FROM profile_rank ORDER BY rank")
+        metrics = kept.rows("SELECT name FROM metric WHERE name = 'fom.value'")
+    assert [(r["kind"], r["status"], r["verification"]) for r in reps] == [
+        ("measure", "ok", "passed"), ("profile", "ok", "passed")]
+    assert [r["rank"] for r in ranks] == [0, 1] and len(metrics) == 2
