@@ -184,11 +184,14 @@ class SlurmCampaign:
         planned = self.planned[job.run_key]
         directory = job_directory(results_dir(self.store.path), job.run_key)
         node = read_key_values(directory / f"job-{job.job_id}.node")
-        done = {r["rep"] for r in self.store.repetitions(job.run_key)}
+        done = {r["rep"]: r["status"] for r in self.store.repetitions(job.run_key)}
         failed = False
         for rep, kind in job.reps:
-            if rep in done:
-                continue  # stored before the runner was stopped
+            if rep in done:  # stored before the runner was stopped
+                if done[rep] != "ok":
+                    failed = True  # the job stopped there
+                    break
+                continue
             status = read_key_values(directory / f"rep-{rep}" / "status")
             if status:
                 execution, measured = repetition_execution(directory / f"rep-{rep}", status,
