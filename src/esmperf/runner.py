@@ -34,6 +34,7 @@ from esmperf.platforms import PlatformError, nodes_for
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.paths import build_root
 from esmperf.profile import ProfileError, read_profile
+from esmperf.slurm import SlurmOptions, check_allocation, check_commands, srun_command
 from esmperf.stacks import Stack, library_name
 from esmperf.store import TAIL_CHARS, Store
 from esmperf.study import Configuration, Study, StudyError
@@ -63,6 +64,7 @@ class PlannedRun:
     scratch: Path | None = None
     cores: int = 1
     skip_reason: str | None = None
+    slurm: SlurmOptions = field(default_factory=SlurmOptions)
 
     @property
     def simulated(self) -> bool:
@@ -140,18 +142,28 @@ def results_dir(store_path: Path) -> Path:
 
 
 def plan_study(study: Study, stacks: list[Stack], workloads: dict[str, Workload],
-               store_path: Path, cores: int | None = None) -> list[PlannedRun]:
+               store_path: Path, cores: int | None = None,
+               slurm: SlurmOptions | None = None) -> list[PlannedRun]:
+    """`slurm`: how runs are launched (default: the study's [slurm] table, local unless it
+    says otherwise); on Slurm a run has a core per rank (cores = ranks)."""
+    slurm = slurm or study.slurm
     cores = cores or usable_cores()
     by_id = {stack.id: stack for stack in stacks}
     directory = results_dir(Path(store_path).absolute())
-    return [_plan(config, position, by_id, workloads, directory, cores)
+    return [_plan(config, position, by_id, workloads, directory,
+                  cores if slurm.launcher == "local" else config.ranks, slurm)
             for position, config in enumerate(study.configurations)]
 
 
 def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
-          workloads: dict[str, Workload], directory: Path, cores: int) -> PlannedRun:
+          workloads: dict[str, Workload], directory: Path, cores: int,
+          slurm: SlurmOptions) -> PlannedRun:
     planned = PlannedRun(config, position, cores=cores,
-                         scratch=directory / "scratch" / config.key)
+                         scratch=directory / "scratch" / config.key, slurm=slurm)
+    if slurm.launcher != "local" and config.stack == "smpi":
+        planned.skip_reason = ("the smpi stack simulates a cluster on one machine: run it "
+                               "with --launcher local")
+        return planned
     stack = stacks.get(config.stack)
     if config.stack != "none" and stack is None:
         fix = "`make setup-more-mpi`" if config.stack.endswith("-pypi") else "`make setup`"
@@ -219,6 +231,13 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
     stack = planned.stack
     launcher = (mpirun_command(stack, config.ranks, [], planned.launcher_args)
                 if stack is not None and config.launcher else [])
+    if launcher and planned.slurm.uses_srun:
+        if planned.launcher_args:
+            raise _NotRunnable(f"its knobs need mpirun options ({' '.join(planned.launcher_args)})"
+                               " that srun does not take: set mpi_launcher = \"mpirun\" in "
+                               "[slurm]")
+        launcher = srun_command(planned.slurm, config.ranks, config.nodes,
+                                config.ranks_per_node)
     if config.kind == "workload":
         workload = workloads[config.workload]
         assert stack is not None
@@ -378,6 +397,11 @@ class StudyRunner:
         return todo
 
     def _measure_all(self, todo: list[PlannedRun]) -> None:
+        if todo and todo[0].slurm.launcher == "slurm":
+            from esmperf.slurm_study import SlurmCampaign
+
+            SlurmCampaign(self, todo[0].slurm).run(todo)
+            return
         total = sum(self._expected(planned) for planned in todo)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
@@ -418,6 +442,11 @@ class StudyRunner:
         if config.profile == "once" and not _has_profile(self.store.repetitions(config.key)):
             if self._repetition(planned, "profile", progress, task) is None:
                 return
+        self.finish(planned, values)
+
+    def finish(self, planned: PlannedRun, values: list[float]) -> None:
+        """Mark a configuration with enough repetitions complete and print its line."""
+        config = planned.config
         summary = stats.summarise(values, config.repeats.confidence)
         note = None
         if summary.confidence < config.repeats.confidence or \
@@ -436,11 +465,8 @@ class StudyRunner:
         config = planned.config
         rep = self.store.next_rep(config.key)
         env = dict(planned.env)
-        profile_file = None
-        if kind == "profile" or (kind == "measure" and config.profile == "every"):
-            profile_dir = results_dir(self.store.path) / "profiles"
-            profile_dir.mkdir(parents=True, exist_ok=True)
-            profile_file = profile_dir / f"{config.key}-{rep}.jsonl"
+        profile_file = self.profile_file(planned, kind, rep)
+        if profile_file is not None:
             for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                 stale.unlink(missing_ok=True)
             assert planned.profiler is not None
@@ -454,12 +480,35 @@ class StudyRunner:
         busy_before = busy_cores()
         started = now()
         execution = execute(planned.argv, env, scratch, config.timeout)
+        measured = {"started": started, "load_before": load_before,
+                    "busy_cores_before": busy_before, "load_after": load_average()}
+        row = self.record_repetition(planned, kind, rep, execution, measured, profile_file)
+        progress.advance(task)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return row
+
+    def profile_file(self, planned: PlannedRun, kind: str, rep: int) -> Path | None:
+        """Where repetition `rep` writes its profile, None when it is not profiled."""
+        config = planned.config
+        if kind == "profile" or (kind == "measure" and config.profile == "every"):
+            profile_dir = results_dir(self.store.path) / "profiles"
+            profile_dir.mkdir(parents=True, exist_ok=True)
+            return profile_dir / f"{config.key}-{rep}.jsonl"
+        return None
+
+    def record_repetition(self, planned: PlannedRun, kind: str, rep: int,
+                          execution: Execution, measured: dict[str, Any],
+                          profile_file: Path | None) -> dict[str, Any] | None:
+        """Classify and commit one repetition that ran (here or in a Slurm job); None (after
+        recording the configuration as failed) if it failed. `measured`: started, load_before,
+        busy_cores_before, load_after."""
+        config = planned.config
         if planned.simulated:
             execution.simulated_time = simulated_time(execution.stderr)
         row = {
             "run_key": config.key, "rep": rep, "kind": kind, "session_id": self.session_id,
-            "started": started, "elapsed": execution.elapsed, "load_before": load_before,
-            "busy_cores_before": busy_before, "load_after": load_average(), "oversubscribed": planned.oversubscribed,
+            "elapsed": execution.elapsed, **measured,
+            "oversubscribed": planned.oversubscribed,
             "stdout": execution.stdout, "stderr": execution.stderr,
             "exit_code": execution.returncode, "fom_unit": config.fom.unit,
         }
@@ -490,8 +539,6 @@ class StudyRunner:
                 row["profile_error"] = str(error)
         self.store.add_repetition(row, metrics, profile)
         self.outcome.repetitions += 1
-        progress.advance(task)
-        shutil.rmtree(scratch, ignore_errors=True)
         if status != "ok":
             final = "timeout" if status == "timeout" else "failed"
             self.store.set_run_status(config.key, final, reason)
@@ -596,10 +643,17 @@ def _elapsed(execution: Execution) -> float:
 def run_study(study: Study, store_path: Path, stacks: list[Stack],
               workloads: dict[str, Workload], console: Console, retry_failed: bool = False,
               command: str = "esmperf study",
-              plan_hook: Callable[[list[PlannedRun]], None] | None = None) -> Outcome:
-    """Plan `study` for this machine and run it into the store at `store_path`."""
+              plan_hook: Callable[[list[PlannedRun]], None] | None = None,
+              slurm: SlurmOptions | None = None) -> Outcome:
+    """Plan `study` for this machine and run it into the store at `store_path`: here, in this
+    Slurm allocation (srun) or as Slurm jobs (slurm_study.py), as `slurm` or the study says."""
     store_path = Path(store_path).absolute()  # runs work in their own scratch directories
-    plan = plan_study(study, stacks, workloads, store_path)
+    slurm = slurm or study.slurm
+    if slurm.launcher == "srun":
+        check_allocation(dict(os.environ))
+    elif slurm.launcher == "slurm":
+        check_commands()
+    plan = plan_study(study, stacks, workloads, store_path, slurm=slurm)
     if plan_hook:
         plan_hook(plan)
     if not plan:

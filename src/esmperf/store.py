@@ -86,6 +86,8 @@ CREATE TABLE IF NOT EXISTS profile_bin (
 """
 TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
           "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin")
+# Tables only some stores have: the Slurm jobs of a study run with --launcher slurm.
+OPTIONAL_TABLES = ("slurm_job", "slurm_repetition")
 RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
                "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
                "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",
@@ -256,7 +258,10 @@ class Store:
             raise StoreError(f"unknown export format {fmt!r}: use parquet or csv")
         directory.mkdir(parents=True, exist_ok=True)
         written = []
-        for table in TABLES:
+        present = {row[0] for row in self.con.execute(
+            "SELECT table_name FROM information_schema.tables").fetchall()}
+        optional = [table for table in OPTIONAL_TABLES if table in present]
+        for table in (*TABLES, *optional):
             target = directory / f"{table}.{fmt}"
             options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
             self.con.execute(f"COPY {table} TO '{_sql_text(str(target))}' {options}")

@@ -22,10 +22,11 @@ from typing import Any
 
 from esmperf.errors import EsmperfError
 from esmperf.knobs import KNOBS, check_knob
+from esmperf.slurm import SlurmError, SlurmOptions, slurm_options
 from esmperf.workloads import Workload, WorkloadError, load_workloads, unknown_workload
 
 STUDY_KEYS = ("name", "title", "description", "seed", "base_ranks", "metric", "defaults",
-              "matrix")
+              "matrix", "slurm")
 MATRIX_KEYS = ("workload", "name", "command", "launcher", "fom", "size", "steps", "ranks",
                "ranks_per_node", "stack", "knobs", "options", "env", "zip", "timeout",
                "profile", "repeats")
@@ -141,6 +142,7 @@ class Study:
     source: str  # the file (or "command line")
     text: str  # the study file as written, stored with the results
     notes: list[str] = field(default_factory=list)  # things the user should know (not errors)
+    slurm: SlurmOptions = field(default_factory=SlurmOptions)  # [slurm]: docs/slurm.md
 
 
 def load_study(path: Path, default_stacks: Sequence[str] = ("openmpi",),
@@ -188,6 +190,10 @@ def study_from_dict(data: dict[str, Any], source: str, text: str = "",
                   description=str(data.get("description", "")), seed=str(data.get("seed", "")),
                   base_ranks=base_ranks, metric=metric, configurations=[], source=source,
                   text=text)
+    try:
+        study.slurm = slurm_options(data.get("slurm", {}), source)
+    except SlurmError as error:
+        raise StudyError(str(error)) from None
     seen: set[str] = set()
     for number, block in enumerate(blocks, start=1):
         where = f"{source}: [[matrix]] {number}"

@@ -16,6 +16,7 @@ from esmperf.build import build_dir
 from esmperf.errors import EsmperfError
 from esmperf.knobs import KNOBS, implementation_of, knob_table
 from esmperf.platforms import interconnect
+from esmperf.slurm import LAUNCHERS, with_command_line
 from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study import STACK_IDS, Study, load_study, study_from_dict
 from esmperf.workloads import load_workloads
@@ -157,6 +158,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-failed", action="store_true",
                         help="run configurations that failed or timed out before again")
     parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
+    slurm = parser.add_argument_group("Slurm (docs/slurm.md; default: the study's [slurm] table)")
+    slurm.add_argument("--launcher", choices=LAUNCHERS,
+                       help="local: mpirun on this machine (default); srun: inside this Slurm "
+                       "allocation; slurm: submit every configuration as batch jobs")
+    for name, what in (("partition", "partition"), ("account", "account to charge"),
+                       ("qos", "quality of service"), ("constraint", "node features")):
+        slurm.add_argument(f"--{name}", help=f"sbatch --{name}: the {what}")
 
 
 def _list(text: str) -> list[str]:
@@ -290,10 +298,12 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
 
     store_path = args.out or RESULTS / f"{study.name}.duckdb"
     workloads = load_workloads()
+    slurm = with_command_line(study.slurm, launcher=args.launcher, partition=args.partition,
+                              account=args.account, qos=args.qos, constraint=args.constraint)
     if getattr(args, "dry_run", False):
         for note in study.notes:
             console.print(f"[yellow]note:[/] {escape(note)}")
-        plan = plan_study(study, stacks, workloads, store_path)
+        plan = plan_study(study, stacks, workloads, store_path, slurm=slurm)
         table = Table(title=f"{study.name}: {len(plan)} configurations", title_justify="left")
         for column in ("#", "configuration", "runs as / skipped because"):
             table.add_column(column, overflow="fold")
@@ -306,7 +316,7 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
     console.print(f"[bold]esmperf:[/] study {escape(study.name)}: "
                   f"{len(study.configurations)} configurations -> {escape(str(store_path))}")
     outcome = run_study(study, store_path, stacks, workloads, console, args.retry_failed,
-                        command)
+                        command, slurm=slurm)
     console.print(
         f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "
         f"failed, {outcome.timeout} timed out, {outcome.skipped} skipped; "

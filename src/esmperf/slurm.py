@@ -1,0 +1,392 @@
+"""Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
+of one job, and sbatch, squeue and sacct (submit, ask, parse). No study logic here: that is in
+slurm_study.py (docs/slurm.md).
+"""
+
+import difflib
+import getpass
+import math
+import shlex
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from esmperf.errors import EsmperfError
+
+LAUNCHERS = ("local", "srun", "slurm")
+MPI_LAUNCHERS = ("mpirun", "srun")
+SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
+              "mpi_launcher", "srun_mpi", "poll")
+COMMANDS = ("sbatch", "squeue", "sacct")
+COMMAND_TIMEOUT = 60.0  # seconds for one sbatch/squeue/sacct call
+KILL_AFTER = 3  # seconds between TERM and KILL of a repetition that ran out of time
+SETUP_SECONDS = 120  # added to a job's time limit: node set-up, the environment, file system
+MAX_POLL = 60.0  # longest wait between two looks at the queue
+
+# Job states (squeue %T, sacct State) and what they mean here.
+ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
+                           "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
+                           "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
+TIMEOUT_STATES = frozenset({"TIMEOUT", "DEADLINE"})
+
+
+class SlurmError(EsmperfError):
+    """Slurm cannot do what was asked; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """The [slurm] table of a study file, overridden by the command line."""
+
+    launcher: str = "local"  # local: mpirun here; srun: in this allocation; slurm: sbatch
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    constraint: str | None = None
+    exclusive: bool = True  # whole nodes: nobody else's job beside a measured one
+    extra: tuple[str, ...] = ()  # more sbatch options, e.g. "--mem=0"
+    mpi_launcher: str = "mpirun"  # inside a job: the stack's mpirun, or srun
+    srun_mpi: str | None = None  # srun --mpi=... (e.g. pmix)
+    poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
+
+    @property
+    def uses_srun(self) -> bool:
+        return self.launcher == "srun" or (self.launcher == "slurm" and
+                                           self.mpi_launcher == "srun")
+
+
+def slurm_options(table: Any, source: str) -> SlurmOptions:
+    """Check and read the [slurm] table of a study file."""
+    if not isinstance(table, dict):
+        raise SlurmError(f"{source}: [slurm] must be a table, e.g.\n[slurm]\n"
+                         'partition = "compute"\naccount = "myproject"')
+    for key in table:
+        if key not in SLURM_KEYS:
+            close = difflib.get_close_matches(key, SLURM_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SlurmError(f"{source}: unknown key {key!r} in [slurm]{hint}; allowed: "
+                             f"{', '.join(SLURM_KEYS)}")
+    values: dict[str, Any] = {}
+    for key in ("partition", "account", "qos", "constraint", "srun_mpi"):
+        if key in table:
+            if not isinstance(table[key], str) or not table[key].strip():
+                raise SlurmError(f"{source}: [slurm] {key} must be a non-empty string, got "
+                                 f"{table[key]!r}")
+            values[key] = table[key].strip()
+    for key, allowed in (("launcher", LAUNCHERS), ("mpi_launcher", MPI_LAUNCHERS)):
+        if key in table:
+            if table[key] not in allowed:
+                raise SlurmError(f"{source}: [slurm] {key} must be one of "
+                                 f"{', '.join(allowed)}, got {table[key]!r}")
+            values[key] = table[key]
+    if "exclusive" in table:
+        if not isinstance(table["exclusive"], bool):
+            raise SlurmError(f"{source}: [slurm] exclusive must be true or false")
+        values["exclusive"] = table["exclusive"]
+    if "extra" in table:
+        extra = table["extra"]
+        extra = [extra] if isinstance(extra, str) else extra
+        if not isinstance(extra, list) or not all(isinstance(e, str) and e.startswith("-")
+                                                  for e in extra):
+            raise SlurmError(f"{source}: [slurm] extra is a list of sbatch options, e.g. "
+                             'extra = ["--mem=0", "--reservation=bench"]')
+        values["extra"] = tuple(extra)
+    if "poll" in table:
+        poll = table["poll"]
+        if isinstance(poll, bool) or not isinstance(poll, (int, float)) or poll <= 0:
+            raise SlurmError(f"{source}: [slurm] poll is the first wait between looks at "
+                             f"the queue in seconds (> 0), got {poll!r}")
+        values["poll"] = float(poll)
+    return SlurmOptions(**values)
+
+
+def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
+    """`options` with the command line's values (None: not given) in place of the file's."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if given.get("launcher") not in (None, *LAUNCHERS):
+        raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(LAUNCHERS)}")
+    return replace(options, **given)
+
+
+def srun_command(options: SlurmOptions, ranks: int, nodes: int,
+                 ranks_per_node: int | None) -> list[str]:
+    """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in."""
+    command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
+    if ranks_per_node:
+        command.append(f"--ntasks-per-node={ranks_per_node}")
+    if options.srun_mpi:
+        command.append(f"--mpi={options.srun_mpi}")
+    return command
+
+
+def check_allocation(environ: dict[str, str]) -> None:
+    """--launcher srun runs here, in an allocation: say how to get one when there is none."""
+    if not environ.get("SLURM_JOB_ID"):
+        raise SlurmError("--launcher srun runs the study inside a Slurm allocation, and "
+                         "SLURM_JOB_ID is not set here: get one first (salloc --nodes=2 "
+                         "--exclusive, then the same esmperf command), or submit jobs from "
+                         "here with --launcher slurm")
+    if not shutil.which("srun"):
+        raise SlurmError("--launcher srun: srun is not on PATH (module load slurm?)")
+
+
+def check_commands() -> None:
+    missing = [name for name in COMMANDS if not shutil.which(name)]
+    if missing:
+        raise SlurmError(f"--launcher slurm needs {', '.join(COMMANDS)} on PATH and "
+                         f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not: "
+                         "run esmperf on the cluster's login node (after `module load slurm` "
+                         "if your site needs it), or use --launcher local")
+
+
+# --- the batch script -------------------------------------------------------------------------
+
+@dataclass
+class JobRep:
+    rep: int
+    kind: str  # warmup, measure, profile
+    profile_file: Path | None = None
+
+
+@dataclass
+class JobSpec:
+    """One job: some repetitions of one configuration, in one allocation."""
+
+    name: str
+    label: str
+    directory: Path  # the configuration's job directory: scripts, outputs, repetitions
+    scratch: Path
+    nodes: int
+    ranks: int
+    ranks_per_node: int | None
+    timeout: float  # per repetition
+    argv: list[str]
+    reps: list[JobRep]
+    exports: dict[str, str] = field(default_factory=dict)
+    unsets: list[str] = field(default_factory=list)
+    profiler: Path | None = None
+
+    @property
+    def script_path(self) -> Path:
+        return self.directory / f"reps-{self.reps[0].rep}-{self.reps[-1].rep}.sbatch"
+
+
+def time_limit_minutes(spec: JobSpec) -> int:
+    """The job's --time: every repetition at its timeout, plus set-up."""
+    seconds = len(spec.reps) * (spec.timeout + KILL_AFTER) + SETUP_SECONDS
+    return max(1, math.ceil(seconds / 60))
+
+
+RUN_REP = r"""# run_rep REP KIND COMMAND...: one repetition; its output, exit code, times and load
+# go to $job_dir/rep-REP/ (esmperf reads them like a local run's).
+run_rep() {
+    local out="$job_dir/rep-$1" start end code load_before load_after rest
+    shift 2
+    rm -rf "$out" "$scratch"
+    mkdir -p "$out" "$scratch"
+    cd "$scratch" || return 1
+    read -r load_before rest < /proc/loadavg
+    start=$(date +%s.%N)
+    timeout --signal=TERM --kill-after={kill_after} {timeout} "$@" \
+        > "$out/stdout" 2> "$out/stderr" < /dev/null
+    code=$?
+    end=$(date +%s.%N)
+    read -r load_after rest < /proc/loadavg
+    printf 'exit_code=%s\nstart=%s\nend=%s\nload_before=%s\nload_after=%s\n' \
+        "$code" "$start" "$end" "$load_before" "$load_after" > "$out/status.part"
+    mv "$out/status.part" "$out/status"
+    cd "$job_dir" && rm -rf "$scratch"
+    return "$code"
+}
+"""
+
+NODE_INFO = r"""# What the job runs on (esmperf records it with the session).
+{
+    echo "hostname=$(hostname)"
+    echo "node_list=${SLURM_JOB_NODELIST:-}"
+    echo "cpu_model=$(grep -m1 -i '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "cores=$(nproc --all)"
+    echo "usable_cores=$(nproc)"
+    echo "memory_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+    echo "kernel=$(uname -r)"
+    echo "cpus_on_node=${SLURM_CPUS_ON_NODE:-}"
+} > "$job_dir/job-$SLURM_JOB_ID.node"
+"""
+
+
+def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
+    """The batch script of `spec`: sbatch options, the run's environment, the repetitions."""
+    quote = shlex.quote
+    lines = ["#!/bin/bash",
+             f"#SBATCH --job-name=esmperf-{spec.name}",
+             f"#SBATCH --nodes={spec.nodes}",
+             f"#SBATCH --ntasks={spec.ranks}"]
+    if spec.ranks_per_node:
+        lines.append(f"#SBATCH --ntasks-per-node={spec.ranks_per_node}")
+    lines.append(f"#SBATCH --time={time_limit_minutes(spec)}")
+    lines.append(f"#SBATCH --output={spec.directory}/job-%j.out")
+    for key in ("partition", "account", "qos", "constraint"):
+        value = getattr(options, key)
+        if value:
+            lines.append(f"#SBATCH --{key}={value}")
+    if options.exclusive:
+        lines.append("#SBATCH --exclusive")
+    lines += [f"#SBATCH {option}" for option in options.extra]
+    first, last = spec.reps[0].rep, spec.reps[-1].rep
+    lines += [f"# Written by esmperf (docs/slurm.md): repetitions {first}-{last} of",
+              f"# {spec.label}",
+              "set -u",
+              f"job_dir={quote(str(spec.directory))}",
+              f"scratch={quote(str(spec.scratch))}"]
+    lines += [f"export {name}={quote(value)}" for name, value in sorted(spec.exports.items())]
+    if spec.unsets:
+        lines.append("unset " + " ".join(sorted(spec.unsets)))
+    text = "\n".join(lines) + "\n"
+    text += NODE_INFO
+    timeout = f"{spec.timeout:g}"
+    text += RUN_REP.replace("{kill_after}", str(KILL_AFTER)).replace("{timeout}", timeout)
+    for rep in spec.reps:
+        command = list(spec.argv)
+        if rep.profile_file is not None:
+            assert spec.profiler is not None
+            command = ["env", f"LD_PRELOAD={spec.profiler}",
+                       f"ESMPROF_OUT={rep.profile_file}", *command]
+        text += (f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)}"
+                 " || exit 1\n")
+    return text
+
+
+# --- sbatch, squeue, sacct --------------------------------------------------------------------
+
+def _slurm(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(list(argv), capture_output=True, text=True,
+                              timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise SlurmError(f"{argv[0]} is not on PATH: run esmperf on the cluster's login "
+                         "node (module load slurm?)") from None
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(list(argv), 1, "",
+                                           f"{argv[0]} did not answer in {COMMAND_TIMEOUT:g} s")
+
+
+def submit(script: Path) -> str:
+    """Submit `script` (sbatch --parsable); its job id, or SlurmError with sbatch's reason."""
+    result = _slurm(["sbatch", "--parsable", str(script)])
+    job_id = result.stdout.strip().split(";")[0]  # "123" or "123;cluster"
+    if result.returncode != 0 or not job_id.isdigit():
+        message = sbatch_message(result.stderr or result.stdout)
+        raise SlurmError(f"sbatch refused the job {script}: {message}{_sbatch_hint(message)}")
+    return job_id
+
+
+def sbatch_message(text: str) -> str:
+    """sbatch's own words without the 'sbatch: error:' prefixes, one line."""
+    lines = [line.split("error:", 1)[-1].strip() for line in text.splitlines() if line.strip()]
+    return "; ".join(dict.fromkeys(lines)) or "no message"
+
+
+def _sbatch_hint(message: str) -> str:
+    lowered = message.lower()
+    for word, fix in (
+            ("partition", "set [slurm] partition or --partition to one `sinfo -s` lists"),
+            ("account", "set [slurm] account or --account to one of yours (`sacctmgr show "
+                        "assoc user=$USER format=account`)"),
+            ("qos", "set [slurm] qos or --qos to one your account may use, or leave it out"),
+            ("time limit", "lower the study's timeout or repetitions, or choose a partition "
+                           "with a longer time limit"),
+            ("node count", "fewer nodes (ranks / ranks_per_node) or another partition"),
+            ("constraint", "set [slurm] constraint or --constraint to a feature `sinfo -o "
+                           "'%P %f'` lists")):
+        if word in lowered:
+            return f" (fix: {fix}; stored results are kept, run the same command again)"
+    return (" (fix the [slurm] table of the study or the --partition/--account/--qos options; "
+            "stored results are kept, run the same command again)")
+
+
+@dataclass
+class JobRecord:
+    """A job as sacct (or squeue) reports it."""
+
+    job_id: str
+    state: str  # the first word: CANCELLED for "CANCELLED by 1000"
+    state_text: str = ""
+    exit_code: str = ""
+    elapsed: str = ""
+    node_list: str = ""
+    reason: str = ""
+
+    @property
+    def outcome(self) -> str:
+        return job_outcome(self.state)
+
+
+def job_outcome(state: str) -> str:
+    """active (queued or running), ok, timeout or failed."""
+    state = state.split()[0].rstrip("+") if state.strip() else ""
+    if state in ACTIVE_STATES:
+        return "active"
+    if state == "COMPLETED":
+        return "ok"
+    if state in TIMEOUT_STATES:
+        return "timeout"
+    return "failed"
+
+
+def parse_squeue(text: str) -> dict[str, str]:
+    """`squeue -h -o %i|%T` lines -> job id: state."""
+    states = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) >= 2 and parts[0]:
+            states[parts[0]] = parts[1].strip()
+    return states
+
+
+SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList", "Reason")
+
+
+def parse_sacct(text: str, fields: Sequence[str] = SACCT_FIELDS) -> dict[str, JobRecord]:
+    """`sacct -n -P -X --format=...` lines -> job id: record (job steps are left out)."""
+    records = {}
+    for line in text.splitlines():
+        values = dict(zip(fields, line.rstrip("\n").split("|")))
+        job_id = values.get("JobIDRaw", "").strip()
+        if not job_id or "." in job_id:  # 123.batch, 123.0: steps
+            continue
+        state_text = values.get("State", "").strip()
+        reason = values.get("Reason", "").strip()
+        records[job_id] = JobRecord(
+            job_id, state_text.split()[0] if state_text else "UNKNOWN", state_text,
+            values.get("ExitCode", "").strip(), values.get("Elapsed", "").strip(),
+            values.get("NodeList", "").strip(), "" if reason == "None" else reason)
+    return records
+
+
+def queue_states(job_ids: Sequence[str]) -> dict[str, str] | None:
+    """States of those of `job_ids` still in the queue; None when squeue fails."""
+    result = _slurm(["squeue", "-h", "-u", getpass.getuser(), "-o", "%i|%T"])
+    if result.returncode != 0:
+        return None
+    states = parse_squeue(result.stdout)
+    return {job_id: states[job_id] for job_id in job_ids if job_id in states}
+
+
+def accounting(job_ids: Sequence[str]) -> dict[str, JobRecord]:
+    """sacct's records of `job_ids` (empty when there is no accounting)."""
+    if not job_ids:
+        return {}
+    fields: Sequence[str] = SACCT_FIELDS
+    for _ in range(2):
+        result = _slurm(["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids),
+                         f"--format={','.join(fields)}"])
+        if result.returncode == 0:
+            return parse_sacct(result.stdout, fields)
+        if "invalid field" in result.stderr.lower() and "Reason" in fields:
+            fields = SACCT_FIELDS[:-1]  # an old sacct without Reason
+            continue
+        break
+    return {}
