@@ -3,7 +3,6 @@ of one job, and sbatch, squeue and sacct (submit, ask, parse). No study logic he
 slurm_study.py (docs/slurm.md).
 """
 
-import difflib
 import getpass
 import math
 import shlex
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from esmperf.errors import EsmperfError
+from esmperf.errors import EsmperfError, unknown_key
 
 LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
@@ -65,10 +64,7 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
                          'partition = "compute"\naccount = "myproject"')
     for key in table:
         if key not in SLURM_KEYS:
-            close = difflib.get_close_matches(key, SLURM_KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise SlurmError(f"{source}: unknown key {key!r} in [slurm]{hint}; allowed: "
-                             f"{', '.join(SLURM_KEYS)}")
+            raise SlurmError(f"{source}: {unknown_key(key, SLURM_KEYS, '[slurm]')}")
     values: dict[str, Any] = {}
     for key in ("partition", "account", "qos", "constraint", "srun_mpi"):
         if key in table:

@@ -7,7 +7,6 @@ depends only on what is run (not on how often), so a study can be resumed, exten
 compared with another.
 """
 
-import difflib
 import hashlib
 import itertools
 import json
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from esmperf.errors import EsmperfError
+from esmperf.errors import EsmperfError, unknown_key
 from esmperf.knobs import KNOBS, check_knob
 from esmperf.slurm import SlurmError, SlurmOptions, slurm_options
 from esmperf.workloads import Workload, WorkloadError, load_workloads, unknown_workload
@@ -216,10 +215,7 @@ def _load_workloads_for(source: str) -> dict[str, Workload]:
 def _check_keys(table: dict[str, Any], allowed: Sequence[str], source: str, where: str) -> None:
     for key in table:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise StudyError(f"{source}: unknown key {key!r} in {where}{hint}; "
-                             f"allowed: {', '.join(allowed)}")
+            raise StudyError(f"{source}: {unknown_key(key, allowed, where)}")
 
 
 def _merge(defaults: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
