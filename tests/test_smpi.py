@@ -18,6 +18,9 @@ from esmperf.cli import main
 from esmperf.knobs import KNOBS, Unsupported, knob_setting, knob_table, write_files
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES
+from esmperf.analysis import build_groups
+from esmperf.report import group_figures
+from esmperf.results import load_results
 from esmperf.runner import run_study, simulated_time
 from esmperf.stacks import Stack, discover_stacks
 from esmperf.store import Store
@@ -153,17 +156,23 @@ def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> None:
-    block = {"workload": "hycom", "size": "S", "steps": 2, "stack": "smpi", "ranks": [2],
+    block = {"workload": "hycom", "size": "S", "steps": 2, "stack": "smpi", "ranks": [1, 2],
              "ranks_per_node": 1, "knobs": {"platform": ["ib-qdr"], "computation": ["off"]},
              "repeats": {"warmup": 0, "min": 2, "max": 2}}
     study = study_from_dict({"name": "sim", "matrix": [block]}, "test")
     outcome = run_study(study, tmp_path / "sim.duckdb", discover_stacks().stacks,
                         load_workloads(), QUIET)
-    assert outcome.complete == 1
+    assert outcome.complete == 2
     with Store(tmp_path / "sim.duckdb", read_only=True) as store:
-        run = store.runs()[0]
-        reps = store.rows("SELECT * FROM repetition WHERE kind = 'measure'")
+        run = next(r for r in store.runs() if r["ranks"] == 2)
+        reps = store.rows("SELECT * FROM repetition WHERE kind = 'measure' AND run_key = ?",
+                          [run["run_key"]])
+        groups = build_groups(load_results(store), None)
     assert (run["stack"], run["nodes"], run["oversubscribed"]) == ("smpi", 2, False)
+    # the report plots a simulated cluster against its nodes, as the seeds do
+    performance = group_figures(groups[0], cores=2)[0]
+    assert performance.title == "hycom S: performance vs nodes"
+    assert b"nodes (1 rank per node)" in performance.svg
     assert json.loads(run["knobs"]) == {"platform": "ib-qdr", "computation": "off"}
     assert "-platform" in json.loads(run["launcher_args"])
     assert reps[0]["wall"] == reps[1]["wall"] and reps[0]["verification"] == "passed"

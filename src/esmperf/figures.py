@@ -131,11 +131,11 @@ def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: s
 
 
 def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base: int,
-                      cores: int, caption: str = "") -> Figure:
+                      cores: int, caption: str = "", x_label: str = "MPI ranks") -> Figure:
     """Parallel efficiency (%) against the base rank count; 100 % is ideal."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
     xs = [p.x for s in series for p in s.points]
-    _rank_axis(axes, xs, "MPI ranks")
+    _rank_axis(axes, xs, x_label)
     axes.axhline(100, ls="--", color="#777777", lw=1, label="ideal (100 %)")
     for index, line in enumerate(series):
         color = COLORS[index % len(COLORS)]

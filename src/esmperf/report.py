@@ -73,14 +73,33 @@ def _ranks_label(ranks: int, oversubscribed: bool) -> str:
     return f"{ranks} rank{'s' if ranks > 1 else ''}" + (" (over)" if oversubscribed else "")
 
 
+def _ranks_per_node(group: Group) -> int | None:
+    """The ranks per node when a group's scaling is over nodes: every run simulated (SimGrid
+    SMPI: its nodes are the simulated cluster's), the same ranks per node throughout and more
+    than one node somewhere. Otherwise None: the figures plot against ranks."""
+    runs = group.measured
+    if not runs or not all(r.simulated for r in runs) or max(r.nodes for r in runs) < 2:
+        return None
+    per_node = {(r.ranks // r.nodes, r.ranks % r.nodes) for r in runs}
+    if len(per_node) != 1:
+        return None
+    ranks, remainder = per_node.pop()
+    return ranks if remainder == 0 else None
+
+
 def group_figures(group: Group, cores: int) -> list[fig.Figure]:
-    """Every figure of one workload and size."""
+    """Every figure of one workload and size: against nodes when the group ran on a simulated
+    cluster at a fixed number of ranks per node (the seeds' node axis), else against ranks."""
     curves = group.series()
     if not curves:
         return []
     prefix = _slug(group.title)
     made: list[fig.Figure] = []
-    series = [fig.Series(label, [fig.Point(r.ranks, r.summary.median, r.summary.ci_low,
+    per_node = _ranks_per_node(group)
+    x_of = (lambda r: r.nodes) if per_node else (lambda r: r.ranks)
+    x_label = (f"nodes ({per_node} rank{'s' if per_node > 1 else ''} per node)" if per_node
+               else "MPI ranks")
+    series = [fig.Series(label, [fig.Point(x_of(r), r.summary.median, r.summary.ci_low,
                                            r.summary.ci_high, r.oversubscribed, r.summary.n)
                                  for r in points if r.summary])
               for label, points in curves.items()]
@@ -90,14 +109,15 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
         points = curves[reference]
         base = group.base_for(points)
         if base and base.summary and len(points) > 1:
-            xs = sorted({r.ranks for pts in curves.values() for r in pts})
-            value = base.summary.median
+            xs = sorted({x_of(r) for pts in curves.values() for r in pts})
+            value, base_x = base.summary.median, x_of(base)
             ideal = fig.Series("ideal", [
-                fig.Point(x, value * x / base.ranks if group.higher_is_better
-                          else value * base.ranks / x, 0, 0, False) for x in xs])
+                fig.Point(x, value * x / base_x if group.higher_is_better
+                          else value * base_x / x, 0, 0, False) for x in xs])
     made.append(fig.scaling_figure(
-        f"{prefix}-performance", f"{group.title}: performance vs ranks", series, group.unit,
-        group.higher_is_better, cores, ideal,
+        f"{prefix}-performance",
+        f"{group.title}: performance vs {'nodes' if per_node else 'ranks'}", series, group.unit,
+        group.higher_is_better, cores, ideal, x_label=x_label,
         caption="Median of the measured repetitions; error bars: the CI of the median "
                 "(order statistics); dashed: ideal scaling from the baseline curve's base point; "
                 "hollow points ran more ranks than cores."))
@@ -110,7 +130,7 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
             continue                    # no base, or a zero figure: no efficiency to speak of
         bases.add(base.ranks)
         efficiency.append(fig.Series(label, [
-            fig.Point(r.ranks, 100 * r.summary.median / base.summary.median * base.ranks / r.ranks
+            fig.Point(x_of(r), 100 * r.summary.median / base.summary.median * base.ranks / r.ranks
                       if group.higher_is_better else
                       100 * base.summary.median / r.summary.median * base.ranks / r.ranks,
                       0, 0, r.oversubscribed) for r in points if r.summary and r.summary.median]))
@@ -118,7 +138,7 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
         base_ranks = min(bases)
         made.append(fig.efficiency_figure(
             f"{prefix}-efficiency", f"{group.title}: parallel efficiency", efficiency,
-            base_ranks, cores,
+            base_ranks, cores, x_label=x_label,
             caption=f"Performance per rank relative to the base ({base_ranks} rank"
                     f"{'s' if base_ranks > 1 else ''}), as in the JUROPA white paper; "
                     "100 % is ideal."))
