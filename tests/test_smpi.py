@@ -15,7 +15,8 @@ from rich.console import Console
 from esmperf import platforms
 from esmperf.build import build_dir
 from esmperf.cli import main
-from esmperf.knobs import KNOBS, Unsupported, knob_setting, knob_table, write_files
+from esmperf.knobs import (KNOBS, SMPI_ALGORITHMS, Unsupported, knob_setting, knob_table,
+                           write_files)
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES
 from esmperf.analysis import build_groups
@@ -133,6 +134,32 @@ def test_gige_is_slower_than_infiniband_qdr(smpi: Stack, tmp_path: Path) -> None
                                     computation="off")["wall"]
              for platform in ("gige", "ib-qdr")}
     assert walls["gige"] > 2 * walls["ib-qdr"]
+
+
+def test_collective_algorithm_knobs_name_smpi_algorithms(smpi: Stack, tmp_path: Path) -> None:
+    # SMPI aborts at start-up on an algorithm it does not have: run every mapped one
+    lists = {op: list(names) for op, names in SMPI_ALGORITHMS.items()}
+    program = [str(build_dir(smpi) / "bench" / "pingpong"), "1", "0"]
+    for column in range(max(len(names) for names in lists.values())):
+        knobs = {f"{op}_algorithm": names[column % len(names)] for op, names in lists.items()}
+        result = simulate(smpi, tmp_path, program, 2, platform="gige", computation="off", **knobs)
+        for op, names in lists.items():
+            expected = f"--cfg=smpi/{op}:{SMPI_ALGORITHMS[op][names[column % len(names)]]}"
+            assert expected in result.args
+    with pytest.raises(Unsupported, match="SimGrid SMPI has no chain algorithm for MPI_Bcast"):
+        knob_setting(smpi, {"bcast_algorithm": "chain"}, 2, 2, 1, tmp_path / "platforms")
+
+
+def test_barrier_algorithm_changes_the_simulated_time_not_the_answer(smpi: Stack,
+                                                                     tmp_path: Path) -> None:
+    # cesm's driver times its phases with barriers (the seed's largest MPI time): on 8 GigE
+    # nodes the linear barrier and recursive doubling take different simulated times
+    runs = {algorithm: run_workload(smpi, tmp_path, "cesm", 8, 1, platform="gige",
+                                    computation="off", barrier_algorithm=algorithm)
+            for algorithm in ("linear", "recursive_doubling")}
+    assert runs["linear"]["wall"] != runs["recursive_doubling"]["wall"]
+    assert runs["linear"]["checksum"] == runs["recursive_doubling"]["checksum"]
+    assert all(run["verification"]["passed"] for run in runs.values())
 
 
 def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,6 +114,27 @@ MPICH_5_ONLY = {("allreduce", "tree"), ("allreduce", "recexch"),
                 ("alltoall", "k_bruck")}
 MPICH_5_RENAMED = {("barrier", "dissemination"): "k_dissemination"}
 
+# SimGrid SMPI's own collective algorithms (--cfg=smpi/<op>:<name>) by portable name, from
+# the list SMPI 3.32 prints for an unknown one (`--cfg=smpi/bcast:help`); each is the same
+# algorithm as the Open MPI coll_tuned one of that name (most are ports of it, `ompi_*`).
+SMPI_ALGORITHMS: dict[str, dict[str, str]] = {
+    "allreduce": {"recursive_doubling": "rdb", "ring": "lr", "rabenseifner": "rab",
+                  "segmented_ring": "ompi_ring_segmented"},
+    "bcast": {"linear": "flattree", "binomial": "binomial_tree", "pipeline": "ompi_pipeline",
+              "split_binary_tree": "ompi_split_bintree",
+              "scatter_allgather": "scatter_rdb_allgather",
+              "scatter_allgather_ring": "scatter_LR_allgather"},
+    "barrier": {"linear": "ompi_basic_linear", "double_ring": "ompi_doublering",
+                "recursive_doubling": "ompi_recursivedoubling", "dissemination": "ompi_bruck",
+                "two_proc": "ompi_two_procs", "tree": "ompi_tree"},
+    "reduce": {"linear": "ompi_basic_linear", "chain": "ompi_chain", "pipeline": "ompi_pipeline",
+               "binary": "ompi_binary", "binomial": "ompi_binomial",
+               "in_order_binary": "ompi_in_order_binary", "rabenseifner": "rab"},
+    "allgather": {"bruck": "bruck", "recursive_doubling": "rdb", "ring": "ring",
+                  "neighbor": "ompi_neighborexchange"},
+    "alltoall": {"linear": "basic_linear", "pairwise": "pair", "bruck": "bruck"},
+}
+
 
 def _algorithm_knob(op: str) -> Knob:
     names = sorted({*OPENMPI_ALGORITHMS[op], *MPICH_ALGORITHMS[op]})
@@ -318,10 +339,17 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
         check_knob(name, value)
         if name in SMPI_NOT_SIMULATED:
             raise Unsupported(SMPI_NOT_SIMULATED[name])
-        if name.endswith("_algorithm") and value != "default":
-            raise Unsupported(f"{name}={value} is not mapped to SimGrid SMPI's own collective "
-                              f"selection (--cfg=smpi/{name.removesuffix('_algorithm')}) yet")
         chosen[name] = value
+    collectives = []
+    for name, value in sorted(chosen.items()):
+        op = name.removesuffix("_algorithm")
+        if op == name or value == "default":
+            continue
+        algorithm = SMPI_ALGORITHMS[op].get(value)
+        if algorithm is None:
+            raise Unsupported(f"SimGrid SMPI has no {value} algorithm for MPI_{op.capitalize()} "
+                              f"(it has: {', '.join(SMPI_ALGORITHMS[op])})")
+        collectives.append(f"--cfg=smpi/{op}:{algorithm}")
     platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)
@@ -329,7 +357,7 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = ["-platform", str(xml), "-hostfile", str(hosts), *SMPI_ALWAYS,
-            *SMPI_NETWORK_MODELS[chosen["network_model"]]]
+            *SMPI_NETWORK_MODELS[chosen["network_model"]], *collectives]
     if chosen["computation"] == "off":
         args.append("--cfg=smpi/simulate-computation:no")
     files = ((xml, platforms.platform_xml(net, nodes, ranks_per_node)),
