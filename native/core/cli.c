@@ -83,20 +83,27 @@ const char *esm_cli_given(const esm_cli *cli, const char *name)
     return found;
 }
 
-static void describe(esm_cli *cli, const char *name, const char *values, const char *help)
+/* Declare option --name for --help (its values, printf-style, and what it does); the value
+ * given on the command line, or NULL. */
+__attribute__((format(printf, 4, 5)))
+static const char *declare(esm_cli *cli, const char *name, const char *help, const char *values, ...)
 {
+    char text[600];
+    va_list args;
+    va_start(args, values);
+    vsnprintf(text, sizeof text, values, args);
+    va_end(args);
     if (cli->usage_len < TEXT)
         cli->usage_len += snprintf(cli->usage + cli->usage_len, TEXT - cli->usage_len,
-                                   "  --%-14s %-28s %s\n", name, values, help);
+                                   "  --%-14s %-28s %s\n", name, text, help);
+    return lookup(cli, name);
 }
 
 const esm_deck *esm_cli_size(esm_cli *cli, const esm_deck *decks, int ndecks)
 {
-    char names[512], values[600];
+    char names[512];
     esm_deck_names(decks, ndecks, names, sizeof names);
-    snprintf(values, sizeof values, "{%s}", names);
-    describe(cli, "size", values, "problem size deck (default: the first)");
-    const char *given = lookup(cli, "size");
+    const char *given = declare(cli, "size", "problem size deck (default: the first)", "{%s}", names);
     if (!given)
         return &decks[0];
     const esm_deck *deck = esm_deck_find(decks, ndecks, given);
@@ -109,14 +116,11 @@ const esm_deck *esm_cli_size(esm_cli *cli, const esm_deck *decks, int ndecks)
 
 const char *esm_cli_choice(esm_cli *cli, const char *name, const char *choices, const char *help)
 {
-    char values[512];
-    snprintf(values, sizeof values, "{%s}", choices);
-    describe(cli, name, values, help);
+    const char *given = declare(cli, name, help, "{%s}", choices);
     size_t first = strcspn(choices, ",");
     char *fallback = cli->defaults[cli->ndefaults < MAX_ARGS - 1 ? cli->ndefaults++
                                                                  : cli->ndefaults];
     snprintf(fallback, 64, "%.*s", (int)first, choices);
-    const char *given = lookup(cli, name);
     if (!given)
         return fallback;
     size_t length = strlen(given);
@@ -133,10 +137,7 @@ const char *esm_cli_choice(esm_cli *cli, const char *name, const char *choices, 
 long esm_cli_int(esm_cli *cli, const char *name, long fallback, long min, long max,
                  const char *help)
 {
-    char values[128];
-    snprintf(values, sizeof values, "N in [%ld, %ld] (%ld)", min, max, fallback);
-    describe(cli, name, values, help);
-    const char *given = lookup(cli, name);
+    const char *given = declare(cli, name, help, "N in [%ld, %ld] (%ld)", min, max, fallback);
     if (!given)
         return fallback;
     char *end;
@@ -152,10 +153,7 @@ long esm_cli_int(esm_cli *cli, const char *name, long fallback, long min, long m
 double esm_cli_real(esm_cli *cli, const char *name, double fallback, double min, double max,
                     const char *help)
 {
-    char values[128];
-    snprintf(values, sizeof values, "X in [%g, %g] (%g)", min, max, fallback);
-    describe(cli, name, values, help);
-    const char *given = lookup(cli, name);
+    const char *given = declare(cli, name, help, "X in [%g, %g] (%g)", min, max, fallback);
     if (!given)
         return fallback;
     char *end;
@@ -170,10 +168,7 @@ double esm_cli_real(esm_cli *cli, const char *name, double fallback, double min,
 
 const char *esm_cli_text(esm_cli *cli, const char *name, const char *fallback, const char *help)
 {
-    char values[128];
-    snprintf(values, sizeof values, "TEXT (%s)", fallback);
-    describe(cli, name, values, help);
-    const char *given = lookup(cli, name);
+    const char *given = declare(cli, name, help, "TEXT (%s)", fallback);
     if (!given)
         return fallback;
     if (!given[0]) {
@@ -185,10 +180,7 @@ const char *esm_cli_text(esm_cli *cli, const char *name, const char *fallback, c
 
 void esm_cli_pair(esm_cli *cli, const char *name, int *a, int *b, int max, const char *help)
 {
-    char values[128];
-    snprintf(values, sizeof values, "AxB (%dx%d)", *a, *b);
-    describe(cli, name, values, help);
-    const char *given = lookup(cli, name);
+    const char *given = declare(cli, name, help, "AxB (%dx%d)", *a, *b);
     if (!given)
         return;
     int x, y, end = 0;

@@ -30,8 +30,6 @@ int esm_ranks(void) { return comm.current_ranks; }
 const char *esm_program(void) { return comm.program; }
 MPI_Comm esm_comm_current(void) { return comm.current; }
 MPI_Comm esm_comm_world(void) { return comm.world; }
-int esm_world_rank(void) { return comm.rank; }
-int esm_world_ranks(void) { return comm.ranks; }
 
 void esm_comm_set_current(MPI_Comm c, int rank, int ranks)
 {

@@ -8,10 +8,8 @@
 
 /* The communicator the core works on: the world, or the processor set entered (group.c). */
 MPI_Comm esm_comm_current(void);
-/* The whole run's communicator and this rank's place in it, whatever set is entered. */
+/* The whole run's communicator, whatever set is entered. */
 MPI_Comm esm_comm_world(void);
-int esm_world_rank(void);
-int esm_world_ranks(void);
 /* Make `c` (this rank being `rank` of `ranks`) the communicator the core works on (group.c
  * enters and leaves sets with it, no MPI call). */
 void esm_comm_set_current(MPI_Comm c, int rank, int ranks);
