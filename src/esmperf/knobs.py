@@ -14,6 +14,9 @@ The analogs on one node (see docs/studies.md):
 Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupported elsewhere:
 - platform       gige | 10gige | ib-qdr | ib-fdr | ib-hdr   the simulated interconnect; the node
                  count is ranks / ranks_per_node (the study's axis; 1 rank per node if unset)
+- topology       crossbar | fat-tree-1to1 | fat-tree-2to1 | fat-tree-4to1 | torus   how the
+                 nodes are wired: one non-blocking switch, a 2-level fat-tree blocking B:1 at
+                 its leaves, or a 3-D torus (platforms.py)
 - network_model  cm02 | smpi     SimGrid's analytic latency + n/bandwidth, or its piecewise
                                  model calibrated on a TCP cluster
 - computation    measured | off  charge each rank's measured compute bursts, or nothing
@@ -161,6 +164,9 @@ KNOBS: dict[str, Knob] = {
         *(_algorithm_knob(op) for op in COLLECTIVES),
         Knob("platform", tuple(platforms.INTERCONNECTS), "gige", "interconnect (1GigE vs IB)",
              "simulated cluster interconnect (smpi stack only; docs/simulate.md)"),
+        Knob("topology", platforms.TOPOLOGIES, "crossbar", "cluster size and blocking",
+             "simulated cluster wiring: one non-blocking switch, a 2-level fat-tree (leaves of "
+             f"{platforms.LEAF_NODES} nodes, B:1 blocking) or a 3-D torus (smpi stack only)"),
         Knob("network_model", ("cm02", "smpi"), "cm02", "simulation model",
              "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
              "piecewise model calibrated on a TCP cluster (smpi stack only)"),
@@ -169,7 +175,7 @@ KNOBS: dict[str, Knob] = {
              "none (network only, deterministic; smpi stack only)"),
     )
 }
-SIMULATION_KNOBS = ("platform", "network_model", "computation")
+SIMULATION_KNOBS = ("platform", "topology", "network_model", "computation")
 
 
 def implementation_of(stack: Stack) -> Implementation:
@@ -353,14 +359,15 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
     platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)
-    stem = platforms.platform_name(net, nodes, ranks_per_node)
+    topology = chosen["topology"]
+    stem = platforms.platform_name(net, nodes, ranks_per_node, topology)
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = ["-platform", str(xml), "-hostfile", str(hosts), *SMPI_ALWAYS,
             *SMPI_NETWORK_MODELS[chosen["network_model"]], *collectives]
     if chosen["computation"] == "off":
         args.append("--cfg=smpi/simulate-computation:no")
-    files = ((xml, platforms.platform_xml(net, nodes, ranks_per_node)),
+    files = ((xml, platforms.platform_xml(net, nodes, ranks_per_node, topology)),
              (hosts, platforms.hostfile(ranks, ranks_per_node)))
     return KnobSetting({}, tuple(args), files)
 
@@ -391,6 +398,8 @@ def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, 
                 net = platforms.interconnect(value)
                 args = [f"{net.title}: {net.bandwidth / 1e9:.4g} GB/s, {net.latency * 1e6:.3g} us "
                         "between nodes (-platform <generated>.xml)"]
+            if stack.simulated and knob.name == "topology":
+                args = [f"{platforms.describe_topology(value)} (-platform <generated>.xml)"]
             parts += [" ".join(args)] if args else []
             rows.append((knob.name, value, " ".join(parts) or "(library default)"))
     return rows

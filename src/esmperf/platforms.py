@@ -1,13 +1,22 @@
-"""Simulated clusters for SimGrid SMPI (docs/simulate.md): the named interconnects, as data, and
-the SimGrid platform file and hostfile of one run.
+"""Simulated clusters for SimGrid SMPI (docs/simulate.md): the named interconnects and
+topologies, as data, and the SimGrid platform file and hostfile of one run.
 
-A platform here is one switched cluster: `nodes` hosts, each with `cores` cores, each host on
-its own full-duplex link to a non-blocking crossbar switch (SimGrid's <cluster> without a
-backbone: full bisection bandwidth). Between two nodes a message crosses the sender's link and
-the receiver's link, so each link gets half the end-to-end latency: with the analytic CM02
-network model a message of n bytes takes exactly latency + n / bandwidth between nodes (SMPI
-3.32 adds 16 bytes to every message, measured by tests/test_smpi.py). Ranks on one node talk
-through the node's loopback, given this machine's measured shared-memory figures.
+A platform here is one cluster: `nodes` hosts, each with `cores` cores, wired by full-duplex
+links of the interconnect's bandwidth. The topology says how:
+- crossbar (the default): each host on its own link to one non-blocking switch (SimGrid's
+  <cluster> without a backbone: full bisection bandwidth). Between two nodes a message crosses
+  the sender's link and the receiver's link, so each link gets half the end-to-end latency:
+  with the analytic CM02 network model a message of n bytes takes exactly latency + n /
+  bandwidth between nodes (SMPI 3.32 adds 16 bytes to every message, measured by
+  tests/test_smpi.py).
+- fat-tree-<B>to1: SimGrid's 2-level FAT_TREE, leaves of LEAF_NODES hosts, each leaf with
+  LEAF_NODES / B uplinks, one to each spine switch: B:1 blocking (1 = full bisection). The
+  links are the crossbar's (half the latency each), so two nodes under one leaf see exactly the
+  crossbar's figures, and a message between leaves crosses four links: twice the latency.
+- torus: SimGrid's TORUS, a ring per dimension (torus_dimensions), each link one hop carrying
+  the whole latency, so nearest neighbours see the table's latency and k hops k times it.
+Ranks on one node talk through the node's loopback, given this machine's measured
+shared-memory figures.
 
 Computation is not modelled from flops: SMPI measures each computation burst of every rank on
 this machine's core (ranks run one at a time, so never oversubscribed) and charges it to the
@@ -16,6 +25,7 @@ on the simulated node what it cost here (`computation = "off"` charges nothing).
 """
 
 from dataclasses import dataclass
+from math import isqrt
 from xml.sax.saxutils import quoteattr
 
 from esmperf.errors import EsmperfError
@@ -61,8 +71,15 @@ LOOPBACK_BANDWIDTH = 10e9
 LOOPBACK_LATENCY = 0.2e-6
 
 
+# Fat-tree leaves: small, so that the seeds' 4-32 node runs span several leaves (a real leaf
+# switch has 18-24 hosts; a 36-port QDR switch gives 18 down and 18 or 9 up).
+LEAF_NODES = 4
+FAT_TREE_BLOCKING = {"fat-tree-1to1": 1, "fat-tree-2to1": 2, "fat-tree-4to1": 4}
+TOPOLOGIES = ("crossbar", *FAT_TREE_BLOCKING, "torus")
+
+
 class PlatformError(EsmperfError):
-    """An unknown interconnect or an impossible cluster shape."""
+    """An unknown interconnect or topology, or an impossible cluster shape."""
 
 
 def interconnect(name: str) -> Interconnect:
@@ -71,6 +88,76 @@ def interconnect(name: str) -> Interconnect:
     except KeyError:
         raise PlatformError(f"unknown platform {name!r} (platforms: "
                             f"{', '.join(INTERCONNECTS)}; see docs/simulate.md)") from None
+
+
+def check_topology(name: str) -> None:
+    if name not in TOPOLOGIES:
+        raise PlatformError(f"unknown topology {name!r} (topologies: {', '.join(TOPOLOGIES)}; "
+                            "see docs/simulate.md)")
+
+
+def describe_topology(name: str) -> str:
+    """The shape of a topology for any node count (`esmperf knobs`)."""
+    check_topology(name)
+    if name == "crossbar":
+        return "each node on its own link to one non-blocking switch"
+    if name == "torus":
+        return ("3-D torus, the most cubic a x b x c = nodes, a ring per dimension, "
+                "dimension-order routing, the latency per hop")
+    blocking = FAT_TREE_BLOCKING[name]
+    return (f"2-level fat-tree: leaves of {LEAF_NODES} nodes, each with {LEAF_NODES // blocking} "
+            f"uplink(s), one per spine switch: {blocking}:1{blocking_word(blocking)}")
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """How one topology wires `nodes` nodes as a SimGrid <cluster>."""
+
+    hosts: int  # hosts in the cluster: the nodes, plus idle ones filling the last fat-tree leaf
+    link_latency: float  # seconds per link
+    attributes: dict[str, str]  # the <cluster>'s topology attributes (none for the crossbar)
+    shape: str  # for the platform file's comment
+
+
+def wiring(topology: str, net: Interconnect, nodes: int) -> Wiring:
+    check_topology(topology)
+    if topology == "crossbar":
+        return Wiring(nodes, net.latency / 2, {}, "non-blocking crossbar")
+    if topology == "torus":
+        dims = torus_dimensions(nodes)
+        return Wiring(nodes, net.latency, {"topology": "TORUS",
+                                           "topo_parameters": ",".join(map(str, dims))},
+                      f"{'x'.join(map(str, dims))} torus")
+    blocking = FAT_TREE_BLOCKING[topology]
+    leaves = -(-nodes // LEAF_NODES)
+    uplinks = LEAF_NODES // blocking
+    # SimGrid's levels;down-links;up-links;link-count: a host has 1 leaf, a leaf `uplinks`
+    # spines, one link to each; a leaf switch has LEAF_NODES hosts, a spine one link per leaf
+    parameters = f"2;{LEAF_NODES},{leaves};1,{uplinks};1,1"
+    return Wiring(leaves * LEAF_NODES, net.latency / 2,
+                  {"topology": "FAT_TREE", "topo_parameters": parameters},
+                  f"2-level fat-tree, {leaves} leaves of {LEAF_NODES} nodes"
+                  f"{idle_note(leaves * LEAF_NODES - nodes)}, {uplinks} spines, "
+                  f"{blocking}:1{blocking_word(blocking)}")
+
+
+def blocking_word(blocking: int) -> str:
+    return " (non-blocking)" if blocking == 1 else " blocking"
+
+
+def idle_note(idle: int) -> str:
+    return f" ({idle} of them idle)" if idle else ""
+
+
+def torus_dimensions(nodes: int) -> tuple[int, ...]:
+    """The most cubic 3-D shape a x b x c = nodes (a >= b >= c, a smallest), sizes 1 dropped:
+    16 -> 4x2x2, 8 -> 2x2x2, 12 -> 3x2x2, 6 -> 3x2, 7 -> 7 (a ring). The first dimension
+    varies fastest, so consecutive nodes are neighbours along it."""
+    shapes = [(nodes // (b * c), b, c)
+              for c in range(1, round(nodes ** (1 / 3)) + 2)
+              for b in range(c, isqrt(nodes // c) + 1)
+              if nodes % (b * c) == 0 and nodes // (b * c) >= b]
+    return tuple(size for size in min(shapes) if size > 1) or (1,)
 
 
 def check_shape(nodes: int, ranks_per_node: int) -> None:
@@ -84,23 +171,26 @@ def nodes_for(ranks: int, ranks_per_node: int) -> int:
     return -(-ranks // ranks_per_node)
 
 
-def platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
-    """SimGrid platform (DTD 4.1) of `nodes` hosts of `cores` cores on interconnect `net`."""
+def platform_xml(net: Interconnect, nodes: int, cores: int, topology: str = "crossbar") -> str:
+    """SimGrid platform (DTD 4.1) of `nodes` hosts of `cores` cores on interconnect `net`,
+    wired as `topology`."""
     check_shape(nodes, cores)
+    wires = wiring(topology, net, nodes)
     cluster = {
-        "id": net.name, "prefix": NODE_PREFIX, "suffix": "", "radical": f"0-{nodes - 1}",
+        "id": net.name, "prefix": NODE_PREFIX, "suffix": "", "radical": f"0-{wires.hosts - 1}",
         "speed": f"{HOST_SPEED:.0f}f", "core": str(cores),
-        "bw": f"{net.bandwidth:.15g}Bps", "lat": f"{net.latency / 2:.15g}s",
+        "bw": f"{net.bandwidth:.15g}Bps", "lat": f"{wires.link_latency:.15g}s",
         "sharing_policy": "SPLITDUPLEX",
         "loopback_bw": f"{LOOPBACK_BANDWIDTH:.15g}Bps",
         "loopback_lat": f"{LOOPBACK_LATENCY:.15g}s",
+        **wires.attributes,
     }
     attributes = "\n           ".join(f"{key}={quoteattr(value)}" for key, value in cluster.items())
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         f"<!-- esmperf platform {net.name}: {net.title}, {nodes} nodes x {cores} cores, "
-        "non-blocking crossbar (docs/simulate.md) -->\n"
+        f"{wires.shape} (docs/simulate.md) -->\n"
         '<platform version="4.1">\n'
         '<zone id="world" routing="Full">\n'
         f"  <cluster {attributes}/>\n"
@@ -114,5 +204,6 @@ def hostfile(ranks: int, ranks_per_node: int) -> str:
     return "".join(f"{NODE_PREFIX}{rank // ranks_per_node}\n" for rank in range(ranks))
 
 
-def platform_name(net: Interconnect, nodes: int, cores: int) -> str:
-    return f"{net.name}-{nodes}n{cores}c"
+def platform_name(net: Interconnect, nodes: int, cores: int, topology: str = "crossbar") -> str:
+    wired = "" if topology == "crossbar" else f"-{topology}"  # the crossbar keeps its old names
+    return f"{net.name}{wired}-{nodes}n{cores}c"

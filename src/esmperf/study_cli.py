@@ -15,7 +15,7 @@ from rich.table import Table
 from esmperf.build import build_dir
 from esmperf.errors import EsmperfError
 from esmperf.knobs import KNOBS, implementation_of, knob_table
-from esmperf.platforms import interconnect
+from esmperf.platforms import check_topology, interconnect
 from esmperf.slurm import LAUNCHERS, with_command_line
 from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study import STACK_IDS, Study, load_study, study_from_dict
@@ -91,6 +91,10 @@ def add_commands(commands: Any) -> None:
     simulate.add_argument("--platform", type=_list, default=["gige", "ib-qdr"],
                           help="interconnects, comma-separated (default: gige,ib-qdr; see "
                           "`esmperf knobs --stack smpi`)")
+    simulate.add_argument("--topology", type=_list, metavar="crossbar,fat-tree-2to1,...",
+                          help="how the nodes are wired: crossbar (the default), "
+                          "fat-tree-1to1, fat-tree-2to1, fat-tree-4to1 (leaves of 4 nodes, "
+                          "B:1 blocking), torus (3-D); comma-separated")
     simulate.add_argument("--nodes", type=_list, default=["1", "2", "4", "8"],
                           help="node counts, comma-separated (default: 1,2,4,8)")
     simulate.add_argument("--ranks-per-node", type=int, default=1, metavar="N",
@@ -239,6 +243,8 @@ def _simulate(args: argparse.Namespace) -> int:
         raise EsmperfError(f"--repeats {args.repeats}: give 1 or more repetitions")
     for name in args.platform:
         interconnect(name)  # one clear error for an unknown platform
+    for name in args.topology or []:
+        check_topology(name)
     stacks = discover_stacks().stacks
     if not any(stack.simulated for stack in stacks):
         raise EsmperfError("SimGrid SMPI is not installed here (no smpicc and smpirun on PATH): "
@@ -247,6 +253,8 @@ def _simulate(args: argparse.Namespace) -> int:
     knobs: dict[str, list[str]] = {"platform": args.platform}
     if args.computation:
         knobs["computation"] = args.computation
+    if args.topology:
+        knobs["topology"] = args.topology
     if args.network_model:
         knobs["network_model"] = args.network_model
     block: dict[str, Any] = {
@@ -267,7 +275,8 @@ def _simulate(args: argparse.Namespace) -> int:
         block.setdefault("options", {})[axis.strip()] = _list(values)
     command = " ".join(["esmperf", *sys.argv[1:]])
     data = {"name": f"simulate-{args.workload}",
-            "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)} on "
+            "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)}"
+                     f"{' (' + ', '.join(args.topology) + ')' if args.topology else ''} on "
                      f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks",
             "matrix": [block]}
     study = study_from_dict(data, "the command line", command, [SMPI])
