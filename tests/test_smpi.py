@@ -6,6 +6,8 @@ are one clear message, and the study runner stores simulated runs. Skipped witho
 import json
 import os
 import subprocess
+import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,10 @@ from rich.console import Console
 from esmperf import platforms
 from esmperf.build import build_dir
 from esmperf.cli import main
-from esmperf.knobs import (KNOBS, SMPI_ALGORITHMS, Unsupported, knob_setting, knob_table,
-                           write_files)
+from esmperf.knobs import (KNOBS, SMPI_ALGORITHMS, KnobSetting, Unsupported, knob_setting,
+                           knob_table, write_files)
 from esmperf.launch import mpirun_command, run_environment
-from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES
+from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
 from esmperf.analysis import build_groups
 from esmperf.report import group_figures
 from esmperf.results import load_results
@@ -45,6 +47,11 @@ def smpi() -> Stack:
 def simulate(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
              ranks_per_node: int = 1, **knobs: str) -> subprocess.CompletedProcess[str]:
     setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
+    return run_setting(stack, tmp_path, program, ranks, setting)
+
+
+def run_setting(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
+                setting: KnobSetting) -> subprocess.CompletedProcess[str]:
     write_files(setting)
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)}
@@ -54,12 +61,45 @@ def simulate(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
     return result
 
 
-def pingpong(stack: Stack, tmp_path: Path, platform: str, rounds: int = 100) -> list[float]:
-    program = [str(build_dir(stack) / "bench" / "pingpong"), str(rounds), *map(str, SIZES)]
-    result = simulate(stack, tmp_path, program, 2, platform=platform, computation="off")
+def pingpong(stack: Stack, tmp_path: Path, platform: str) -> list[float]:
+    return pingpong_record(stack, tmp_path, 2, platform=platform)["one_way_s"]
+
+
+def pingpong_program(stack: Stack) -> list[str]:
+    return [str(build_dir(stack) / "bench" / "pingpong"), "100", *map(str, SIZES)]
+
+
+def pingpong_record(stack: Stack, tmp_path: Path, ranks: int, **knobs: str) -> dict[str, Any]:
+    """bench/pingpong on `ranks` nodes (rank r plays with r + ranks/2), network only."""
+    result = simulate(stack, tmp_path, pingpong_program(stack), ranks, computation="off", **knobs)
+    return pingpong_output(result)
+
+
+def pingpong_between(stack: Stack, tmp_path: Path, nodes: int, pair: tuple[int, int],
+                     **knobs: str) -> tuple[list[float], Path]:
+    """Ranks 0 and 1 on nodes pair[0] and pair[1] of a cluster of `nodes` nodes: the one-way
+    times and the platform file."""
+    setting = knob_setting(stack, {"computation": "off", **knobs}, nodes, 2, 1,
+                           tmp_path / "platforms")
+    hosts = "".join(f"{platforms.NODE_PREFIX}{node}\n" for node in pair)
+    setting = replace(setting, files=tuple((path, hosts if path.suffix == ".hosts" else text)
+                                           for path, text in setting.files))
+    result = run_setting(stack, tmp_path, pingpong_program(stack), 2, setting)
+    xml = next(path for path, _ in setting.files if path.suffix == ".xml")
+    return pingpong_output(result)["one_way_s"], xml
+
+
+def pingpong_output(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     record = json.loads(result.stdout.strip().splitlines()[-1])
     assert record["bytes"] == list(SIZES)
-    return record["one_way_s"]
+    return record
+
+
+def link_figures(xml: Path) -> tuple[float, float]:
+    """(bandwidth in bytes/s, latency in s) of every link of a generated platform file."""
+    cluster = ElementTree.parse(xml).getroot().find("zone/cluster")
+    assert cluster is not None
+    return float(cluster.get("bw", "").removesuffix("Bps")), float(cluster.get("lat", "")[:-1])
 
 
 def run_workload(stack: Stack, tmp_path: Path, name: str, ranks: int, ranks_per_node: int,
@@ -84,11 +124,35 @@ def test_platform_file_halves_the_latency_per_link_and_places_ranks_in_blocks() 
     assert platforms.nodes_for(5, 2) == 3
 
 
+def test_topologies_wire_the_cluster_and_name_their_files() -> None:
+    net = INTERCONNECTS["ib-qdr"]
+    # the crossbar is the default: the same file as before topologies existed
+    assert platforms.platform_xml(net, 4, 2, "crossbar") == platforms.platform_xml(net, 4, 2)
+    assert "topology=" not in platforms.platform_xml(net, 4, 2)
+    # 6 nodes on leaves of 4: two leaves (2 idle nodes in the second), 2:1 = 2 spines
+    tree = platforms.platform_xml(net, 6, 1, "fat-tree-2to1")
+    assert 'topology="FAT_TREE"' in tree and 'topo_parameters="2;4,2;1,2;1,1"' in tree
+    assert 'radical="0-7"' in tree and 'lat="6.5e-07s"' in tree  # the crossbar's links
+    assert 'topo_parameters="2;4,2;1,4;1,1"' in platforms.platform_xml(net, 8, 1, "fat-tree-1to1")
+    assert 'topo_parameters="2;4,1;1,1;1,1"' in platforms.platform_xml(net, 3, 1, "fat-tree-4to1")
+    torus = platforms.platform_xml(net, 16, 1, "torus")
+    assert 'topo_parameters="4,2,2"' in torus and 'lat="1.3e-06s"' in torus  # a hop: the latency
+    assert [platforms.torus_dimensions(n) for n in (1, 2, 6, 7, 8, 12, 64, 1024)] == [
+        (1,), (2,), (3, 2), (7,), (2, 2, 2), (3, 2, 2), (4, 4, 4), (16, 8, 8)]
+    names = {platforms.platform_name(net, 8, 1, name) for name in platforms.TOPOLOGIES}
+    assert len(names) == len(platforms.TOPOLOGIES) and "ib-qdr-8n1c" in names
+    with pytest.raises(PlatformError, match=r"unknown topology 'fat-tree-3to1' \(topologies: "
+                       "crossbar, fat-tree-1to1, fat-tree-2to1, fat-tree-4to1, torus; see"):
+        platforms.platform_xml(net, 4, 1, "fat-tree-3to1")
+
+
 def test_simulation_knobs_are_unsupported_on_real_stacks_with_the_reason() -> None:
     real = Stack(id="openmpi", family="openmpi", mpicc=Path("/bin/mpicc"), mpifort=None,
                  mpirun=Path("/bin/mpirun"), bin_dir=Path("/bin"), version="Open MPI v4.1.4")
     with pytest.raises(Unsupported, match="needs the smpi stack"):
         knob_setting(real, {"platform": "ib-qdr"}, 2, 2)
+    with pytest.raises(Unsupported, match="needs the smpi stack"):
+        knob_setting(real, {"topology": "torus"}, 2, 2)
     assert set(KNOBS["platform"].values) >= {"gige", "10gige", "ib-qdr", "ib-hdr"}
 
 
@@ -103,6 +167,60 @@ def test_pingpong_is_latency_plus_size_over_bandwidth(smpi: Stack, tmp_path: Pat
         analytic = net.latency + (size + MESSAGE_OVERHEAD_BYTES) / net.bandwidth
         # exact up to the 10 ns SMPI charges per MPI_Wtime (2 calls over 200 messages)
         assert simulated == pytest.approx(analytic, rel=1e-9, abs=2e-10), (size, simulated)
+
+
+def test_fat_tree_pingpong_under_one_leaf_is_the_crossbar_and_across_leaves_crosses_four_links(
+        smpi: Stack, tmp_path: Path) -> None:
+    # 8 nodes: leaf 0 has nodes 0-3, leaf 1 nodes 4-7
+    crossbar, _ = pingpong_between(smpi, tmp_path, 8, (4, 7), platform="ib-qdr")
+    within, _ = pingpong_between(smpi, tmp_path, 8, (4, 7), platform="ib-qdr",
+                                 topology="fat-tree-2to1")
+    across, xml = pingpong_between(smpi, tmp_path, 8, (0, 7), platform="ib-qdr",
+                                   topology="fat-tree-2to1")
+    assert within == crossbar
+    bandwidth, latency = link_figures(xml)
+    for size, simulated in zip(SIZES, across):
+        # node -> leaf -> spine -> leaf -> node: two links more than under one leaf
+        analytic = 4 * latency + (size + MESSAGE_OVERHEAD_BYTES) / bandwidth
+        assert simulated == pytest.approx(analytic, rel=1e-9, abs=2e-10), (size, simulated)
+
+
+def test_blocking_fat_tree_gives_pairs_across_leaves_a_share_of_the_bandwidth(
+        smpi: Stack, tmp_path: Path) -> None:
+    # 8 nodes, 2 leaves; rank r (leaf 0) plays with rank r + 4 (leaf 1), the 4 pairs at once.
+    # SimGrid routes a message up the spine of its destination modulo the spines (d-mod-k):
+    # 1:1 (4 spines) gives each pair its own uplink, 2:1 two pairs per uplink, 4:1 all four.
+    net = INTERCONNECTS["ib-qdr"]
+    size, payload = SIZES[-1], SIZES[-1] + MESSAGE_OVERHEAD_BYTES
+    per_pair = {}
+    for topology, links, sharing in (("crossbar", 2, 1), ("fat-tree-1to1", 4, 1),
+                                     ("fat-tree-2to1", 4, 2), ("fat-tree-4to1", 4, 4)):
+        record = pingpong_record(smpi, tmp_path, 8, platform="ib-qdr", topology=topology)
+        bandwidth, latency = link_figures(
+            tmp_path / "platforms" / f"{platforms.platform_name(net, 8, 1, topology)}.xml")
+        assert record["pairs"] == 4 and record["bytes"][-1] == size
+        # every pair alike: rank 0's pair is the slowest
+        assert record["one_way_s"] == record["slowest_one_way_s"]
+        per_pair[topology] = payload / (record["slowest_one_way_s"][-1] - links * latency)
+        # The only time outside the network model is SMPI's 10 ns per MPI_Wtime, 0.1 ns per
+        # one-way over 100 round trips: < 1e-7 of the 1-4 ms a 4 MiB message takes here.
+        assert per_pair[topology] == pytest.approx(bandwidth / sharing, rel=1e-6), topology
+    assert per_pair["fat-tree-1to1"] == pytest.approx(per_pair["crossbar"], rel=1e-6)
+    assert per_pair["fat-tree-1to1"] / per_pair["fat-tree-2to1"] == pytest.approx(2, rel=1e-6)
+
+
+def test_torus_messages_pay_the_latency_once_per_hop(smpi: Stack, tmp_path: Path) -> None:
+    dims = platforms.torus_dimensions(16)
+    assert dims == (4, 2, 2)  # node n sits at (n % 4, n // 4 % 2, n // 8), a ring per dimension
+    for far, hops in ((1, 1), (2, 2), (3, 1), (6, 3), (13, 3)):  # from node 0
+        coordinates = (far % 4, far // 4 % 2, far // 8)
+        assert hops == sum(min(c, d - c) for c, d in zip(coordinates, dims))
+        one_way, xml = pingpong_between(smpi, tmp_path, 16, (0, far), platform="ib-qdr",
+                                        topology="torus")
+        bandwidth, latency = link_figures(xml)
+        for size, simulated in zip(SIZES, one_way):
+            analytic = hops * latency + (size + MESSAGE_OVERHEAD_BYTES) / bandwidth
+            assert simulated == pytest.approx(analytic, rel=1e-9, abs=2e-10), (far, size)
 
 
 def test_simulated_time_is_deterministic(smpi: Stack, tmp_path: Path) -> None:
@@ -169,6 +287,9 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
     assert "--nodes 'zero': node counts are positive integers" in capsys.readouterr().err
     assert main(["simulate", "hycom", "--ranks-per-node", "0"]) == 1
     assert "--ranks-per-node 0" in capsys.readouterr().err
+    assert main(["simulate", "hycom", "--topology", "crossbar,dragonfly"]) == 1
+    assert "unknown topology 'dragonfly' (topologies: crossbar, fat-tree-1to1" in (
+        capsys.readouterr().err)
 
 
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,10 +297,21 @@ def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) 
     assert rows["platform", "ib-qdr"].startswith("InfiniBand QDR 4x: 4 GB/s, 1.3 us between")
     assert rows["computation", "off"] == "--cfg=smpi/simulate-computation:no"
     assert rows["network_model", "smpi"] == "--cfg=network/model:SMPI"
+    assert rows["topology", "fat-tree-2to1"].startswith(
+        "2-level fat-tree: leaves of 4 nodes, each with 2 uplink(s), one per spine switch: 2:1")
     assert rows["transport", "tcp"].startswith("unsupported: the smpi stack simulates")
     assert main(["knobs", "--stack", "smpi"]) == 0
     out = capsys.readouterr().out
     assert "platform" in out and "ib-hdr" in out and "smpi: SimGrid SMPI 3." in out
+    assert "fat-tree-2to1" in out and "torus" in out
+
+
+def test_simulate_writes_one_platform_file_per_topology(smpi: Stack, tmp_path: Path) -> None:
+    assert main(["simulate", "hycom", "--platform", "ib-qdr", "--topology", "crossbar,torus",
+                 "--nodes", "8", "--dry-run", "--out", str(tmp_path / "t.duckdb")]) == 0
+    written = sorted(path.name for path in (tmp_path / "t" / "platforms").glob("*.xml"))
+    assert written == ["ib-qdr-8n1c.xml", "ib-qdr-torus-8n1c.xml"]
+    assert 'topo_parameters="2,2,2"' in (tmp_path / "t" / "platforms" / written[1]).read_text()
 
 
 def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> None:
