@@ -46,7 +46,8 @@ int main(int argc, char **argv)
     }
     if (ranks < 2 || rounds < 1) {
         if (rank == 0)
-            fprintf(stderr, "pingpong: run with 2 or more ranks (rank r plays with r + ranks/2) and rounds >= 1\n");
+            fprintf(stderr, "pingpong: run with 2 or more ranks (r plays with r + ranks/2) "
+                            "and rounds >= 1\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int half = ranks / 2;
