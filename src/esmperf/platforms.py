@@ -121,9 +121,9 @@ class Wiring:
 
 def wiring(topology: str, net: Interconnect, nodes: int) -> Wiring:
     check_topology(topology)
-    if topology == "crossbar":
+    if topology == "crossbar":  # node - switch - node: two links, half the latency each
         return Wiring(nodes, net.latency / 2, {}, "non-blocking crossbar")
-    if topology == "torus":
+    if topology == "torus":  # a hop is one link: nearest neighbours see the table's latency
         dims = torus_dimensions(nodes)
         return Wiring(nodes, net.latency, {"topology": "TORUS",
                                            "topo_parameters": ",".join(map(str, dims))},
@@ -132,7 +132,8 @@ def wiring(topology: str, net: Interconnect, nodes: int) -> Wiring:
     leaves = -(-nodes // LEAF_NODES)
     uplinks = LEAF_NODES // blocking
     # SimGrid's levels;down-links;up-links;link-count: a host has 1 leaf, a leaf `uplinks`
-    # spines, one link to each; a leaf switch has LEAF_NODES hosts, a spine one link per leaf
+    # spines, one link to each; a leaf switch has LEAF_NODES hosts, a spine one link per leaf.
+    # The crossbar's links: under one leaf, the crossbar's figures exactly.
     parameters = f"2;{LEAF_NODES},{leaves};1,{uplinks};1,1"
     return Wiring(leaves * LEAF_NODES, net.latency / 2,
                   {"topology": "FAT_TREE", "topo_parameters": parameters},
