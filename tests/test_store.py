@@ -95,3 +95,20 @@ def test_configuration_row_round_trip(tmp_path: Path) -> None:
         row = store.runs()[0]
     assert row["run_key"] == configuration(run).key
     assert row["knobs"] == '{"transport": "tcp"}' and row["cores"] == 2
+
+
+def test_a_store_older_than_a_column_opens_and_keeps_everything(tmp_path: Path) -> None:
+    path = make_store(tmp_path / "s.duckdb", [FakeRun(1, [10.0, 11.0])])
+    con = duckdb.connect(str(path))  # as esmperf wrote it before killed_after_result
+    con.execute("ALTER TABLE repetition DROP COLUMN killed_after_result")
+    con.close()
+    with Store(path, read_only=True) as store:  # a report reads it as it is
+        reps = store.repetitions(store.runs()[0]["run_key"])
+    assert [r["fom"] for r in reps] == [10.0, 11.0] and "killed_after_result" not in reps[0]
+    with Store(path) as store:  # a study opening it for writing adds the column
+        key = store.runs()[0]["run_key"]
+        store.add_repetition({"run_key": key, "rep": 3, "kind": "measure", "status": "ok",
+                              "fom": 12.0, "killed_after_result": "hung after its result"}, {})
+        reps = store.repetitions(key)
+    assert [(r["fom"], r["killed_after_result"]) for r in reps] == [
+        (10.0, None), (11.0, None), (12.0, "hung after its result")]

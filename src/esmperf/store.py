@@ -7,7 +7,9 @@ Tables (columns in docs/studies.md):
                implement them, the MPI library, oversubscription, status (pending, complete,
                failed, timeout, skipped) and why
 - repetition   one row per run of the program: warm-up, measured or profiled; elapsed, wall,
-               figure of merit, exit code, load average, output tails
+               figure of merit, status (ok, failed, timeout, verification_failed), exit code,
+               load average, output tails; killed_after_result says why an ok repetition
+               had to be killed after its verified result (e.g. a hang in MPI_Finalize)
 - metric       every number of a workload's JSON result, per repetition (tidy: name, value)
 - profile, profile_rank, profile_function, profile_histogram, profile_peer, profile_comm,
   profile_bin: the profile files of profiled repetitions, imported (docs/profile-format.md)
@@ -28,6 +30,11 @@ from esmperf.errors import EsmperfError
 from esmperf.profile import Profile
 
 SCHEMA_VERSION = "1"
+# Columns added to schema 1 since it was first written: a store opened for writing gains the
+# ones it lacks (NULL in its old rows), so an older store keeps every result; readers of a
+# store opened read-only use row.get() for them. Adding a column keeps the schema version (an
+# older esmperf reads and writes the store as before); changing or dropping one would not.
+ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),)
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
 SCHEMA = """
@@ -54,7 +61,8 @@ CREATE TABLE IF NOT EXISTS repetition (
     exit_code INTEGER, verification VARCHAR, load_before DOUBLE, load_after DOUBLE,
     busy_cores_before DOUBLE,
     oversubscribed BOOLEAN, result VARCHAR, stdout VARCHAR, stderr VARCHAR,
-    profile_file VARCHAR, profile_error VARCHAR, PRIMARY KEY (run_key, rep));
+    profile_file VARCHAR, profile_error VARCHAR, killed_after_result VARCHAR,
+    PRIMARY KEY (run_key, rep));
 CREATE TABLE IF NOT EXISTS metric (
     run_key VARCHAR, rep INTEGER, name VARCHAR, value DOUBLE, PRIMARY KEY (run_key, rep, name));
 CREATE TABLE IF NOT EXISTS profile (
@@ -96,7 +104,7 @@ RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "work
 REPETITION_COLUMNS = ("run_key", "rep", "kind", "session_id", "started", "elapsed", "wall",
                       "fom", "fom_unit", "status", "exit_code", "verification", "load_before",
                       "load_after", "busy_cores_before", "oversubscribed", "result", "stdout", "stderr",
-                      "profile_file", "profile_error")
+                      "profile_file", "profile_error", "killed_after_result")
 SESSION_COLUMNS = ("session_id", "started", "finished", "command", "hostname", "cpu_model",
                    "cores", "usable_cores", "memory_gib", "kernel", "os", "python",
                    "esmperf_version", "git_commit", "git_dirty", "load_at_start")
@@ -156,6 +164,8 @@ class Store:
             return
         self.con.execute("BEGIN")
         self.con.execute(SCHEMA)
+        for table, column, sql_type in ADDED_COLUMNS:
+            self.con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {sql_type}")
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
         self.con.execute("COMMIT")
 
