@@ -121,13 +121,14 @@ def test_batch_script_lines() -> None:
     assert lines[19:22] == ["export OMPI_MCA_btl=self,tcp",
                             "export OMPI_MCA_btl_tcp_if_include=lo", "unset LD_PRELOAD"]
     assert "    timeout --signal=TERM --kill-after=3 300 \"$@\" \\" in lines
-    assert lines[-4:] == [
-        "run_rep 1 warmup /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || exit 1",
-        "run_rep 2 measure /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || exit 1",
-        "run_rep 3 measure /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || exit 1",
+    assert lines[-5:] == [
+        "run_rep 1 warmup /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || after_failure",
+        "run_rep 2 measure /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || after_failure",
+        "run_rep 3 measure /usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || after_failure",
         "run_rep 4 profile env LD_PRELOAD=/b/prof/libesmprof.so "
         "ESMPROF_OUT=/res/hycom/profiles/0123456789abcdef-4.jsonl "
-        "/usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || exit 1"]
+        "/usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || after_failure",
+        'exit "$((timed_out ? 124 : 0))"']
 
 
 def test_batch_script_defaults_and_quoting() -> None:
@@ -138,7 +139,8 @@ def test_batch_script_defaults_and_quoting() -> None:
                                     "#SBATCH --exclusive", "unset")) for line in lines)
     assert "#SBATCH --time=8" in lines  # (300 + 3 + 120) s -> 8 min
     assert "export X='a b'" in lines
-    assert lines[-1] == "run_rep 7 measure sh -c 'echo '\"'\"'rate: 1'\"'\"'' || exit 1"
+    assert lines[-2] == ("run_rep 7 measure sh -c 'echo '\"'\"'rate: 1'\"'\"'' "
+                         "|| after_failure")
     assert time_limit_minutes(spec(timeout=1.0, reps=[JobRep(1, "measure")])) == 3
 
 

@@ -141,6 +141,29 @@ def load_results(store: Store, metric: str | None = None) -> list[RunResult]:
     return results
 
 
+HUNG_AFTER_RESULT = "hung after its result (in MPI_Finalize or teardown)"
+
+
+def killed_after_result(repetitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The repetitions that count although the program had to be killed after its verified
+    result (column killed_after_result; absent from a store older than it, opened read-only)."""
+    return [rep for rep in repetitions if rep.get("killed_after_result")]
+
+
+def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
+    """"2 of 5 repetitions hung after their result ... and were killed; they count", or ""."""
+    killed = killed_after_result(repetitions)
+    if not killed:
+        return ""
+    count = f"{len(killed)} of {len(repetitions)} repetition{'s' if len(repetitions) > 1 else ''}"
+    if all(str(rep["killed_after_result"]).startswith(HUNG_AFTER_RESULT) for rep in killed):
+        what = ("hung after their result (in MPI_Finalize or teardown) and were killed at "
+                "the timeout")
+    else:
+        what = "were killed after their result (in MPI_Finalize or teardown)"
+    return f"{count} {what}; their figures count"
+
+
 def describe_change(change: float, higher_is_better: bool) -> str:
     """+0.12 -> "12 % better"; the sign is already in the metric's direction."""
     word = "better" if change >= 0 else "worse"

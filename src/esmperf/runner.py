@@ -34,6 +34,7 @@ from esmperf.platforms import PlatformError, nodes_for
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.paths import build_root
 from esmperf.profile import ProfileError, read_profile
+from esmperf.results import HUNG_AFTER_RESULT, killed_after_result_text
 from esmperf.slurm import SlurmOptions, check_allocation, check_commands, srun_command
 from esmperf.stacks import Stack, library_name
 from esmperf.store import TAIL_CHARS, Store
@@ -46,6 +47,8 @@ KNOB_PREFIXES = ("OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX
                  "I_MPI_", "PSP_", "HYDRA_", "ESMPROF_")
 PLACEHOLDERS = ("ranks", "nodes", "size", "steps", "stack", "build", "scratch", "mpirun")
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
+# Signals that stop a program from outside (kill, Ctrl-C, a closed terminal), not a crash.
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP)
 
 
 @dataclass
@@ -133,6 +136,7 @@ class Outcome:
     timeout: int = 0
     skipped: int = 0
     repetitions: int = 0
+    killed_after_result: int = 0  # repetitions that count although killed after their result
     failures: list[str] = field(default_factory=list)
 
 
@@ -528,6 +532,7 @@ class StudyRunner:
                                        bool(fom.get("higher_is_better", True)))
         row["status"] = status
         row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
+        row["killed_after_result"] = reason if status == "ok" else None
         wall = result.get("wall") if result else None
         row["wall"] = float(wall) if isinstance(wall, (int, float)) else _elapsed(execution)
         profile = None
@@ -539,6 +544,8 @@ class StudyRunner:
                 row["profile_error"] = str(error)
         self.store.add_repetition(row, metrics, profile)
         self.outcome.repetitions += 1
+        if row["killed_after_result"]:
+            self.outcome.killed_after_result += 1
         if status != "ok":
             final = "timeout" if status == "timeout" else "failed"
             self.store.set_run_status(config.key, final, reason)
@@ -570,9 +577,11 @@ class StudyRunner:
             flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
         spread = (f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
                   f"n={summary.n}" if summary.n > 1 else "one run: no CI")
+        killed = killed_after_result_text(self.store.repetitions(config.key))
+        killed = f"; [yellow]{escape(killed)}[/]" if killed else ""
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
-            f"({spread}){flag}", soft_wrap=True, highlight=False)
+            f"({spread}){flag}{killed}", soft_wrap=True, highlight=False)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -589,9 +598,15 @@ def _short(label: str, width: int = 48) -> str:
 
 def _classify(execution: Execution, config: Configuration
               ) -> tuple[str, str | None, dict[str, Any] | None]:
-    """(status, reason, JSON result) of one repetition."""
+    """(status, reason, JSON result) of one repetition. The reason says why it failed; for an
+    "ok" repetition it is None, or what happened after its result when the program had to be
+    killed (stored as killed_after_result)."""
     result = parse_result_line(execution.stdout) if config.fom.source == "json" else None
     last_error = _last_message(execution.stderr) or _last_message(execution.stdout)
+    if _killed(execution) and _verified_result(result):
+        # The measurement is complete and checked; only the teardown went wrong (MPICH 4
+        # over TCP sometimes hangs in MPI_Finalize): the figure counts, the kill is kept.
+        return "ok", _killed_after_result(execution, config), result
     if execution.timed_out:
         return "timeout", f"timed out after {config.timeout:g} s (killed)", result
     if execution.returncode is None:
@@ -603,7 +618,7 @@ def _classify(execution: Execution, config: Configuration
                                       f"{norms})", result
     if execution.returncode != 0:
         if execution.returncode < 0:
-            outcome = f"killed by signal {signal.Signals(-execution.returncode).name}"
+            outcome = f"killed by signal {_signal_name(-execution.returncode)}"
         else:
             outcome = f"exit code {execution.returncode}"
         return "failed", f"{outcome}" + (f": {last_error}" if last_error else ""), result
@@ -614,6 +629,35 @@ def _classify(execution: Execution, config: Configuration
         return "failed", f"the figure-of-merit regex {config.fom.regex!r} matched nothing " \
                          "in the output", None
     return "ok", None, result
+
+
+def _killed(execution: Execution) -> bool:
+    """Stopped from outside: at its timeout, or by a stopping signal (a crash, e.g. SIGSEGV,
+    is not a kill and stays a failure even after a result)."""
+    code = execution.returncode
+    return execution.timed_out or (code is not None and -code in STOPPING_SIGNALS)
+
+
+def _verified_result(result: dict[str, Any] | None) -> bool:
+    """A complete JSON result line with a figure of merit whose verification passed."""
+    verification = (result or {}).get("verification")
+    return (result is not None and fom_from_result(result) is not None
+            and isinstance(verification, dict) and verification.get("passed") is True)
+
+
+def _killed_after_result(execution: Execution, config: Configuration) -> str:
+    if execution.timed_out:
+        return f"{HUNG_AFTER_RESULT}: killed at the {config.timeout:g} s timeout"
+    assert execution.returncode is not None
+    return (f"killed by signal {_signal_name(-execution.returncode)} after its result (in "
+            "MPI_Finalize or teardown)")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name
+        return str(number)
 
 
 def _last_message(output: str) -> str:

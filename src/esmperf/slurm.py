@@ -197,6 +197,21 @@ run_rep() {
     cd "$job_dir" && rm -rf "$scratch"
     return "$code"
 }
+
+# after_failure: what a failed repetition means for the rest of the job. One killed at its
+# timeout (timeout(1) exits 124, or 137 when it had to KILL) may have printed its verified
+# result and hung in MPI_Finalize, and then it counts: esmperf tells from its files, so the
+# job goes on (and ends with 124). Any other failure ends the job, as it ends a
+# configuration locally.
+timed_out=0
+after_failure() {
+    local code=$?
+    if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then
+        timed_out=1
+    else
+        exit 1
+    fi
+}
 """
 
 NODE_INFO = r"""# What the job runs on (esmperf records it with the session).
@@ -251,8 +266,8 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
             command = ["env", f"LD_PRELOAD={spec.profiler}",
                        f"ESMPROF_OUT={rep.profile_file}", *command]
         text += (f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)}"
-                 " || exit 1\n")
-    return text
+                 " || after_failure\n")
+    return text + 'exit "$((timed_out ? 124 : 0))"\n'
 
 
 # --- sbatch, squeue, sacct --------------------------------------------------------------------
