@@ -30,7 +30,7 @@ RUNS = [
     FakeRun(2, values(15.0), knobs=TCP),
     FakeRun(4, values(16.0), knobs=TCP),
     FakeRun(1, values(11.0), knobs=SHM, stack="mpich"),
-    FakeRun(2, values(21.0), knobs=SHM, stack="mpich"),
+    FakeRun(2, values(21.0), knobs=SHM, stack="mpich", killed_after_result=2),
     FakeRun(4, [], knobs=SHM, stack="mpich", status="failed", failure="rank 3: segfault"),
 ]
 FIGURES = ("performance", "efficiency", "gain-transport", "gain-stack", "libraries", "mpi-user",
@@ -64,6 +64,11 @@ def test_report_tables_and_failures(report: Path) -> None:
     assert "<span class='over'>oversubscribed</span>" in page
     assert "rank 3: segfault" in page and "1 failed" in page
     assert "Test CPU" in page and "abc123" in page
+    killed = ("pop S · mpich · transport=shm · 2 ranks: 2 of 6 repetitions hung after their "
+              "result (in MPI_Finalize or teardown) and were killed at the timeout")
+    assert f"<li>{killed} (repetitions 1, 2: hung after its result (in MPI_Finalize or " \
+           "teardown): killed at the 600 s timeout)</li>" in page
+    assert "<td class='small'>2 of 6 repetitions hung after their result" in page
 
 
 def findings_of(report: Path) -> list[str]:
@@ -87,6 +92,10 @@ def test_findings_state_the_numbers(report: Path) -> None:
     assert "no significant difference in the other 1" in found
     assert "mpich against openmpi: 10.0% better at 1 rank" in found
     assert "did not complete: pop S · mpich · transport=shm · 4 ranks (failed" in found
+    assert ("1 configuration had repetitions that printed their verified result and then had "
+            "to be killed: pop S · mpich · transport=shm · 2 ranks: 2 of 6 repetitions hung "
+            "after their result (in MPI_Finalize or teardown) and were killed at the timeout. "
+            "Their figures count; they are listed under Failures.") in found
 
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -13,6 +13,7 @@ from esmperf.runner import PlannedRun
 from esmperf.store import Store
 from esmperf.study import Configuration, FomSpec, RepeatPolicy
 
+HUNG = "hung after its result (in MPI_Finalize or teardown): killed at the 600 s timeout"
 STARTED = datetime.datetime(2026, 11, 22, 12, 0, 0)
 ENVIRONMENT = {"started": STARTED, "command": "test", "hostname": "node0",
                "cpu_model": "Test CPU", "cores": 2, "usable_cores": 2, "memory_gib": 24.0,
@@ -33,6 +34,7 @@ class FakeRun:
     status: str = "complete"
     profile: bool = False
     failure: str | None = None  # a failed repetition's stderr
+    killed_after_result: int = 0  # how many of the values' repetitions hung after their result
 
 
 def configuration(run: FakeRun) -> Configuration:
@@ -74,8 +76,10 @@ def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
             rep = 0
             for value in run.values:
                 rep += 1
-                store.add_repetition(_repetition(config.key, rep, "measure", session, value,
-                                                 run), {"fom.value": value})
+                row = _repetition(config.key, rep, "measure", session, value, run)
+                if rep <= run.killed_after_result:
+                    row.update(killed_after_result=HUNG, exit_code=None)
+                store.add_repetition(row, {"fom.value": value})
             if run.failure is not None:
                 rep += 1
                 row = _repetition(config.key, rep, "measure", session, None, run)

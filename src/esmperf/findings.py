@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from esmperf import stats
 from esmperf.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.knobs import KNOBS
-from esmperf.results import RunResult
+from esmperf.results import RunResult, killed_after_result, killed_after_result_text
 from esmperf.summary import bucket_label
 
 SMALL_MESSAGE_BUCKET = 12  # buckets 0..12 hold messages below 4 KiB
@@ -219,6 +219,15 @@ def quality_findings(results: list[RunResult], cores: int) -> list[Finding]:
         found.append(Finding("quality", f"{len(failed)} configuration"
                              f"{'s' if len(failed) > 1 else ''} did not complete: {listed}{more}. "
                              "Their output is under Failures."))
+    killed = [r for r in results if killed_after_result(r.repetitions)]
+    if killed:
+        listed = "; ".join(f"{r.label}: {killed_after_result_text(r.repetitions)}"
+                           for r in killed[:5])
+        more = f"; and {len(killed) - 5} more" if len(killed) > 5 else ""
+        found.append(Finding("quality", f"{len(killed)} configuration"
+                             f"{'s' if len(killed) > 1 else ''} had repetitions that printed "
+                             f"their verified result and then had to be killed: {listed}{more}. "
+                             "Their figures count; they are listed under Failures."))
     skipped = [r for r in results if r.status == "skipped"]
     if skipped:
         reasons: dict[str, int] = defaultdict(int)

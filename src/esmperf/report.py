@@ -18,7 +18,8 @@ from esmperf.analysis import Group, build_groups, comparisons, top_functions
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
 from esmperf.findings import Finding, all_findings
-from esmperf.results import RunResult, load_results
+from esmperf.results import (RunResult, killed_after_result, killed_after_result_text,
+                             load_results)
 from esmperf.runner import results_dir
 from esmperf.store import Store
 from esmperf.summary import bucket_label
@@ -394,7 +395,7 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
                 f"{_number(result.max_busy, 2)}</td>",
                 f"<td>{over}</td>",
                 f"<td class='{status_class}'>{_e(result.status)}</td>",
-                f"<td class='small'>{_e(result.run['reason'])}</td>",
+                f"<td class='small'>{_e(_note(result))}</td>",
             ]) + "</tr>")
     unit = _e(group.unit)
     header = ("<tr><th>configuration</th><th>ranks</th><th>n</th>"
@@ -408,11 +409,19 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
             f"<h3>Results</h3><table>{header}{''.join(rows)}</table></section>")
 
 
+def _note(result: RunResult) -> str:
+    """The results table's note: why the configuration stopped, and any repetitions killed
+    after their result."""
+    notes = (result.run["reason"], killed_after_result_text(result.repetitions))
+    return "; ".join(note for note in notes if note)
+
+
 def _failures_html(results: list[RunResult]) -> str:
     failed = [r for r in results if r.status in ("failed", "timeout")]
     bad_reps = [(r, rep) for r in results for rep in r.repetitions if rep["status"] != "ok"]
+    killed = _killed_after_result_html(results)
     if not failed and not bad_reps:
-        return "<section id='failures'><h2>Failures</h2><p>No run failed.</p></section>"
+        return f"<section id='failures'><h2>Failures</h2><p>No run failed.</p>{killed}</section>"
     items = []
     for result, rep in bad_reps:
         items.append(
@@ -425,7 +434,27 @@ def _failures_html(results: list[RunResult]) -> str:
     summary = "".join(f"<li>{_e(r.label)}: <span class='bad'>{_e(r.status)}</span> — "
                       f"{_e(r.run['reason'])}</li>" for r in failed)
     return (f"<section id='failures'><h2>Failures</h2><ul>{summary}</ul>{''.join(items)}"
-            "</section>")
+            f"{killed}</section>")
+
+
+def _killed_after_result_html(results: list[RunResult]) -> str:
+    """The configurations some of whose repetitions printed their verified result and then
+    had to be killed: counted, but said."""
+    items = []
+    for result in results:
+        killed = killed_after_result(result.repetitions)
+        if killed:
+            reps = ", ".join(str(rep["rep"]) for rep in killed)
+            notes = "; ".join(dict.fromkeys(str(rep["killed_after_result"]) for rep in killed))
+            text = killed_after_result_text(result.repetitions)
+            items.append(f"<li>{_e(result.label)}: {_e(text)} (repetitions {reps}: "
+                         f"{_e(notes)})</li>")
+    if not items:
+        return ""
+    return ("<h3>Killed after their result (counted)</h3><p class='small'>These repetitions "
+            "printed their complete result line, verified, and then did not exit (MPICH 4 over "
+            "TCP sometimes hangs in MPI_Finalize): the runner killed them and kept their "
+            f"figures.</p><ul>{''.join(items)}</ul>")
 
 
 def _skipped_html(results: list[RunResult]) -> str:

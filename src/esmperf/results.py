@@ -151,17 +151,18 @@ def killed_after_result(repetitions: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
-    """"2 of 5 repetitions hung after their result ... and were killed; they count", or ""."""
+    """"2 of 5 repetitions hung after their result ... and were killed", or ""."""
     killed = killed_after_result(repetitions)
     if not killed:
         return ""
     count = f"{len(killed)} of {len(repetitions)} repetition{'s' if len(repetitions) > 1 else ''}"
+    were, their = ("was", "its") if len(killed) == 1 else ("were", "their")
     if all(str(rep["killed_after_result"]).startswith(HUNG_AFTER_RESULT) for rep in killed):
-        what = ("hung after their result (in MPI_Finalize or teardown) and were killed at "
-                "the timeout")
+        what = (f"hung after {their} result (in MPI_Finalize or teardown) and {were} killed "
+                "at the timeout")
     else:
-        what = "were killed after their result (in MPI_Finalize or teardown)"
-    return f"{count} {what}; their figures count"
+        what = f"{were} killed after {their} result (in MPI_Finalize or teardown)"
+    return f"{count} {what}"
 
 
 def describe_change(change: float, higher_is_better: bool) -> str:

@@ -578,7 +578,7 @@ class StudyRunner:
         spread = (f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
                   f"n={summary.n}" if summary.n > 1 else "one run: no CI")
         killed = killed_after_result_text(self.store.repetitions(config.key))
-        killed = f"; [yellow]{escape(killed)}[/]" if killed else ""
+        killed = f"; [yellow]{escape(killed)}: their figures count[/]" if killed else ""
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
             f"({spread}){flag}{killed}", soft_wrap=True, highlight=False)

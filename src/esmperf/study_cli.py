@@ -329,7 +329,10 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
     console.print(
         f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "
         f"failed, {outcome.timeout} timed out, {outcome.skipped} skipped; "
-        f"{outcome.repetitions} runs this time. Store: {escape(str(store_path))}")
+        f"{outcome.repetitions} runs this time"
+        + (f" ({outcome.killed_after_result} killed after their verified result, counted)"
+           if outcome.killed_after_result else "")
+        + f". Store: {escape(str(store_path))}")
     if args.report:
         from esmperf.report import write_report
 
