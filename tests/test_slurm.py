@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from esmperf.analysis import build_groups
 from esmperf.errors import EsmperfError
+from esmperf.report import group_figures
+from esmperf.results import load_results
 from esmperf.runner import plan_study, run_study
 from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
                            check_allocation, job_outcome, parse_sacct, parse_squeue,
@@ -324,6 +327,25 @@ def test_study_as_slurm_jobs(tmp_path: Path, fake_slurm: Path) -> None:
     # run again: complete, nothing submitted
     outcome = run_study(study(WORKS, tmp_path), store, [], {}, QUIET, slurm=SLURM)
     assert outcome.repetitions == 0 and len(sbatch_calls(fake_slurm)) == 2
+
+
+def test_report_plots_slurm_runs_against_nodes(tmp_path: Path, fake_slurm: Path) -> None:
+    text = WORKS.replace("ranks = [1, 2]", "ranks = [2, 4]\nranks_per_node = 2")
+    store = tmp_path / "s.duckdb"
+    assert run_study(study(text, tmp_path), store, [], {}, QUIET, slurm=SLURM).complete == 2
+    with Store(store, read_only=True) as kept:
+        runs = sorted(kept.runs(), key=lambda r: r["ranks"])
+        groups = build_groups(load_results(kept), None)
+    assert [(r["nodes"], r["launched_by"]) for r in runs] == [(1, "slurm"), (2, "slurm")]
+    performance = group_figures(groups[0], cores=2)[0]  # the seeds' axis: nodes of the cluster
+    assert performance.title.endswith("performance vs nodes")
+    assert b"nodes (2 ranks per node)" in performance.svg
+    local = tmp_path / "local.duckdb"  # the same study on this machine: against ranks
+    run_study(study(text, tmp_path), local, [], {}, QUIET)
+    with Store(local, read_only=True) as kept:
+        assert {r["launched_by"] for r in kept.runs()} == {"local"}
+        groups = build_groups(load_results(kept), None)
+    assert group_figures(groups[0], cores=2)[0].title.endswith("performance vs ranks")
 
 
 def test_more_rounds_until_the_statistics_are_met(tmp_path: Path, fake_slurm: Path) -> None:

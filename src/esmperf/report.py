@@ -75,11 +75,11 @@ def _ranks_label(ranks: int, oversubscribed: bool) -> str:
 
 
 def _ranks_per_node(group: Group) -> int | None:
-    """The ranks per node when a group's scaling is over nodes: every run simulated (SimGrid
-    SMPI: its nodes are the simulated cluster's), the same ranks per node throughout and more
+    """The ranks per node when a group's scaling is over nodes: every run on a cluster's nodes
+    (a simulated one, or a real one through Slurm), the same ranks per node throughout and more
     than one node somewhere. Otherwise None: the figures plot against ranks."""
     runs = group.measured
-    if not runs or not all(r.simulated for r in runs) or max(r.nodes for r in runs) < 2:
+    if not runs or not all(r.on_cluster_nodes for r in runs) or max(r.nodes for r in runs) < 2:
         return None
     per_node = {(r.ranks // r.nodes, r.ranks % r.nodes) for r in runs}
     if len(per_node) != 1:
@@ -89,8 +89,9 @@ def _ranks_per_node(group: Group) -> int | None:
 
 
 def group_figures(group: Group, cores: int) -> list[fig.Figure]:
-    """Every figure of one workload and size: against nodes when the group ran on a simulated
-    cluster at a fixed number of ranks per node (the seeds' node axis), else against ranks."""
+    """Every figure of one workload and size: against nodes when the group ran on a cluster
+    (simulated or through Slurm) at a fixed number of ranks per node (the seeds' node axis),
+    else against ranks."""
     curves = group.series()
     if not curves:
         return []

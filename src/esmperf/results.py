@@ -74,6 +74,13 @@ class RunResult:
         return self.stack == "smpi"
 
     @property
+    def on_cluster_nodes(self) -> bool:
+        """Its ranks were placed on a cluster's nodes: simulated ones, or real ones through
+        Slurm (srun inside an allocation, or batch jobs); not this machine's ranks_per_node
+        bookkeeping."""
+        return self.simulated or self.run.get("launched_by") in ("srun", "slurm")
+
+    @property
     def identity(self) -> str:
         """What was run, as canonical JSON: equal across stores for the same configuration."""
         return str(self.run["identity"])

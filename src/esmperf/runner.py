@@ -104,6 +104,7 @@ class PlannedRun:
             "timeout": config.timeout, "repeats": vars(config.repeats), "cores": self.cores,
             "oversubscribed": self.oversubscribed, "status": status, "reason": reason,
             "identity": config.identity(), "session_id": session_id,
+            "launched_by": self.slurm.launcher,
         }
 
 

@@ -5,7 +5,7 @@ Tables (columns in docs/studies.md):
 - session      one row per `esmperf study` invocation: the machine and software it ran on
 - run          one row per configuration: what runs, the knobs and the variables that
                implement them, the MPI library, oversubscription, status (pending, complete,
-               failed, timeout, skipped) and why
+               failed, timeout, skipped) and why, launched_by (local, srun or slurm)
 - repetition   one row per run of the program: warm-up, measured or profiled; elapsed, wall,
                figure of merit, status (ok, failed, timeout, verification_failed), exit code,
                load average, output tails; killed_after_result says why an ok repetition
@@ -34,7 +34,8 @@ SCHEMA_VERSION = "1"
 # ones it lacks (NULL in its old rows), so an older store keeps every result; readers of a
 # store opened read-only use row.get() for them. Adding a column keeps the schema version (an
 # older esmperf reads and writes the store as before); changing or dropping one would not.
-ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),)
+ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),
+                 ("run", "launched_by", "VARCHAR"))
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
 SCHEMA = """
@@ -54,7 +55,7 @@ CREATE TABLE IF NOT EXISTS run (
     knobs VARCHAR, options VARCHAR, env VARCHAR, knob_env VARCHAR, launcher_args VARCHAR,
     argv VARCHAR, fom_source VARCHAR, fom_unit VARCHAR, higher_is_better BOOLEAN,
     profile VARCHAR, timeout DOUBLE, repeats VARCHAR, cores INTEGER, oversubscribed BOOLEAN,
-    status VARCHAR, reason VARCHAR, identity VARCHAR, session_id INTEGER);
+    status VARCHAR, reason VARCHAR, identity VARCHAR, session_id INTEGER, launched_by VARCHAR);
 CREATE TABLE IF NOT EXISTS repetition (
     run_key VARCHAR, rep INTEGER, kind VARCHAR, session_id INTEGER, started TIMESTAMP,
     elapsed DOUBLE, wall DOUBLE, fom DOUBLE, fom_unit VARCHAR, status VARCHAR,
@@ -100,7 +101,7 @@ RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "work
                "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
                "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",
                "higher_is_better", "profile", "timeout", "repeats", "cores", "oversubscribed",
-               "status", "reason", "identity", "session_id")
+               "status", "reason", "identity", "session_id", "launched_by")
 REPETITION_COLUMNS = ("run_key", "rep", "kind", "session_id", "started", "elapsed", "wall",
                       "fom", "fom_unit", "status", "exit_code", "verification", "load_before",
                       "load_after", "busy_cores_before", "oversubscribed", "result", "stdout", "stderr",
