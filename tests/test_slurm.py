@@ -388,6 +388,9 @@ timeout = 1
     assert runs["fails"]["reason"] == "exit code 3: no input deck"  # as for a local run
     assert runs["hangs"]["status"] == "timeout"
     assert runs["hangs"]["reason"] == "timed out after 1 s (killed)"
+    # no result line before the timeout: it cannot count, the job stops there
+    job_dirs = {path.parent.parent for path in tmp_path.rglob("rep-1/status")}
+    assert sorted(len(list(d.glob("rep-*/status"))) for d in job_dirs) == [1, 1]
     assert [j["state"] for j in jobs] == ["FAILED", "FAILED"]
 
 

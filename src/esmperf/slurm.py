@@ -180,6 +180,7 @@ RUN_REP = r"""# run_rep REP KIND COMMAND...: one repetition; its output, exit co
 # go to $job_dir/rep-REP/ (esmperf reads them like a local run's).
 run_rep() {
     local out="$job_dir/rep-$1" start end code load_before load_after rest
+    rep_out=$out
     shift 2
     rm -rf "$out" "$scratch"
     mkdir -p "$out" "$scratch"
@@ -199,14 +200,16 @@ run_rep() {
 }
 
 # after_failure: what a failed repetition means for the rest of the job. One killed at its
-# timeout (timeout(1) exits 124, or 137 when it had to KILL) may have printed its verified
-# result and hung in MPI_Finalize, and then it counts: esmperf tells from its files, so the
-# job goes on (and ends with 124). Any other failure ends the job, as it ends a
-# configuration locally.
+# timeout (timeout(1) exits 124, or 137 when it had to KILL) after printing a result line (a
+# JSON object) may have hung in MPI_Finalize after a verified result, and then it counts:
+# esmperf tells from its files, so the job goes on (and ends with 124). Without any result
+# line it cannot count: that, and any other failure, ends the job, as it ends a configuration
+# locally.
 timed_out=0
 after_failure() {
     local code=$?
-    if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then
+    if { [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; } \
+            && grep -q '^[[:space:]]*{' "$rep_out/stdout"; then
         timed_out=1
     else
         exit 1
