@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from test_study_fixtures import FakeRun, make_store
 
+from esmperf.analysis import ProfileData
 from esmperf.report import write_report
 
 SHM = {"transport": "shm"}
@@ -120,3 +121,14 @@ def test_report_renders_in_headless_chromium(report: Path) -> None:
     assert set(attributes["data-figure-kinds"].split()) == {
         "performance", "efficiency", "gains", "stacks", "mpi_user", "mpi_calls", "mpi_time",
         "message_sizes", "data_per_rank", "aggregated_transfer", "timeline", "peers"}
+
+
+def test_timeline_share_counts_a_rank_only_until_its_finalize() -> None:
+    """Bins of 1 s; rank 0 ran 2.5 s, rank 1 1.5 s: the last bins are partly empty."""
+    bins = [{"start": float(i), "width": 1.0, "mpi_time": mpi, "io_write": 0.0, "io_read": 0.0}
+            for i, mpi in enumerate([1.0, 0.5, 0.25, 0.0])]
+    profile = ProfileData(ranks=2, wall_sum=4.0, mpi_sum=1.75, functions={}, histogram={},
+                          bytes_per_rank=[0.0, 0.0], mpi_per_rank=[1.0, 0.75],
+                          wall_per_rank=[2.5, 1.5], peers=[[0.0, 0.0], [0.0, 0.0]], bins=bins,
+                          io_write_per_rank=[0.0, 0.0], io_read_per_rank=[0.0, 0.0])
+    assert profile.bin_mpi_percent() == pytest.approx([50.0, 100 / 3, 50.0, 0.0], abs=1e-12)

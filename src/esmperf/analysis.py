@@ -27,6 +27,7 @@ class ProfileData:
     histogram: dict[int, int]  # bucket -> messages
     bytes_per_rank: list[float]  # MPI communication bytes (sent + received), by rank
     mpi_per_rank: list[float]
+    wall_per_rank: list[float]  # seconds from MPI_Init to MPI_Finalize
     peers: list[list[float]]  # bytes sent, row = sender, column = receiver
     bins: list[dict[str, float]]  # start, width, mpi_time, io_write, io_read
     io_write_per_rank: list[float]
@@ -37,6 +38,17 @@ class ProfileData:
         """Share of the ranks' wall time inside MPI; at most 100 (calls made concurrently by
         several threads of a rank add up to more than its wall time)."""
         return min(100.0, 100 * self.mpi_sum / self.wall_sum) if self.wall_sum > 0 else 0.0
+
+    def bin_mpi_percent(self) -> list[float]:
+        """Per time bin, the share of the ranks' time in it spent inside MPI: a bin holds a
+        rank's time only up to the rank's MPI_Finalize (the last bin is seldom full); at most
+        100 (threads)."""
+        shares = []
+        for b in self.bins:
+            rank_time = sum(max(0.0, min(b["width"], wall - b["start"]))
+                            for wall in self.wall_per_rank)
+            shares.append(min(100.0, 100 * b["mpi_time"] / rank_time) if rank_time > 0 else 0.0)
+        return shares
 
     @property
     def total_calls(self) -> float:
@@ -237,6 +249,7 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
         histogram=histogram,
         bytes_per_rank=[per_rank.get(rank, 0.0) for rank in range(size)],
         mpi_per_rank=[float(r["mpi_time"]) for r in ranks],
+        wall_per_rank=[float(r["wall"]) for r in ranks],
         peers=peers,
         bins=[{k: float(v) for k, v in row.items()} for row in bins],
         io_write_per_rank=[float(r["io_write_bytes"]) for r in ranks],

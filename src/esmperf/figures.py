@@ -261,20 +261,28 @@ def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series],
 
 def timeline_figure(figure_id: str, title: str, starts: Sequence[float],
                     mpi_percent: Sequence[float], io_write: Sequence[float],
-                    io_read: Sequence[float], caption: str = "") -> Figure:
-    """MPI time share and I/O volume over the run's time bins."""
+                    io_read: Sequence[float], width: float, end: float,
+                    caption: str = "") -> Figure:
+    """MPI time share and I/O volume over the run's time bins of `width` seconds; the run
+    ended at `end` (the last rank's MPI_Finalize)."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
-    width = (starts[1] - starts[0]) if len(starts) > 1 else 1.0
-    axes.step(starts, mpi_percent, where="post", color=COLORS[0], label="time in MPI (%)")
+    # each bin's share held to the bin's end, the last to the run's (a step needs its last
+    # edge: one bin is a line)
+    last_edge = max(starts[-1], min(starts[-1] + width, end))
+    axes.step([*starts, last_edge], [*mpi_percent, mpi_percent[-1]], where="post",
+              color=COLORS[0], label="time in MPI (%)")
     axes.set_ylabel("time in MPI (% of rank time)")
     axes.set_xlabel("seconds since MPI_Init")
     axes.set_ylim(0, 100)
+    axes.set_xlim(0, last_edge * 1.02)
     twin = axes.twinx()
-    twin.bar([s + width / 2 for s in starts], [w / 2**20 for w in io_write], width=width * 0.4,
-             color=COLORS[1], alpha=0.7, label="written (MiB)")
-    twin.bar([s + width * 0.9 for s in starts], [r / 2**20 for r in io_read], width=width * 0.4,
-             color=COLORS[2], alpha=0.7, label="read (MiB)")
+    spans = [max(min(width, end - s), width / 100) for s in starts]  # the run's part of a bin
+    twin.bar([s + 0.3 * w for s, w in zip(starts, spans)], [w / 2**20 for w in io_write],
+             width=[0.4 * w for w in spans], color=COLORS[1], alpha=0.7, label="written (MiB)")
+    twin.bar([s + 0.7 * w for s, w in zip(starts, spans)], [r / 2**20 for r in io_read],
+             width=[0.4 * w for w in spans], color=COLORS[2], alpha=0.7, label="read (MiB)")
     twin.set_ylabel("I/O per bin (MiB)")
+    twin.set_ylim(0, 1.15 * max([*io_write, *io_read, 0.0]) / 2**20 or 1.0)  # no negative MiB
     twin.grid(False)
     lines, labels = axes.get_legend_handles_labels()
     more_lines, more_labels = twin.get_legend_handles_labels()

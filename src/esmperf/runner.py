@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import tempfile
 import time
@@ -47,6 +48,10 @@ KNOB_PREFIXES = ("OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX
                  "I_MPI_", "PSP_", "HYDRA_", "ESMPROF_")
 PLACEHOLDERS = ("ranks", "nodes", "size", "steps", "stack", "build", "scratch", "mpirun")
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
+# A profiled repetition's time bins: about this many over the run (the profiler's default 1 s
+# leaves a sub-second run one bin, no timeline), none narrower than MIN_BIN_SECONDS.
+TIMELINE_BINS = 100
+MIN_BIN_SECONDS = 0.001
 # Signals that stop a program from outside (kill, Ctrl-C, a closed terminal), not a crash.
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP)
 
@@ -477,6 +482,9 @@ class StudyRunner:
             assert planned.profiler is not None
             env["LD_PRELOAD"] = str(planned.profiler)
             env["ESMPROF_OUT"] = str(profile_file)
+            width = timeline_bin_seconds(self.store.repetitions(config.key))
+            if width is not None and "ESMPROF_BIN_SECONDS" not in env:  # a study's [env] wins
+                env["ESMPROF_BIN_SECONDS"] = f"{width:.6g}"
         scratch = planned.scratch
         assert scratch is not None
         shutil.rmtree(scratch, ignore_errors=True)
@@ -583,6 +591,16 @@ class StudyRunner:
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
             f"({spread}){flag}{killed}", soft_wrap=True, highlight=False)
+
+
+def timeline_bin_seconds(repetitions: list[dict[str, Any]]) -> float | None:
+    """The time-bin width that gives a profile about TIMELINE_BINS bins: the median elapsed
+    time of the configuration's repetitions so far over TIMELINE_BINS; None before any ran
+    (the profiler's default then)."""
+    elapsed = [r["elapsed"] for r in repetitions if r["status"] == "ok" and r["elapsed"]]
+    if not elapsed:
+        return None
+    return max(MIN_BIN_SECONDS, statistics.median(elapsed) / TIMELINE_BINS)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
