@@ -192,7 +192,8 @@ def bar_figure(figure_id: str, kind: str, title: str, bars: Sequence[Bar], y_lab
     axes.set_ylabel(y_label)
     axes.set_title(title)
     if len(names) > 1 or names[:1] != [""]:
-        axes.legend(loc="best", ncol=1 if len(names) < 6 else 2)
+        # beside the axes: bars reach any corner, and error bars cross the middle
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), ncol=1 if len(names) < 6 else 2)
     return _finish(figure, figure_id, kind, title, caption)
 
 
