@@ -229,8 +229,8 @@ repeats = { warmup = 0, min = 1, max = 1 }
         assert store.rows("SELECT count(*) AS n FROM profile_peer")[0]["n"] > 0
         knobs = json.loads(store.rows("SELECT knobs FROM profile")[0]["knobs"])
         assert knobs["OMPI_MCA_btl"] == "self,vader"  # the profiler saw the knob's variables
-        # about 100 time bins over the run: the measured repetition's elapsed / 100
-        measured = store.repetitions(run["run_key"])[0]["elapsed"]
+        # about 100 time bins over the run: the measured repetition's wall time / 100
+        measured = store.repetitions(run["run_key"])[0]["wall"]
         width = store.rows("SELECT bin_width FROM profile")[0]["bin_width"]
         assert width == pytest.approx(max(0.001, measured / 100), rel=1e-5)
 

@@ -594,13 +594,14 @@ class StudyRunner:
 
 
 def timeline_bin_seconds(repetitions: list[dict[str, Any]]) -> float | None:
-    """The time-bin width that gives a profile about TIMELINE_BINS bins: the median elapsed
-    time of the configuration's repetitions so far over TIMELINE_BINS; None before any ran
-    (the profiler's default then)."""
-    elapsed = [r["elapsed"] for r in repetitions if r["status"] == "ok" and r["elapsed"]]
-    if not elapsed:
+    """The time-bin width that gives a profile about TIMELINE_BINS bins: the median wall time
+    of the configuration's repetitions so far (the workload's timed part, not mpirun's start;
+    the whole run for a command) over TIMELINE_BINS; None before any ran (the profiler's
+    default then)."""
+    walls = [r["wall"] for r in repetitions if r["status"] == "ok" and r["wall"]]
+    if not walls:
         return None
-    return max(MIN_BIN_SECONDS, statistics.median(elapsed) / TIMELINE_BINS)
+    return max(MIN_BIN_SECONDS, statistics.median(walls) / TIMELINE_BINS)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
