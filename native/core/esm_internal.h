@@ -40,6 +40,8 @@ void esm_runs_add_unmerged(esm_runs *list, long offset, int length);
 /* The runs of `field` one after another into `buffer`, and back. */
 void esm_runs_pack(const esm_runs *list, double *buffer, const double *field);
 void esm_runs_unpack(const esm_runs *list, const double *buffer, double *field);
+/* Doubles sent to all peers per field: an exchange of n fields sends n times this. */
+long esm_spec_send_doubles(const esm_halo_spec *s);
 /* Free the lists a spec holds (not the spec itself). */
 void esm_spec_free_lists(esm_halo_spec *s);
 #endif

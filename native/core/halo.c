@@ -227,10 +227,7 @@ int esm_halo_peers(const esm_halo *h) { return h->s.npeers; }
 
 long esm_halo_bytes(const esm_halo *h)
 {
-    long doubles = 0;
-    for (int p = 0; p < h->s.npeers; p++)
-        doubles += h->s.peers[p].send.doubles;
-    return doubles * h->nfields * (long)sizeof(double);
+    return esm_spec_send_doubles(&h->s) * h->nfields * (long)sizeof(double);
 }
 
 void esm_halo_free(esm_halo *h)

@@ -180,10 +180,7 @@ int esm_rearranger_recv_peers(const esm_rearranger *r) { return r->nrecv; }
 
 long esm_rearranger_bytes(const esm_rearranger *r)
 {
-    long doubles = 0;
-    for (int p = 0; p < r->s.npeers; p++)
-        doubles += r->s.peers[p].send.doubles;
-    return doubles * r->nfields * (long)sizeof(double);
+    return esm_spec_send_doubles(&r->s) * r->nfields * (long)sizeof(double);
 }
 
 void esm_rearranger_free(esm_rearranger *r)

@@ -106,6 +106,14 @@ void esm_halo_spec_zero(esm_halo_spec *s, long offset, int length)
     esm_runs_add(&s->zero, offset, length);
 }
 
+long esm_spec_send_doubles(const esm_halo_spec *s)
+{
+    long doubles = 0;
+    for (int p = 0; p < s->npeers; p++)
+        doubles += s->peers[p].send.doubles;
+    return doubles;
+}
+
 void esm_spec_free_lists(esm_halo_spec *s)
 {
     for (int p = 0; p < s->npeers; p++) {
