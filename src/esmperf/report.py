@@ -250,7 +250,8 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
             [b["start"] for b in last.bins],
             last.bin_mpi_percent(),
             [b["io_write"] for b in last.bins], [b["io_read"] for b in last.bins],
-            width, max(last.wall_per_rank, default=width), caption=f"Time bins of {width:g} s: share of rank time inside MPI, and POSIX I/O."))
+            width, max(last.wall_per_rank, default=width),
+            caption=f"Time bins of {width:g} s: share of rank time inside MPI, and POSIX I/O."))
     multi = [(r, p) for r, p in profiled if p.ranks > 1]
     if multi:
         result, profile = multi[-1]
