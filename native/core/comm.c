@@ -23,6 +23,7 @@ void esm_init(int *argc, char ***argv, const char *program)
     MPI_Comm_size(comm.world, &comm.ranks);
     esm_comm_set_current(comm.world, comm.rank, comm.ranks);
     comm.program = program;
+    esm_fold_setup();
 }
 
 int esm_rank(void) { return comm.current_rank; }

@@ -14,6 +14,8 @@
  *   esm_geo.h     an analytic Earth: continents and ocean depth on a longitude-latitude grid
  *   esm_group.h   processor sets: run a model on a sub-communicator; the driver's broadcast
  *   esm_rearrange.h  MCT-style rearrangement between index-list decompositions (Irecv/Isend/Wait)
+ *   esm_fold.h    folded simulation (SMPI at scale): shared fields and data, sampled kernels,
+ *                 the node model
  *   esm_simd.h    ESM_SIMD: hot loops built for AVX-512, AVX2 and baseline, chosen at run time
  *
  * Compute code includes this and never <mpi.h> (like HYCOM's mod_xc). */
@@ -34,4 +36,5 @@
 #include "esm_simd.h"
 #include "esm_group.h"
 #include "esm_rearrange.h"
+#include "esm_fold.h"
 #endif

@@ -15,6 +15,14 @@ MPI_Comm esm_comm_world(void);
 void esm_comm_set_current(MPI_Comm c, int rank, int ranks);
 esm_counts *esm_counts_writable(void);
 
+/* Set `path` of a result to an already rendered JSON value (result.c). */
+struct esm_result;
+void esm_result_json(struct esm_result *r, const char *path, const char *rendered);
+/* Read the folding and node-model settings (fold.c; esm_init calls it, errors end the run),
+ * and add "fold" to the result when they are on (collective, uncounted). */
+void esm_fold_setup(void);
+void esm_fold_report(struct esm_result *r);
+
 /* One counted MPI_Allreduce on the current communicator. */
 void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op);
 

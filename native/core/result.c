@@ -53,6 +53,30 @@ static void set(esm_result *r, const char *path, const char *rendered)
     n->value = strdup(rendered);
 }
 
+void esm_result_json(esm_result *r, const char *path, const char *rendered) { set(r, path, rendered); }
+
+/* "<path>": [v0, v1, ...] of one long per rank of the world, gathered to rank 0 (uncounted:
+ * the figures it reports must not change by being reported). */
+static void per_rank(esm_result *r, const char *path, long mine)
+{
+    int rank, ranks;
+    MPI_Comm_rank(esm_comm_world(), &rank);
+    MPI_Comm_size(esm_comm_world(), &ranks);
+    long *all = rank == 0 ? esm_calloc((size_t)ranks, sizeof *all) : NULL;
+    MPI_Gather(&mine, 1, MPI_LONG, all, 1, MPI_LONG, 0, esm_comm_world());
+    if (rank == 0) {
+        char *text = esm_calloc((size_t)ranks * 22 + 4, 1);
+        size_t k = 0;
+        text[k++] = '[';
+        for (int i = 0; i < ranks; i++)
+            k += (size_t)sprintf(text + k, i ? ", %ld" : "%ld", all[i]);
+        text[k++] = ']';
+        set(r, path, text);
+        free(text);
+        free(all);
+    }
+}
+
 void esm_result_real(esm_result *r, const char *path, double value)
 {
     char text[40];
@@ -188,6 +212,13 @@ int esm_result_finish(esm_result *r)
         char path[64];
         snprintf(path, sizeof path, "comm.%s", names[k]);
         esm_result_int(r, path, values[k]);
+    }
+    esm_fold_report(r);
+    const char *wanted = getenv("ESM_RESULT_PER_RANK");
+    if (wanted && *wanted && strcmp(wanted, "0") != 0) {
+        const esm_counts *mine = esm_counts_mine();
+        per_rank(r, "comm_per_rank.messages", mine->messages);
+        per_rank(r, "comm_per_rank.bytes_sent", mine->bytes_sent);
     }
     if (esm_rank() == 0) {
         fflush(stdout);

@@ -1,0 +1,74 @@
+/* esm_fold.h: folded simulation and the node model, for SimGrid SMPI runs at the seeds' scale
+ * (docs/simulate.md, "Folding").
+ *
+ * A folded run keeps the communication of a full run, message for message and byte for byte,
+ * and stops paying for what makes thousands of simulated ranks too big for one machine:
+ *  - Fields: esm_field_alloc gives each rank memory of its real size, but the ranks share it:
+ *    every rank's k-th field of n bytes is the same memory. Memory grows with the distinct
+ *    per-rank sizes, not with the rank count. The values are meaningless.
+ *  - Replicated data (the global decomposition, geometry, masks every rank builds alike):
+ *    esm_shared builds it once and hands the same read-only copy to every rank.
+ *  - Kernels: esm_kernel_begin/esm_kernel_end time a kernel's first calls over all ranks
+ *    (ESM_KERNEL_SAMPLES, keyed by the kernel's name), then charge its cost per point without
+ *    running it. Control flow that depends on values (a solver's convergence test) must not
+ *    depend on them when folded: esm_folded() tells the workload to fix its iteration counts.
+ *
+ * The node model (folded or not, SMPI only, when the launcher gives a node): a kernel's
+ * simulated time is max(measured time / core speed, bytes / (node bandwidth / ranks on the
+ * node)): the core speed is relative to this machine, and ranks sharing a node share its
+ * memory bandwidth, so a memory-bound kernel slows as ranks per node grow.
+ *
+ * Set by the launcher in the environment (src/esmperf/ knobs of the smpi stack):
+ *   ESM_FOLD=1                 fold this run (SMPI builds only; elsewhere an error)
+ *   ESM_NODE_RANKS=N           ranks per node (block placement: rank r on node r / N)
+ *   ESM_NODE_BANDWIDTH=B       a node's memory bandwidth, bytes/s (its STREAM triad)
+ *   ESM_CORE_SPEED=S           a simulated core's speed relative to this machine's (1: same)
+ *   ESM_KERNEL_COST=measured   measured (default); model: charge only the bytes term, so that
+ *                              simulated times are deterministic; off: charge nothing (the
+ *                              smpi knob computation = off, the network alone)
+ *   ESM_KERNEL_SAMPLES=K       calls timed per kernel before it is charged unrun (default 3)
+ *
+ * Everywhere else (real MPI builds; SMPI without folding or a node) esm_field_alloc is
+ * esm_calloc, esm_shared builds a private copy, and kernels always run (a branch). */
+#ifndef ESM_FOLD_H
+#define ESM_FOLD_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Is this run folded? */
+bool esm_folded(void);
+
+/* Zeroed, 64-byte aligned memory for a field of `bytes`; folded: shared between ranks by
+ * (allocation order on this rank, bytes). esm_field_free frees it (folded: nothing). */
+void *esm_field_alloc(size_t bytes);
+void esm_field_free(void *field);
+
+/* Data every rank builds alike, named `key` (include every parameter that changes it, e.g.
+ * "homme.cube.ne120.ranks13824"): build(context) once and share the result between ranks when
+ * folded; otherwise build(context) on each call. Shared results are never freed:
+ * esm_shared_owned says whether the caller owns (and frees) what esm_shared returned. */
+void *esm_shared(const char *key, void *(*build)(const void *context), const void *context);
+bool esm_shared_owned(void);
+
+/* A compute kernel, declared once per call site (static), run as
+ *     if (esm_kernel_begin(&k, points, bytes)) { ...body...; esm_kernel_end(&k); }
+ * `points` is the work of this call (the cost model is linear in it), `bytes` the memory
+ * traffic of this call by the workload's byte model (for the node model). */
+typedef struct esm_kernel {
+    const char *name;        /* "pop.tracer": one cost model per name over all ranks */
+    /* below: the core's */
+    struct esm_kernel_model *model;
+    double points, bytes, started;
+} esm_kernel;
+
+bool esm_kernel_begin(esm_kernel *k, double points, double bytes);
+void esm_kernel_end(esm_kernel *k);
+
+/* What folding and the node model did on this rank, for the result line ("fold": calls run,
+ * calls charged unrun, simulated seconds charged by the kernels). */
+typedef struct esm_fold_counts {
+    long kernel_calls_run, kernel_calls_charged;
+    double kernel_seconds;
+} esm_fold_counts;
+const esm_fold_counts *esm_fold_counts_mine(void);
+#endif

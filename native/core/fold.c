@@ -1,0 +1,236 @@
+/* Folded simulation and the node model (esm_fold.h). Everything SimGrid-specific is here,
+ * behind ESM_SMPI (set by CMake for the smpi stack); other builds get the pass-through. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "esm_fold.h"
+#include "esm_internal.h"
+#include "esm_result.h"
+
+#ifdef ESM_SMPI
+#include <smpi/smpi.h>
+#undef clock_gettime /* smpi_helpers.h makes it the simulated clock: kernels need the real one */
+#endif
+
+struct esm_kernel_model {
+    long samples;          /* calls timed so far, over every rank */
+    double seconds, points; /* their measured time and work */
+};
+
+/* How this run treats kernels, read once from the environment. */
+typedef enum { KERNELS_RUN, KERNELS_ACCOUNTED } kernel_mode;
+
+static struct {
+    bool ready, folded;
+    enum { COST_MEASURED, COST_MODEL, COST_OFF } cost;
+    kernel_mode mode;
+    int node_ranks;        /* ranks on this rank's node */
+    double node_bandwidth; /* bytes/s of a node, 0: no memory term */
+    double core_speed;     /* relative to this machine */
+    long samples;          /* calls timed per kernel before it is charged unrun */
+    long fields;           /* this rank's esm_field_alloc calls so far */
+    bool shared_owned;
+    esm_fold_counts counts;
+} fold;
+
+static double env_real(const char *name, double fallback, double low)
+{
+    const char *text = getenv(name);
+    if (!text || !*text)
+        return fallback;
+    char *end;
+    double value = strtod(text, &end);
+    if (*end || !(value >= low))
+        esm_fail("%s=%s: expected a number >= %g (set by esmperf's smpi knobs)", name, text, low);
+    return value;
+}
+
+void esm_fold_setup(void)
+{
+    if (fold.ready)
+        return;
+    fold.ready = true;
+    fold.folded = env_real("ESM_FOLD", 0, 0) != 0;
+    double per_node = env_real("ESM_NODE_RANKS", 0, 0);
+    fold.node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
+    fold.core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
+    fold.samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
+    const char *cost = getenv("ESM_KERNEL_COST");
+    if (cost && *cost && strcmp(cost, "measured") && strcmp(cost, "model") && strcmp(cost, "off"))
+        esm_fail("ESM_KERNEL_COST=%s: expected measured, model or off", cost);
+    fold.cost = !cost || !*cost ? COST_MEASURED : !strcmp(cost, "model") ? COST_MODEL : COST_OFF;
+#ifndef ESM_SMPI
+    if (fold.folded)
+        esm_fail("folding (ESM_FOLD=1) needs the simulator: run on the smpi stack "
+                 "(esmperf simulate ... --fold on)");
+    fold.folded = false;
+    fold.mode = KERNELS_RUN;
+#else
+    bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
+                      fold.cost != COST_MEASURED;
+    fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
+#endif
+    int rank, ranks;
+    MPI_Comm_rank(esm_comm_world(), &rank);
+    MPI_Comm_size(esm_comm_world(), &ranks);
+    int rpn = per_node > 0 ? (int)per_node : ranks;
+    int node = rank / rpn;
+    fold.node_ranks = ranks - node * rpn < rpn ? ranks - node * rpn : rpn;
+}
+
+bool esm_folded(void)
+{
+    esm_fold_setup();
+    return fold.folded;
+}
+
+const esm_fold_counts *esm_fold_counts_mine(void) { return &fold.counts; }
+
+void esm_fold_report(struct esm_result *r)
+{
+    if (fold.mode == KERNELS_RUN)
+        return;
+    long mine[2] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged}, sum[2];
+    double seconds[2] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds}, extreme[2];
+    MPI_Reduce(mine, sum, 2, MPI_LONG, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(seconds, extreme, 2, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
+    esm_result_bool(r, "fold.folded", fold.folded);
+    esm_result_int(r, "fold.kernel_calls_run", sum[0]);
+    esm_result_int(r, "fold.kernel_calls_charged", sum[1]);
+    esm_result_real(r, "fold.kernel_seconds_max", extreme[0]);
+    esm_result_real(r, "fold.kernel_seconds_min", -extreme[1]);
+    esm_result_int(r, "fold.node_ranks", fold.node_ranks);
+    esm_result_real(r, "fold.node_bandwidth", fold.node_bandwidth);
+    esm_result_real(r, "fold.core_speed", fold.core_speed);
+    const char *costs[] = {"measured", "model", "off"};
+    esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
+}
+
+#ifdef ESM_SMPI
+/* A value shared by every simulated rank of this process under `name`/`key` (SMPI keeps the
+ * table; the ranks run one at a time, so no lock). */
+static void *shared_get(const char *name, const char *key)
+{
+    return smpi_shared_known_call(name, key) ? smpi_shared_get_call(name, key) : NULL;
+}
+static void shared_set(const char *name, const char *key, void *value)
+{
+    smpi_shared_set_call(name, key, value);
+}
+#else
+static void *shared_get(const char *name, const char *key) { (void)name, (void)key; return NULL; }
+static void shared_set(const char *name, const char *key, void *value) { (void)name, (void)key, (void)value; }
+#endif
+
+void *esm_field_alloc(size_t bytes)
+{
+    esm_fold_setup();
+    if (!fold.folded)
+        return esm_calloc(bytes, 1);
+    char key[64];
+    snprintf(key, sizeof key, "%ld:%zu", fold.fields++, bytes);
+    void *field = shared_get("esm_field", key);
+    if (!field) {
+        field = esm_calloc(bytes, 1);
+        shared_set("esm_field", key, field);
+    }
+    return field;
+}
+
+void esm_field_free(void *field)
+{
+    if (!fold.folded)
+        free(field);
+}
+
+void *esm_shared(const char *key, void *(*build)(const void *context), const void *context)
+{
+    esm_fold_setup();
+    fold.shared_owned = !fold.folded;
+    if (!fold.folded)
+        return build(context);
+    void *value = shared_get("esm_shared", key);
+    if (!value) {
+        value = build(context);
+        shared_set("esm_shared", key, value);
+    }
+    return value;
+}
+
+bool esm_shared_owned(void) { return fold.shared_owned; }
+
+#ifdef ESM_SMPI
+static double real_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The node model: what `measured` seconds of a kernel moving `bytes` cost on the simulated
+ * node (module comment of esm_fold.h). */
+static double simulated_seconds(double measured, double bytes)
+{
+    if (fold.cost == COST_OFF)
+        return 0;
+    double compute = fold.cost == COST_MODEL ? 0 : measured / fold.core_speed;
+    double memory = fold.node_bandwidth > 0 ? bytes * fold.node_ranks / fold.node_bandwidth : 0;
+    return compute > memory ? compute : memory;
+}
+
+static void charge(double seconds)
+{
+    fold.counts.kernel_seconds += seconds;
+    if (seconds > 0)
+        smpi_execute(seconds);
+}
+
+bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
+{
+    esm_fold_setup();
+    if (fold.mode == KERNELS_RUN)
+        return true;
+    smpi_bench_end(); /* SMPI charges the code before the kernel as usual */
+    if (!k->model) {
+        k->model = shared_get("esm_kernel", k->name);
+        if (!k->model) {
+            k->model = esm_calloc(1, sizeof *k->model);
+            shared_set("esm_kernel", k->name, k->model);
+        }
+    }
+    k->points = points;
+    k->bytes = bytes;
+    struct esm_kernel_model *m = k->model;
+    if (!fold.folded || m->samples < fold.samples || m->points <= 0) {
+        k->started = real_seconds();
+        return true;
+    }
+    fold.counts.kernel_calls_charged++;
+    charge(simulated_seconds(m->seconds / m->points * points, bytes));
+    smpi_bench_begin();
+    return false;
+}
+
+void esm_kernel_end(esm_kernel *k)
+{
+    if (fold.mode == KERNELS_RUN)
+        return;
+    double measured = real_seconds() - k->started;
+    struct esm_kernel_model *m = k->model;
+    m->samples++;
+    m->seconds += measured;
+    m->points += k->points;
+    fold.counts.kernel_calls_run++;
+    charge(simulated_seconds(measured, k->bytes));
+    smpi_bench_begin();
+}
+#else
+bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
+{
+    (void)k, (void)points, (void)bytes;
+    return true;
+}
+void esm_kernel_end(esm_kernel *k) { (void)k; }
+#endif

@@ -1,0 +1,120 @@
+"""Folding and the node model (native/core/esm_fold.h, docs/simulate.md "Folding"), through the
+core's self-test esm_fold_test: under SimGrid SMPI a folded run shares fields and replicated
+data between ranks, runs each kernel on its first calls only and charges the rest; its
+communication and, with the deterministic cost model, its simulated time are a full run's
+exactly. The node model charges a kernel its bytes over the node's bandwidth share. Real MPI
+builds refuse to fold with one clear message."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from esmperf.build import build_dir
+from esmperf.knobs import knob_setting, write_files
+from esmperf.launch import mpirun_command, run_environment
+from esmperf.runner import simulated_time
+from esmperf.stacks import Stack, discover_stacks
+
+STEPS = 10
+SAMPLES = 3
+
+
+@pytest.fixture(scope="module")
+def smpi() -> Stack:
+    stack = discover_stacks().by_id("smpi")
+    if stack is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    if not (build_dir(stack) / "core" / "esm_fold_test").is_file():
+        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
+    return stack
+
+
+def fold_test(stack: Stack, tmp_path: Path, ranks: int, ranks_per_node: int,
+              env: dict[str, str], **knobs: str) -> subprocess.CompletedProcess[str]:
+    setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
+    write_files(setting)
+    program = [str(build_dir(stack) / "core" / "esm_fold_test"), "--steps", str(STEPS)]
+    command = mpirun_command(stack, ranks, program, setting.launcher_args)
+    full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | env
+    return subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+
+
+def result_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads([line for line in done.stdout.splitlines()
+                         if line.startswith('{"workload"')][-1])
+    assert record["verification"]["passed"]
+    record["simulated_time"] = simulated_time(done.stderr)
+    return record
+
+
+def points(rank: int) -> int:
+    return 1000 + 100 * rank  # fold_test.c: rank r's field
+
+
+def test_folded_run_shares_fields_and_charges_kernels_after_their_samples(smpi, tmp_path):
+    record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_FOLD": "1"}, computation="off"))
+    fold = record["fold"]
+    assert fold["folded"] is True
+    assert (fold["kernel_calls_run"], fold["kernel_calls_charged"]) == (SAMPLES, 4 * STEPS - SAMPLES)
+    assert record["fields_shared"] is True and record["table_owned"] is False
+    assert record["work"] == STEPS * sum(points(r) for r in range(4))
+
+
+def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tmp_path):
+    record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_KERNEL_COST": "model",
+                                                       "ESM_NODE_BANDWIDTH": "1e9"},
+                                 computation="off"))
+    assert "fields_shared" not in record and record["table_owned"] is True
+    assert record["fold"]["folded"] is False
+    assert (record["fold"]["kernel_calls_run"], record["fold"]["kernel_calls_charged"]) == (40, 0)
+
+
+def test_folded_and_full_runs_send_the_same_and_take_the_same_simulated_time(smpi, tmp_path):
+    model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_NODE_RANKS": "2",
+             "ESM_RESULT_PER_RANK": "1"}
+    full = result_of(fold_test(smpi, tmp_path, 6, 2, model, computation="off"))
+    folded = result_of(fold_test(smpi, tmp_path, 6, 2, model | {"ESM_FOLD": "1"},
+                                 computation="off"))
+    assert folded["fold"]["kernel_calls_charged"] == 6 * STEPS - SAMPLES
+    assert folded["comm"] == full["comm"] and folded["comm_per_rank"] == full["comm_per_rank"]
+    assert folded["wall"] == full["wall"]
+    assert folded["simulated_time"] == full["simulated_time"]
+    assert folded["fold"]["kernel_seconds_max"] == full["fold"]["kernel_seconds_max"]
+
+
+def test_node_model_charges_bytes_over_the_bandwidth_share_of_the_node(smpi, tmp_path):
+    """24 bytes a point (fold_test's triad); the busiest rank, 5, has 1500 points; its node's
+    bandwidth is shared by the ranks on that node."""
+    def kernel_seconds(ranks_per_node: int) -> float:
+        env = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "2e9",
+               "ESM_NODE_RANKS": str(ranks_per_node)}
+        done = fold_test(smpi, tmp_path, 6, ranks_per_node, env, computation="off")
+        return result_of(done)["fold"]["kernel_seconds_max"]
+    for ranks_per_node in (1, 2, 3):
+        expected = STEPS * 24 * points(5) * ranks_per_node / 2e9
+        assert kernel_seconds(ranks_per_node) == pytest.approx(expected, rel=1e-12)
+
+
+def test_folding_needs_the_simulator(tmp_path):
+    stack = discover_stacks().by_id("openmpi")
+    if stack is None or not (build_dir(stack) / "core" / "esm_fold_test").is_file():
+        pytest.skip("the openmpi stack is not built")
+    program = [str(build_dir(stack) / "core" / "esm_fold_test")]
+    env = run_environment(stack, os.environ) | {"ESM_FOLD": "1"}
+    done = subprocess.run(mpirun_command(stack, 2, program), env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    assert "esm_fold_test: error: folding (ESM_FOLD=1) needs the simulator" in done.stderr
+    assert '{"workload"' not in done.stdout
+
+
+def test_bad_fold_setting_is_one_clear_error(smpi, tmp_path):
+    done = fold_test(smpi, tmp_path, 2, 1, {"ESM_KERNEL_COST": "bogus"}, computation="off")
+    assert done.returncode == 1
+    assert "esm_fold_test: error: ESM_KERNEL_COST=bogus: expected measured, model or off" in done.stderr
