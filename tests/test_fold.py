@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from esmperf import machines
 from esmperf.build import build_dir
-from esmperf.knobs import knob_setting, write_files
+from esmperf.knobs import FOLD_AUTO_RANKS, Unsupported, knob_setting, write_files
 from esmperf.launch import mpirun_command, run_environment
-from esmperf.runner import simulated_time
+from esmperf.runner import _last_message, simulated_time
 from esmperf.stacks import Stack, discover_stacks
 
 STEPS = 10
@@ -118,3 +119,58 @@ def test_bad_fold_setting_is_one_clear_error(smpi, tmp_path):
     done = fold_test(smpi, tmp_path, 2, 1, {"ESM_KERNEL_COST": "bogus"}, computation="off")
     assert done.returncode == 1
     assert "esm_fold_test: error: ESM_KERNEL_COST=bogus: expected measured, model or off" in done.stderr
+
+
+# -- the knobs that drive it (no SimGrid needed) ------------------------------------------------
+
+def test_machine_knob_gives_the_core_its_node(smpi, tmp_path):
+    setting = knob_setting(smpi, {"machine": "juropa"}, 16, 2, 8, tmp_path)
+    node = machines.machine("juropa")
+    assert setting.env == {"ESM_NODE_RANKS": "8", "ESM_NODE_BANDWIDTH": f"{node.bandwidth:.6g}",
+                           "ESM_CORE_SPEED": f"{node.core_speed:.6g}"}
+    assert node.bandwidth == pytest.approx(2 * 3 * 8.533e9 * machines.STREAM_EFFICIENCY)
+    model = knob_setting(smpi, {"machine": "dell-r815", "computation": "model"}, 96, 2, 48,
+                         tmp_path)
+    assert model.env["ESM_KERNEL_COST"] == "model"
+    assert "--cfg=smpi/simulate-computation:no" in model.launcher_args
+
+
+def test_fold_auto_folds_from_its_threshold_and_on_always(smpi, tmp_path):
+    below = knob_setting(smpi, {}, FOLD_AUTO_RANKS - 1, 2, 1, tmp_path)
+    at = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path)
+    assert "ESM_FOLD" not in below.env and at.env["ESM_FOLD"] == "1"
+    assert knob_setting(smpi, {"fold": "on"}, 2, 2, 1, tmp_path).env["ESM_FOLD"] == "1"
+    assert "ESM_FOLD" not in knob_setting(smpi, {"fold": "off"}, 4096, 2, 8, tmp_path).env
+
+
+def test_bad_machine_settings_are_one_clear_reason(smpi, tmp_path):
+    with pytest.raises(Unsupported, match="juropa has 8 cores per node: at most 8 ranks"):
+        knob_setting(smpi, {"machine": "juropa"}, 48, 2, 12, tmp_path)
+    with pytest.raises(Unsupported, match="computation = model .* choose a machine"):
+        knob_setting(smpi, {"computation": "model"}, 4, 2, 1, tmp_path)
+    with pytest.raises(ValueError, match="knob machine has no value 'cray'"):
+        knob_setting(smpi, {"machine": "cray"}, 4, 2, 1, tmp_path)
+    with pytest.raises(machines.MachineError, match="unknown machine 'cray' .machines: dell-m610"):
+        machines.machine("cray")
+
+
+def test_preconnection_stops_fitting_a_juropa_node_where_its_memory_ends():
+    """Seed 002: about 0.55 MB per connection; 8 ranks share a node's 24 GB."""
+    juropa = machines.machine("juropa")
+    limit = juropa.preconnect_limit(8)
+    assert limit == int(24e9 / 8 // 0.55e6) + 1 == 5455
+    assert machines.connection_memory(limit, 6, preconnected=True) * 8 <= juropa.memory
+    assert machines.connection_memory(limit + 1, 6, preconnected=True) * 8 > juropa.memory
+    assert machines.connection_memory(13824, 6, preconnected=False) == 6 * 0.55e6
+
+
+def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
+    stderr = ("hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks\n"
+              "[node-0:0:(1) 0.000000] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process "
+              "did not return 0. Return value : 1\n[0.000050] [smpi_utils/INFO] Simulated time: "
+              "5e-05 seconds.\n\nThe simulation took 0.01 seconds (after parsing and platform "
+              "setup)\n0.0026 seconds were actual computation of the application\n[0.000050] "
+              "[smpi_utils/INFO] More than 75% of the time was spent inside the application code."
+              "\nYou may want to use sampling functions or trace replay to reduce this.\n")
+    assert _last_message(stderr) == ("hycom: error: 96 ranks but only 64 ocean tiles: use at "
+                                     "most 64 ranks")

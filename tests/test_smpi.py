@@ -304,7 +304,7 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:
     rows = {(name, value): how for name, value, how in knob_table(smpi)}
     assert rows["platform", "ib-qdr"].startswith("InfiniBand QDR 4x: 4 GB/s, 1.3 us between")
-    assert rows["computation", "off"] == "--cfg=smpi/simulate-computation:no"
+    assert rows["computation", "off"] == "ESM_KERNEL_COST=off --cfg=smpi/simulate-computation:no"
     assert rows["network_model", "smpi"] == "--cfg=network/model:SMPI"
     assert rows["topology", "fat-tree-2to1"].startswith(
         "2-level fat-tree: leaves of 4 nodes, each with 2 uplink(s), one per spine switch: 2:1")

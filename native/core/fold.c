@@ -69,7 +69,7 @@ void esm_fold_setup(void)
     fold.mode = KERNELS_RUN;
 #else
     bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
-                      fold.cost != COST_MEASURED;
+                      fold.cost == COST_MODEL;
     fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
 #endif
     int rank, ranks;

@@ -19,7 +19,14 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
                  its leaves, or a 3-D torus (platforms.py)
 - network_model  cm02 | smpi     SimGrid's analytic latency + n/bandwidth, or its piecewise
                                  model calibrated on a TCP cluster
-- computation    measured | off  charge each rank's measured compute bursts, or nothing
+- computation    measured | off | model   charge each rank's measured compute bursts, nothing
+                 (the network alone), or only each kernel's bytes over its node's bandwidth
+                 share (deterministic; needs a machine)
+- machine        none | dell-m610 | dell-r815 | juropa   the simulated node (machines.py): its
+                 memory bandwidth shared by the ranks on it, its core speed relative to here
+- fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
+                 shared between simulated ranks, kernels sampled then charged; auto folds from
+                 FOLD_AUTO_RANKS ranks up, for the workloads that fold
 
 A value a library cannot honour is `Unsupported` with the reason: the runner skips those runs
 and says so; it never runs them with the knob silently ignored.
@@ -29,9 +36,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf import platforms
+from esmperf import machines, platforms
 from esmperf.paths import build_root
 from esmperf.stacks import SMPI, Stack
+
+
+# fold = auto folds a simulated run of a workload that folds from this many ranks up: below it
+# every run fits here unfolded (a few GB), above it the seeds' sizes need folding.
+FOLD_AUTO_RANKS = 256
 
 
 @dataclass(frozen=True)
@@ -170,12 +182,20 @@ KNOBS: dict[str, Knob] = {
         Knob("network_model", ("cm02", "smpi"), "cm02", "simulation model",
              "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
              "piecewise model calibrated on a TCP cluster (smpi stack only)"),
-        Knob("computation", ("measured", "off"), "measured", "simulation model",
-             "simulated compute: each rank's bursts as measured on this machine's core, or "
-             "none (network only, deterministic; smpi stack only)"),
+        Knob("computation", ("measured", "off", "model"), "measured", "simulation model",
+             "simulated compute: each rank's bursts as measured on this machine's core, none "
+             "(network only, deterministic), or each kernel's bytes over the node's bandwidth "
+             "share (deterministic; needs a machine; smpi stack only)"),
+        Knob("machine", machines.MACHINE_NAMES, "none", "cluster node",
+             "simulated node: none = a core of this machine per rank, no shared memory "
+             "bandwidth; or a seed's node (cores, memory bandwidth, core speed; smpi stack only)"),
+        Knob("fold", ("auto", "on", "off"), "auto", "simulation at scale",
+             "folded simulation: fields shared between simulated ranks, kernels timed on their "
+             f"first calls then charged; auto = on from {FOLD_AUTO_RANKS} ranks for workloads "
+             "that fold (smpi stack only)"),
     )
 }
-SIMULATION_KNOBS = ("platform", "topology", "network_model", "computation")
+SIMULATION_KNOBS = ("platform", "topology", "network_model", "computation", "machine", "fold")
 
 
 def implementation_of(stack: Stack) -> Implementation:
@@ -365,11 +385,34 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = ["-platform", str(xml), "-hostfile", str(hosts), *SMPI_ALWAYS,
             *SMPI_NETWORK_MODELS[chosen["network_model"]], *collectives]
-    if chosen["computation"] == "off":
+    env = node_environment(chosen, ranks, ranks_per_node)
+    if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     files = ((xml, platforms.platform_xml(net, nodes, ranks_per_node, topology)),
              (hosts, platforms.hostfile(ranks, ranks_per_node)))
-    return KnobSetting({}, tuple(args), files)
+    return KnobSetting(env, tuple(args), files)
+
+
+def node_environment(chosen: dict[str, str], ranks: int, ranks_per_node: int) -> dict[str, str]:
+    """What the workload core reads for the machine, computation and fold knobs (esm_fold.h)."""
+    env: dict[str, str] = {}
+    if chosen["machine"] != "none":
+        node = machines.machine(chosen["machine"])
+        if ranks_per_node > node.cores:
+            raise Unsupported(f"{node.name} has {node.cores} cores per node: at most "
+                              f"{node.cores} ranks per node")
+        env.update(node.environment(ranks_per_node))
+    if chosen["computation"] == "model":
+        if chosen["machine"] == "none":
+            raise Unsupported("computation = model charges each kernel's bytes over its node's "
+                              "memory bandwidth: choose a machine "
+                              f"({', '.join(machines.MACHINES)})")
+        env["ESM_KERNEL_COST"] = "model"
+    elif chosen["computation"] == "off":
+        env["ESM_KERNEL_COST"] = "off"
+    if chosen["fold"] == "on" or (chosen["fold"] == "auto" and ranks >= FOLD_AUTO_RANKS):
+        env["ESM_FOLD"] = "1"
+    return env
 
 
 def write_files(setting: KnobSetting) -> None:

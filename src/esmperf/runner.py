@@ -44,7 +44,7 @@ from esmperf.workloads import (Workload, fom_from_result, not_built_reason, nume
                                parse_result_line, regex_fom)
 
 # Variables that tune an MPI library or the profiler: recorded with every run.
-KNOB_PREFIXES = ("OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX_", "FI_",
+KNOB_PREFIXES = ("ESM_", "OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX_", "FI_",
                  "I_MPI_", "PSP_", "HYDRA_", "ESMPROF_")
 PLACEHOLDERS = ("ranks", "nodes", "size", "steps", "stack", "build", "scratch", "mpirun")
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
@@ -121,6 +121,7 @@ class Execution:
     stderr: str
     timed_out: bool
     simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
+    peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
 
 
 SIMULATED_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
@@ -196,6 +197,10 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
             return planned
         write_files(setting)
         env.update(setting.env)
+        reason = _fold_check(config, workloads, env)
+        if reason:
+            planned.skip_reason = reason
+            return planned
         if stack.simulated:  # smpirun's per-rank copies of the program go to the scratch dir
             env["TMPDIR"] = str(planned.scratch)
         if stack.simulated and config.profile != "off":
@@ -226,6 +231,22 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
 
 class _NotRunnable(Exception):
     pass
+
+
+def _fold_check(config: Configuration, workloads: dict[str, Workload],
+                env: dict[str, str]) -> str | None:
+    """Folding only for the workloads that fold: fold = auto leaves the others unfolded,
+    fold = on is a reason not to run them."""
+    if "ESM_FOLD" not in env:
+        return None
+    workload = workloads.get(config.workload) if config.kind == "workload" else None
+    if workload is not None and workload.folds:
+        return None
+    if dict(config.knobs).get("fold") == "on":
+        return (f"{config.workload} does not fold (folding needs `folds = true` in a workload "
+                "manifest, docs/simulate.md): use fold = off or auto")
+    del env["ESM_FOLD"]
+    return None
 
 
 def _clean_environment() -> dict[str, str]:
@@ -304,8 +325,9 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> 
         except OSError as error:
             return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
         timed_out = False
+        peak_rss = None
         try:
-            process.wait(timeout=timeout)
+            peak_rss = _wait(process, started + timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(process)
@@ -313,7 +335,24 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> 
             _kill_group(process)
             raise
         elapsed = time.monotonic() - started
-        return Execution(process.returncode, elapsed, _tail(out), _tail(err), timed_out)
+        return Execution(process.returncode, elapsed, _tail(out), _tail(err), timed_out,
+                         peak_rss=peak_rss)
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float) -> float:
+    """Wait for `process` until `deadline` (TimeoutExpired after it); return the peak resident
+    memory in bytes of the process and of the descendants it waited for (Linux wait4: for
+    smpirun, the simulator that runs every simulated rank)."""
+    pause = 0.001
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid == process.pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_maxrss * 1024.0  # KiB on Linux
+        if time.monotonic() >= deadline:
+            raise subprocess.TimeoutExpired(process.args, 0)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -527,6 +566,8 @@ class StudyRunner:
         }
         status, reason, result = _classify(execution, config)
         metrics: dict[str, float] = {"elapsed": execution.elapsed}
+        if execution.peak_rss is not None:  # for a simulated run: the simulator's cost
+            metrics["peak_rss_bytes"] = execution.peak_rss
         if result is not None:
             row["result"] = result
             metrics.update(numeric_metrics(result))
@@ -680,12 +721,23 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
+# A program's own error line ("pop: error: ...", docs/workloads.md), wherever a launcher's or
+# simulator's chatter comes after it (smpirun ends with its own timing and advice lines).
+PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
+SIMULATOR_CHATTER = re.compile(r"^\[[^\]]*\] |^The simulation took |seconds were actual "
+                               r"computation|^You may want to use sampling|^Execution failed "
+                               r"with code")
+
+
 def _last_message(output: str) -> str:
-    """The last line of `output` that says something (not a rule of dashes), shortened."""
-    for line in reversed(output.splitlines()):
-        line = " ".join(line.split())
-        if any(character.isalnum() for character in line):
-            return line if len(line) <= 200 else line[:199] + "…"
+    """The program's own error line if it printed one, else the last line of `output` that
+    says something (not a rule of dashes, not the simulator's chatter), shortened."""
+    lines = [" ".join(line.split()) for line in output.splitlines()]
+    errors = [line for line in lines if PROGRAM_ERROR.match(line)]
+    said = [line for line in lines if any(c.isalnum() for c in line)
+            and not SIMULATOR_CHATTER.search(line)]
+    for line in errors[-1:] or said[-1:]:
+        return line if len(line) <= 200 else line[:199] + "…"
     return ""
 
 

@@ -15,6 +15,8 @@ from rich.table import Table
 from esmperf.build import build_dir
 from esmperf.errors import EsmperfError
 from esmperf.knobs import KNOBS, implementation_of, knob_table
+from esmperf.knobs import FOLD_AUTO_RANKS
+from esmperf.machines import machine
 from esmperf.platforms import check_topology, interconnect
 from esmperf.slurm import LAUNCHERS, with_command_line
 from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
@@ -104,9 +106,17 @@ def add_commands(commands: Any) -> None:
     simulate.add_argument("--steps", type=int, help="time steps (the workload's --steps)")
     simulate.add_argument("--option", action="append", default=[], metavar="NAME=V1,V2",
                           help="a workload option axis, e.g. halo=persistent,isend")
-    simulate.add_argument("--computation", type=_list, metavar="measured,off",
-                          help="charge the measured compute bursts (measured, the default) or "
-                          "none (off: network only, deterministic)")
+    simulate.add_argument("--computation", type=_list, metavar="measured,off,model",
+                          help="charge the measured compute bursts (measured, the default), "
+                          "none (off: network only, deterministic) or each kernel's bytes over "
+                          "its node's bandwidth share (model: deterministic, needs --machine)")
+    simulate.add_argument("--machine", type=_list, metavar="dell-m610,dell-r815,juropa",
+                          help="the simulated node (default none: a core of this machine per "
+                          "rank): its memory bandwidth shared by the ranks on it and its core "
+                          "speed (`esmperf knobs --stack smpi`)")
+    simulate.add_argument("--fold", type=_list, metavar="auto,on,off",
+                          help="folded simulation for runs at scale (default auto: on from "
+                          f"{FOLD_AUTO_RANKS} ranks for the workloads that fold)")
     simulate.add_argument("--network-model", type=_list, metavar="cm02,smpi",
                           help="SimGrid network model (default cm02: latency + n/bandwidth)")
     simulate.add_argument("--repeats", type=int, default=3, metavar="N",
@@ -257,6 +267,13 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["topology"] = args.topology
     if args.network_model:
         knobs["network_model"] = args.network_model
+    for name in args.machine or []:
+        if name != "none":
+            machine(name)  # one clear error for an unknown machine
+    if args.machine:
+        knobs["machine"] = args.machine
+    if args.fold:
+        knobs["fold"] = args.fold
     block: dict[str, Any] = {
         "workload": args.workload, "stack": [SMPI], "knobs": knobs,
         "ranks": [count * args.ranks_per_node for count in nodes],

@@ -33,6 +33,7 @@ class Workload:
     higher_is_better: bool
     options: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # first value: default
     manifest: Path | None = None
+    folds: bool = False  # supports folded simulation (esm_fold.h): `folds = true` in the manifest
 
     def executable_path(self, stack_id: str) -> Path:
         return build_root() / stack_id / "apps" / self.name / self.executable
@@ -98,6 +99,7 @@ def read_manifest(path: Path) -> Workload:
         higher_is_better=bool(data["higher_is_better"]),
         options=options,
         manifest=path,
+        folds=bool(data.get("folds", False)),
     )
 
 

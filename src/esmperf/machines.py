@@ -1,0 +1,111 @@
+"""The seeds' machines as named node presets for simulated runs (docs/simulate.md, "Node
+presets"): what a node has (cores, memory, memory bandwidth, core speed), where each figure
+comes from, and the node model and connection-memory model they feed.
+
+A preset is the `machine` knob of the smpi stack. It gives the simulated node to the workload
+core through the environment (native/core/esm_fold.h): a kernel's simulated time is
+max(measured time / core speed, bytes / (node bandwidth / ranks on the node)).
+
+Rules for the figures (issue 13: no fitting to the seeds' answers):
+- cores, memory and memory channels come from the seeds and the vendors' specifications;
+- a node's bandwidth is its theoretical peak (channels x transfer rate x 8 bytes) times
+  STREAM_EFFICIENCY, one named guess for every preset;
+- a core's speed relative to this machine's is a named guess (no benchmark of those CPUs can
+  run here): clock ratio x an IPC ratio, stated per preset.
+"""
+
+from dataclasses import dataclass
+
+from esmperf.errors import EsmperfError
+
+# STREAM triad reaches about 60 % of the DRAM peak on two- and four-socket DDR3 servers of
+# 2009-2011 (a guess from published STREAM results of that era, the same for every preset).
+STREAM_EFFICIENCY = 0.6
+# This machine's core clock, for the clock ratio of the core-speed guesses (AMD EPYC, as
+# /proc/cpuinfo names it; its nominal clock is taken as 2.5 GHz, a guess: the VM hides it).
+HOST_CLOCK_GHZ = 2.5
+# MPI memory per connection on JUROPA's ParaStation MPI over InfiniBand (seed 002: about
+# 0.55 MB per connection at send/receive queue size 16); used for every preset, a guess
+# for the Open MPI clusters of the other seeds.
+CONNECTION_BYTES = 0.55e6
+
+
+class MachineError(EsmperfError):
+    """An unknown machine preset."""
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One node type: the figures of the node model, with their sources."""
+
+    name: str
+    title: str
+    cores: int  # per node
+    memory: float  # bytes per node
+    memory_peak: float  # bytes/s: channels x transfer rate x 8 bytes, the whole node
+    clock_ghz: float
+    ipc_ratio: float  # instructions per clock relative to this machine's core: a guess
+    interconnects: tuple[str, ...]  # the seed's interconnects (platform knob values)
+    source: str
+
+    @property
+    def bandwidth(self) -> float:
+        """The node's memory bandwidth the model charges against (bytes/s)."""
+        return self.memory_peak * STREAM_EFFICIENCY
+
+    @property
+    def core_speed(self) -> float:
+        """A core's speed relative to this machine's (a guess: clock ratio x IPC ratio)."""
+        return self.clock_ghz / HOST_CLOCK_GHZ * self.ipc_ratio
+
+    def environment(self, ranks_per_node: int) -> dict[str, str]:
+        """What the workload core reads (esm_fold.h)."""
+        return {"ESM_NODE_RANKS": str(ranks_per_node),
+                "ESM_NODE_BANDWIDTH": f"{self.bandwidth:.6g}",
+                "ESM_CORE_SPEED": f"{self.core_speed:.6g}"}
+
+    def preconnect_limit(self, ranks_per_node: int, bytes_per_rank: float = 0.0) -> int:
+        """The largest rank count whose ranks, pre-connected to every other rank, still fit
+        the node's memory (with `bytes_per_rank` of the model's own per rank)."""
+        free = self.memory / ranks_per_node - bytes_per_rank
+        return max(0, int(free // CONNECTION_BYTES) + 1)
+
+
+def connection_memory(ranks: int, peers: int, preconnected: bool) -> float:
+    """MPI connection memory of one rank: a connection to every other rank when pre-connected
+    (ParaStation by default, PSP_ONDEMAND=0), else only to the peers it talks to."""
+    return CONNECTION_BYTES * ((ranks - 1) if preconnected else min(peers, ranks - 1))
+
+
+DDR3_1333 = 10.667e9  # bytes/s per channel
+DDR3_1066 = 8.533e9
+
+MACHINES: dict[str, Machine] = {
+    m.name: m
+    for m in (
+        Machine("dell-m610", "Dell PowerEdge M610: 2x Xeon X5670 (6 cores, 2.93 GHz)", 12,
+                24e9, 2 * 3 * DDR3_1333, 2.93, 0.6, ("ib-qdr", "gige"),
+                "CESM deck (seed 000): 38 nodes, 2x six-core X5670 2.93 GHz, 24 GB DDR3-1333, "
+                "ConnectX-2 QDR and 1GigE; Westmere-EP: 3 DDR3 channels per socket. IPC ratio "
+                "0.6 against this machine's EPYC core: a guess"),
+        Machine("dell-r815", "Dell PowerEdge R815: 4x Opteron 6174 (12 cores, 2.2 GHz)", 48,
+                128e9, 4 * 4 * DDR3_1333, 2.2, 0.5, ("ib-qdr", "10gige", "gige"),
+                "HYCOM and PFLOTRAN decks (seeds 001, 004): 11 nodes, 4x twelve-core Opteron "
+                "6174 2.2 GHz, 128 GB DDR3-1333, ConnectX-2 QDR (dual rail), 10GigE, 1GigE; "
+                "Magny-Cours: 2 dies of 2 DDR3 channels per socket. IPC ratio 0.5: a guess"),
+        Machine("juropa", "JUROPA: 2x Xeon X5570 (4 cores, 2.93 GHz)", 8, 24e9,
+                2 * 3 * DDR3_1066, 2.93, 0.55, ("ib-qdr",),
+                "HOMME/POPperf white paper (seed 002): 2,208 nodes of 2x quad-core X5570 "
+                "Nehalem-EP, Mellanox QDR fat tree; 24 GB DDR3-1066 per node (public JUROPA "
+                "specification; 3 channels per socket). IPC ratio 0.55: a guess"),
+    )
+}
+MACHINE_NAMES = ("none", *MACHINES)
+
+
+def machine(name: str) -> Machine:
+    try:
+        return MACHINES[name]
+    except KeyError:
+        raise MachineError(f"unknown machine {name!r} (machines: {', '.join(MACHINES)}; "
+                           "`esmperf knobs --stack smpi` lists them)") from None
