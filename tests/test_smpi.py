@@ -4,6 +4,7 @@ and give the same bits as on a real MPI, the interconnects order as they should,
 are one clear message, and the study runner stores simulated runs. Skipped without SimGrid."""
 
 import json
+import statistics
 import os
 import subprocess
 import xml.etree.ElementTree as ElementTree
@@ -345,3 +346,23 @@ def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> Non
     assert "-platform" in json.loads(run["launcher_args"])
     assert reps[0]["wall"] == reps[1]["wall"] and reps[0]["verification"] == "passed"
     assert "Simulated time" in reps[0]["stderr"]
+    # what simulating it cost here: the simulator's real time and peak resident memory
+    result = next(r for r in load_results(Store(tmp_path / "sim.duckdb", read_only=True))
+                  if r.ranks == 2)
+    seconds, rss = result.simulator_cost
+    assert seconds == statistics.median(rep["elapsed"] for rep in reps)
+    assert rss is not None and rss > 1e6 and not result.folded
+
+
+def test_fold_on_is_refused_for_a_program_that_does_not_fold(smpi: Stack, tmp_path: Path) -> None:
+    block = {"name": "pingpong", "command": [str(build_dir(smpi) / "bench" / "pingpong"), "1"],
+             "stack": "smpi", "ranks": [2], "knobs": {"fold": ["on", "auto"]},
+             "repeats": {"warmup": 0, "min": 1, "max": 1}}
+    study = study_from_dict({"name": "fold", "matrix": [block]}, "test")
+    outcome = run_study(study, tmp_path / "fold.duckdb", discover_stacks().stacks,
+                        load_workloads(), QUIET)
+    assert (outcome.skipped, outcome.complete) == (1, 1)
+    with Store(tmp_path / "fold.duckdb", read_only=True) as store:
+        reasons = [r["reason"] for r in store.runs() if r["status"] == "skipped"]
+    assert reasons == ["pingpong does not fold (folding needs `folds = true` in a workload "
+                       "manifest, docs/simulate.md): use fold = off or auto"]

@@ -338,7 +338,11 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
         + (" Runs on a simulated cluster (SimGrid SMPI, stack smpi) are marked "
            "<span class='sim'>simulated</span>: their times are simulated (never "
            "oversubscribed), see docs/simulate.md." if any(r.simulated for r in results)
-           else "") + "</p></section>",
+           else "")
+        + (" Runs marked <span class='sim'>folded</span> shared their fields between "
+           "simulated ranks and charged their kernels from samples: their communication is "
+           "exact, their numbers are not verified (docs/simulate.md, Folding)."
+           if any(r.folded for r in results) else "") + "</p></section>",
         _findings_html(found),
     ]
     for group in groups:
@@ -379,8 +383,9 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
         s = result.summary
         over = "<span class='over'>oversubscribed</span>" if result.oversubscribed else ""
         if result.simulated:
-            over = (f"<span class='sim'>simulated, {result.nodes} node"
-                    f"{'s' if result.nodes > 1 else ''}</span>")
+            over = (f"<span class='sim'>simulated{', folded' if result.folded else ''}, "
+                    f"{result.nodes} node{'s' if result.nodes > 1 else ''}</span>"
+                    + _simulator_cost(result))
         status_class = "ok" if result.status == "complete" else "bad"
         rows.append(
             "<tr>" + "".join([
@@ -409,6 +414,16 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
             f"<p class='small'>Figure of merit: {unit} ({direction}).</p>"
             f"<div class='figures'>{''.join(_figure_html(f) for f in figures)}</div>"
             f"<h3>Results</h3><table>{header}{''.join(rows)}</table></section>")
+
+
+def _simulator_cost(result: RunResult) -> str:
+    """" (simulation: 41 s, 1.2 GB)": what simulating the run cost here."""
+    cost = result.simulator_cost
+    if cost is None:
+        return ""
+    seconds, rss = cost
+    memory = f", {rss / 1e9:.3g} GB" if rss else ""
+    return f"<br><span class='small'>simulation: {seconds:.3g} s{memory}</span>"
 
 
 def _note(result: RunResult) -> str:

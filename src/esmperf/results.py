@@ -23,6 +23,7 @@ class RunResult:
     summary: stats.Summary | None
     repetitions: list[dict[str, Any]] = field(default_factory=list)
     profile_rep: int | None = None  # the repetition whose profile represents the run
+    peak_rss: list[float] = field(default_factory=list)  # bytes, each measured repetition's
 
     @property
     def key(self) -> str:
@@ -72,6 +73,23 @@ class RunResult:
     def simulated(self) -> bool:
         """Run on a simulated cluster (SimGrid SMPI, stack smpi): times are simulated."""
         return self.stack == "smpi"
+
+    @property
+    def folded(self) -> bool:
+        """Simulated folded (esm_fold.h): fields shared between simulated ranks, kernels
+        sampled then charged; its figures are simulated, its numbers unverified."""
+        return "ESM_FOLD" in json.loads(self.run.get("knob_env") or "{}")
+
+    @property
+    def simulator_cost(self) -> tuple[float, float | None] | None:
+        """(median real seconds, peak resident bytes) of the simulation of a simulated run."""
+        if not self.simulated:
+            return None
+        elapsed = [float(r["elapsed"]) for r in self.repetitions
+                   if r["kind"] == "measure" and r["status"] == "ok" and r["elapsed"]]
+        if not elapsed:
+            return None
+        return stats.median(elapsed), max(self.peak_rss) if self.peak_rss else None
 
     @property
     def on_cluster_nodes(self) -> bool:
@@ -125,6 +143,10 @@ def load_results(store: Store, metric: str | None = None) -> list[RunResult]:
         repetitions[row["run_key"]].append(row)
     profiled = {(row["run_key"], row["rep"]) for row in
                 store.rows("SELECT run_key, rep FROM profile")}
+    peak_rss: dict[str, list[float]] = defaultdict(list)
+    for row in store.rows("SELECT run_key, value FROM metric WHERE name = 'peak_rss_bytes' "
+                          "ORDER BY run_key, rep"):
+        peak_rss[row["run_key"]].append(float(row["value"]))
     results = []
     for run in store.runs():
         reps = repetitions.get(run["run_key"], [])
@@ -144,7 +166,8 @@ def load_results(store: Store, metric: str | None = None) -> list[RunResult]:
         profile_kind = [r["rep"] for r in reps if r["kind"] == "profile"
                         and (run["run_key"], r["rep"]) in profiled]
         profile_rep = (profile_kind or candidates or [None])[-1]
-        results.append(RunResult(run, values, walls, unit, higher, summary, reps, profile_rep))
+        results.append(RunResult(run, values, walls, unit, higher, summary, reps, profile_rep,
+                                 peak_rss[run["run_key"]]))
     return results
 
 
