@@ -441,6 +441,9 @@ static options parse_options(int argc, char **argv)
                  "into the build for the MPI it was compiled with (Debian's PETSc: the openmpi "
                  "stack): install it (apt-get install --no-install-recommends "
                  "libpetsc-real3.18-dev), run `make build`, and use build/openmpi's pflotran");
+    if (!strcmp(o.library, "petsc") && o.ksp.fixed_iterations)
+        esm_fail("--krylov-iterations: PETSc's KSP (--library petsc) tests convergence as it "
+                 "does; fixed counts are for the native solvers: use --library native");
     for (int a = 0; a < 3; a++)
         o.n[a] = o.n[a] ? o.n[a] : (&o.deck->nx)[a];
     if (!strcmp(o.deck->name, "weak")) { /* the deck's box is per rank */
