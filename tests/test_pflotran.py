@@ -32,7 +32,7 @@ STACKS = [s for s in _FOUND if s.id in ("openmpi", "mpich")] or _FOUND[:1]
 STACK_IDS = [s.id for s in STACKS]
 FIRST = STACKS[0] if STACKS else None
 S_STEPS = "2"  # S deck, few steps
-FOLDED_COUNTS = (3, 30)  # pflotran.c FOLDED_*_ITERATIONS: a full 100^3 run's means (docs)
+FOLDED_COUNTS = (2, 15)  # pflotran.c FOLDED_*_ITERATIONS: a full 100^3 run's (docs)
 
 
 def binary(stack) -> Path:

@@ -19,19 +19,16 @@ static int part_of(int n, int p, int cell)
 }
 
 /* Two directions (a with `na` cells, b with `nb`) share `ranks`: DMDA's "squarish" choice of a,
- * the largest count at most round(sqrt(na ranks / nb)) that divides them; the larger count
- * goes to the direction with more cells. False when no count fits. */
-static bool split_two(int ranks, int na, int nb, int *a, int *b)
+ * the largest count at most round(sqrt(na ranks / nb)) that divides them (1 always does); the
+ * larger count goes to the direction with more cells. */
+static void split_two(int ranks, int na, int nb, int *a, int *b)
 {
     int m = (int)(0.5 + sqrt((double)na * ranks / nb));
-    for (m = m ? m : 1; m > 0 && ranks % m; m--)
+    for (m = m ? m : 1; m > 1 && ranks % m; m--)
         ;
-    if (m == 0)
-        return false;
     *a = m, *b = ranks / m;
     if (na > nb && *a < *b)
         *a = ranks / m, *b = m;
-    return true;
 }
 
 void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz)
@@ -52,7 +49,7 @@ void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz
             p[a] = p[a] ? p[a] : rest;
     } else if (free_axes == 2) { /* the two free directions share what is left */
         int a = !p[0] ? 0 : 1, b = !p[2] ? 2 : 1;
-        split_two(rest, n[a], n[b], &p[a], &p[b]); /* always fits: 1 divides */
+        split_two(rest, n[a], n[b], &p[a], &p[b]);
     } else if (free_axes == 3) {
         /* y first: the largest count at most round(cbrt(ny^2 ranks / (nx nz))) dividing ranks */
         int m = (int)(0.5 + cbrt((double)ny * ny * ranks / ((double)nx * nz)));
