@@ -99,6 +99,10 @@ def add_commands(commands: Any) -> None:
                           "B:1 blocking), torus (3-D); comma-separated")
     simulate.add_argument("--nodes", type=_list, default=["1", "2", "4", "8"],
                           help="node counts, comma-separated (default: 1,2,4,8)")
+    simulate.add_argument("--ranks", type=_list, metavar="504,2442",
+                          help="rank counts instead of --nodes: each on ceil(ranks / "
+                          "ranks-per-node) nodes, the last one partly filled (the seeds' 504 "
+                          "cores on 48-core nodes)")
     simulate.add_argument("--ranks-per-node", type=int, default=1, metavar="N",
                           help="ranks (cores used) per node (default 1)")
     simulate.add_argument("--size", type=_list, help="sizes, comma-separated (default: the "
@@ -246,6 +250,9 @@ def _simulate(args: argparse.Namespace) -> int:
     nodes = [_positive(text, "--nodes", "node counts", "1,2,4,8") for text in args.nodes]
     if not nodes:
         raise EsmperfError("--nodes is empty: give node counts, e.g. --nodes 1,2,4,8")
+    ranks = [count * args.ranks_per_node for count in nodes]
+    if args.ranks:
+        ranks = [_positive(text, "--ranks", "rank counts", "48,96,504") for text in args.ranks]
     if args.ranks_per_node < 1:
         raise EsmperfError(f"--ranks-per-node {args.ranks_per_node}: give 1 or more ranks per "
                            "node, e.g. --ranks-per-node 2")
@@ -276,7 +283,7 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["fold"] = args.fold
     block: dict[str, Any] = {
         "workload": args.workload, "stack": [SMPI], "knobs": knobs,
-        "ranks": [count * args.ranks_per_node for count in nodes],
+        "ranks": ranks,
         "ranks_per_node": args.ranks_per_node,
         "repeats": {"warmup": 0, "min": args.repeats, "max": args.repeats},
         "timeout": args.timeout,
@@ -294,7 +301,9 @@ def _simulate(args: argparse.Namespace) -> int:
     data = {"name": f"simulate-{args.workload}",
             "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)}"
                      f"{' (' + ', '.join(args.topology) + ')' if args.topology else ''} on "
-                     f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks",
+                     + (f"{', '.join(map(str, ranks))} ranks, {args.ranks_per_node} per node"
+                        if args.ranks else
+                        f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks"),
             "matrix": [block]}
     study = study_from_dict(data, "the command line", command, [SMPI])
     return _run_study(study, args, stacks, command)
