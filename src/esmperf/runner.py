@@ -573,7 +573,9 @@ class StudyRunner:
             metrics.update(numeric_metrics(result))
             verification = result.get("verification")
             if isinstance(verification, dict) and "passed" in verification:
-                row["verification"] = "passed" if verification["passed"] else "failed"
+                passed = verification["passed"]  # null: nothing to verify (a folded run)
+                row["verification"] = ("unverified" if passed is None else
+                                       "passed" if passed else "failed")
             fom = result.get("fom")
             if isinstance(fom, dict) and fom.get("unit"):
                 row["fom_unit"] = str(fom["unit"])
