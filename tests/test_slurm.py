@@ -24,9 +24,9 @@ from esmperf.report import group_figures
 from esmperf.results import load_results
 from esmperf.runner import plan_study, run_study
 from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
-                           check_allocation, job_outcome, parse_sacct, parse_squeue,
-                           sbatch_message, slurm_options, srun_command, time_limit_minutes,
-                           with_command_line)
+                           check_allocation, sbatch_message, slurm_options, srun_command,
+                           time_limit_minutes, with_command_line)
+from esmperf.slurm_jobs import ended_record, job_outcome, parse_sacct, parse_squeue
 from esmperf.slurm_study import job_spec, read_key_values, repetition_execution
 from esmperf.stacks import Stack
 from esmperf.store import Store
@@ -164,7 +164,7 @@ def test_job_environment_is_what_the_runner_adds(tmp_path: Path) -> None:
 SACCT = """\
 4242|COMPLETED|0:0|00:03:12|node[017-018]|None
 4243|CANCELLED by 51234|0:0|00:00:00|None assigned|None
-4244|TIMEOUT|0:0|00:20:01|node021|TimeLimit
+4244|TIMEOUT|0:0|00:20:01|node021|None
 4245|FAILED|1:0|00:00:04|node022|NonZeroExitCode
 4245.batch|FAILED|1:0|00:00:04|node022|
 4246|OUT_OF_MEMORY|0:125|00:01:00|node023|OutOfMemory
@@ -180,6 +180,7 @@ def test_parse_sacct() -> None:
         ("COMPLETED", "node[017-018]", "")
     assert (records["4243"].state, records["4243"].state_text) == ("CANCELLED",
                                                                    "CANCELLED by 51234")
+    assert records["4243"].node_list == ""  # "None assigned": it never started
     assert (records["4245"].exit_code, records["4245"].reason) == ("1:0", "NonZeroExitCode")
     assert {k: r.outcome for k, r in records.items()} == {
         "4242": "ok", "4243": "failed", "4244": "timeout", "4245": "failed",
@@ -190,9 +191,28 @@ def test_parse_sacct() -> None:
     assert (old["17"].state, old["17"].node_list, old["17"].reason) == ("COMPLETED", "n1", "")
 
 
+# `squeue -h -t all -j 1,2,3,4,5,6,7 -o '%i|%T|%r'` from Slurm 22.05.8 (one node, no
+# accounting): 3 cancelled while running, 4 and 5 waiting for the node, 6 past its time
+# limit, 7 cancelled while pending (the reason it waited for stays).
+SQUEUE = """\
+3|CANCELLED|None
+1|COMPLETED|None
+2|FAILED|NonZeroExitCode
+4|PENDING|Resources
+5|PENDING|Priority
+6|TIMEOUT|TimeLimit
+7|CANCELLED|Priority
+"""
+
+
 def test_parse_squeue_and_states() -> None:
-    assert parse_squeue("4242|RUNNING\n4248|PENDING\n\n4250|COMPLETING\n") == {
-        "4242": "RUNNING", "4248": "PENDING", "4250": "COMPLETING"}
+    records = parse_squeue(SQUEUE + "\n8|COMPLETING|None\n")
+    assert {k: (r.state, r.reason, r.outcome) for k, r in records.items()} == {
+        "1": ("COMPLETED", "", "ok"), "2": ("FAILED", "NonZeroExitCode", "failed"),
+        "3": ("CANCELLED", "", "failed"), "4": ("PENDING", "Resources", "active"),
+        "5": ("PENDING", "Priority", "active"), "6": ("TIMEOUT", "TimeLimit", "timeout"),
+        "7": ("CANCELLED", "Priority", "failed"), "8": ("COMPLETING", "", "active")}
+    assert {r.source for r in records.values()} == {"squeue"}
     for state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED"):
         assert job_outcome(state) == "active"
     assert job_outcome("COMPLETED") == "ok"
@@ -200,6 +220,22 @@ def test_parse_squeue_and_states() -> None:
     for state in ("FAILED", "CANCELLED by 0", "CANCELLED+", "NODE_FAIL", "OUT_OF_MEMORY",
                   "BOOT_FAIL", "PREEMPTED", "UNKNOWN", ""):
         assert job_outcome(state) == "failed"
+
+
+def test_ended_record_from_squeue_and_sacct() -> None:
+    queued = parse_squeue(SQUEUE)
+    recorded = parse_sacct(SACCT.replace("4244|", "6|").replace("4242|", "1|"))
+    # sacct's record, with squeue's reason where sacct has none (TIMEOUT: None vs TimeLimit)
+    timeout = ended_record(queued["6"], recorded["6"])
+    assert (timeout.state, timeout.exit_code, timeout.reason, timeout.source) == (
+        "TIMEOUT", "0:0", "TimeLimit", "sacct")
+    assert ended_record(queued["1"], recorded["1"]) == recorded["1"]
+    # no accounting: squeue's final state
+    assert ended_record(queued["7"], None) == queued["7"]
+    # still pending or running in squeue, and sacct lags: not ended yet
+    assert ended_record(queued["4"], None) is None
+    assert ended_record(None, None) is None  # purged, no record: the caller waits, then gives up
+    assert ended_record(None, recorded["1"]) == recorded["1"]  # purged from squeue
 
 
 def test_sbatch_messages() -> None:
@@ -394,8 +430,13 @@ timeout = 1
     assert [j["state"] for j in jobs] == ["FAILED", "FAILED"]
 
 
+@pytest.mark.parametrize("accounting", ["on", "off"])
 def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                  monkeypatch: pytest.MonkeyPatch, accounting: str) -> None:
+    """A job past its time limit is a timeout with Slurm's reason (sacct says None, squeue
+    TimeLimit), with or without accounting; a job cancelled before it started has no output
+    file to point at."""
+    monkeypatch.setenv("FAKE_SLURM_ACCOUNTING", accounting)
     text = WORKS.replace("echo 'rate: 42.5'", "sleep 0.4; echo 'rate: 42.5'").replace(
         "ranks = [1, 2]", "ranks = 1")
     monkeypatch.setenv("FAKE_SLURM_TIME_LIMIT", "1")  # the job's --time runs out mid-way
@@ -405,10 +446,18 @@ def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
     with Store(tmp_path / "t.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
         reps = kept.rows("SELECT kind, status FROM repetition ORDER BY rep")
+        job = kept.rows("SELECT * FROM slurm_job")[0]
     assert run["status"] == "timeout"
-    assert run["reason"].startswith("Slurm job 1000 ended TIMEOUT (exit code 0:0) before "
-                                    "repetition ")
+    output = tmp_path / "t" / "slurm" / run["run_key"] / "job-1000.out"
+    assert run["reason"] == (f"Slurm job 1000 ended TIMEOUT (reason TimeLimit) before "
+                             f"repetition {len(reps)} finished; its output: {output}")
     assert reps[-1]["status"] == "timeout" and reps[0]["status"] == "ok"
+    assert (job["state"], job["reason"], job["node_list"]) == ("TIMEOUT", "TimeLimit",
+                                                               "fakenode01")
+    assert job["exit_code"] == ("0:0" if accounting == "on" else "")  # squeue has none
+    sacct_calls = [c for c in (fake_slurm / "calls.log").read_text().splitlines()
+                   if c.startswith("sacct")]
+    assert len(sacct_calls) == 1  # without accounting: asked once, then never again
 
     monkeypatch.delenv("FAKE_SLURM_TIME_LIMIT")
     monkeypatch.setenv("FAKE_SLURM_OUTCOME", "CANCELLED")
@@ -417,8 +466,30 @@ def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
     assert outcome.failed == 1
     with Store(tmp_path / "c.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
+        job = kept.rows("SELECT * FROM slurm_job")[0]
     assert run["status"] == "failed"
-    assert f"Slurm job 1001 ended CANCELLED by {os.getuid()}" in run["reason"]
+    by_whom = f" by {os.getuid()}" if accounting == "on" else ""  # squeue does not say
+    assert run["reason"] == (f"Slurm job 1001 ended CANCELLED{by_whom} (reason "
+                             "Priority) before repetition 1 finished; it never started on a "
+                             "node (no job output)")
+    assert job["node_list"] == ""  # sacct's "None assigned"
+
+
+def test_jobs_purged_from_squeue_without_accounting(tmp_path: Path, fake_slurm: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No accounting and squeue forgot the job (past MinJobAge, e.g. a runner resumed late):
+    its repetitions still come from its files, and its state is given up after 3 looks."""
+    monkeypatch.setenv("FAKE_SLURM_ACCOUNTING", "off")
+    monkeypatch.setenv("FAKE_SLURM_MIN_JOB_AGE", "0")
+    outcome = run_study(study(WORKS.replace("ranks = [1, 2]", "ranks = 1"), tmp_path),
+                        tmp_path / "s.duckdb", [], {}, QUIET, slurm=SLURM)
+    assert (outcome.complete, outcome.repetitions) == (1, 4)
+    with Store(tmp_path / "s.duckdb", read_only=True) as kept:
+        job = kept.rows("SELECT * FROM slurm_job")[0]
+    assert job["state"] == "UNKNOWN (neither squeue nor sacct knows it)"
+    assert job["node_list"] == "fakenode01"  # from the job's own record
+    calls = (fake_slurm / "calls.log").read_text().splitlines()
+    assert calls.count("squeue -h -t all -j 1000 -o %i|%T|%r") >= 3
 
 
 def test_resume_watches_submitted_jobs_without_resubmitting(

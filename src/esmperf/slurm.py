@@ -1,40 +1,26 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
-of one job, and sbatch, squeue and sacct (submit, ask, parse). No study logic here: that is in
-slurm_study.py (docs/slurm.md).
+of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
+sacct): slurm_jobs.py; the study as jobs: slurm_study.py (docs/slurm.md).
 """
 
-import getpass
 import math
 import shlex
 import shutil
-import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from esmperf.errors import EsmperfError, unknown_key
+from esmperf.errors import unknown_key
+from esmperf.slurm_jobs import SlurmError, run_slurm_command
 
 LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
 SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
               "mpi_launcher", "srun_mpi", "poll")
 COMMANDS = ("sbatch", "squeue", "sacct")
-COMMAND_TIMEOUT = 60.0  # seconds for one sbatch/squeue/sacct call
 KILL_AFTER = 3  # seconds between TERM and KILL of a repetition that ran out of time
 SETUP_SECONDS = 120  # added to a job's time limit: node set-up, the environment, file system
 MAX_POLL = 60.0  # longest wait between two looks at the queue
-
-# Job states (squeue %T, sacct State) and what they mean here.
-ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
-                           "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
-                           "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
-TIMEOUT_STATES = frozenset({"TIMEOUT", "DEADLINE"})
-
-
-class SlurmError(EsmperfError):
-    """Slurm cannot do what was asked; the message names the fix."""
-
 
 @dataclass(frozen=True)
 class SlurmOptions:
@@ -275,21 +261,9 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
 
 # --- sbatch, squeue, sacct --------------------------------------------------------------------
 
-def _slurm(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(list(argv), capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise SlurmError(f"{argv[0]} is not on PATH: run esmperf on the cluster's login "
-                         "node (module load slurm?)") from None
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(list(argv), 1, "",
-                                           f"{argv[0]} did not answer in {COMMAND_TIMEOUT:g} s")
-
-
 def submit(script: Path) -> str:
     """Submit `script` (sbatch --parsable); its job id, or SlurmError with sbatch's reason."""
-    result = _slurm(["sbatch", "--parsable", str(script)])
+    result = run_slurm_command(["sbatch", "--parsable", str(script)])
     job_id = result.stdout.strip().split(";")[0]  # "123" or "123;cluster"
     if result.returncode != 0 or not job_id.isdigit():
         message = sbatch_message(result.stderr or result.stdout)
@@ -319,88 +293,3 @@ def _sbatch_hint(message: str) -> str:
             return f" (fix: {fix}; stored results are kept, run the same command again)"
     return (" (fix the [slurm] table of the study or the --partition/--account/--qos options; "
             "stored results are kept, run the same command again)")
-
-
-@dataclass
-class JobRecord:
-    """A job as sacct (or squeue) reports it."""
-
-    job_id: str
-    state: str  # the first word: CANCELLED for "CANCELLED by 1000"
-    state_text: str = ""
-    exit_code: str = ""
-    elapsed: str = ""
-    node_list: str = ""
-    reason: str = ""
-
-    @property
-    def outcome(self) -> str:
-        return job_outcome(self.state)
-
-
-def job_outcome(state: str) -> str:
-    """active (queued or running), ok, timeout or failed."""
-    state = state.split()[0].rstrip("+") if state.strip() else ""
-    if state in ACTIVE_STATES:
-        return "active"
-    if state == "COMPLETED":
-        return "ok"
-    if state in TIMEOUT_STATES:
-        return "timeout"
-    return "failed"
-
-
-def parse_squeue(text: str) -> dict[str, str]:
-    """`squeue -h -o %i|%T` lines -> job id: state."""
-    states = {}
-    for line in text.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) >= 2 and parts[0]:
-            states[parts[0]] = parts[1].strip()
-    return states
-
-
-SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList", "Reason")
-
-
-def parse_sacct(text: str, fields: Sequence[str] = SACCT_FIELDS) -> dict[str, JobRecord]:
-    """`sacct -n -P -X --format=...` lines -> job id: record (job steps are left out)."""
-    records = {}
-    for line in text.splitlines():
-        values = dict(zip(fields, line.rstrip("\n").split("|")))
-        job_id = values.get("JobIDRaw", "").strip()
-        if not job_id or "." in job_id:  # 123.batch, 123.0: steps
-            continue
-        state_text = values.get("State", "").strip()
-        reason = values.get("Reason", "").strip()
-        records[job_id] = JobRecord(
-            job_id, state_text.split()[0] if state_text else "UNKNOWN", state_text,
-            values.get("ExitCode", "").strip(), values.get("Elapsed", "").strip(),
-            values.get("NodeList", "").strip(), "" if reason == "None" else reason)
-    return records
-
-
-def queue_states(job_ids: Sequence[str]) -> dict[str, str] | None:
-    """States of those of `job_ids` still in the queue; None when squeue fails."""
-    result = _slurm(["squeue", "-h", "-u", getpass.getuser(), "-o", "%i|%T"])
-    if result.returncode != 0:
-        return None
-    states = parse_squeue(result.stdout)
-    return {job_id: states[job_id] for job_id in job_ids if job_id in states}
-
-
-def accounting(job_ids: Sequence[str]) -> dict[str, JobRecord]:
-    """sacct's records of `job_ids` (empty when there is no accounting)."""
-    if not job_ids:
-        return {}
-    fields: Sequence[str] = SACCT_FIELDS
-    for _ in range(2):
-        result = _slurm(["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids),
-                         f"--format={','.join(fields)}"])
-        if result.returncode == 0:
-            return parse_sacct(result.stdout, fields)
-        if "invalid field" in result.stderr.lower() and "Reason" in fields:
-            fields = SACCT_FIELDS[:-1]  # an old sacct without Reason
-            continue
-        break
-    return {}

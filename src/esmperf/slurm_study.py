@@ -1,6 +1,7 @@
 """A study as Slurm jobs (--launcher slurm, docs/slurm.md): one batch job per round of
 repetitions of a configuration, all configurations submitted at once, then the queue is
-watched (squeue, then sacct for how a job ended) with a growing pause; each ended job's
+watched (squeue -t all, and sacct where the site keeps accounting, for how a job ended:
+slurm_jobs.py) with a growing pause; each ended job's
 repetitions are read from the files its script wrote and stored exactly as local ones
 (StudyRunner.record_repetition), then the next round is submitted while the statistics ask
 for more. Job ids are committed to the store at submission: a runner stopped at any moment
@@ -20,8 +21,9 @@ from rich.markup import escape
 from esmperf.environment import now
 from esmperf.runner import (Execution, PlannedRun, StudyRunner, _has_profile, _tail,
                             enough_repetitions, results_dir)
-from esmperf.slurm import (JobRecord, JobRep, JobSpec, SlurmError, SlurmOptions, accounting,
-                           batch_script, job_outcome, queue_states, sbatch_message, submit)
+from esmperf.slurm import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
+from esmperf.slurm_jobs import (JobRecord, SlurmError, accounting, ended_record,
+                                queue_records)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slurm_job (
@@ -32,7 +34,7 @@ CREATE TABLE IF NOT EXISTS slurm_repetition (
     run_key VARCHAR, rep INTEGER, job_id VARCHAR, PRIMARY KEY (run_key, rep));
 """
 SQUEUE_FAILURES = 10  # consecutive failed looks at the queue before giving up (jobs go on)
-SACCT_GRACE = 3  # looks after a job left the queue before its missing record is accepted
+SACCT_GRACE = 3  # looks at a job neither squeue nor sacct knows before it is given up
 # Variables that describe the submitting shell, not the run: never exported into a job.
 NOT_EXPORTED = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "PWD", "OLDPWD", "SHLVL", "_",
                 "HOSTNAME", "TMPDIR")
@@ -62,6 +64,7 @@ class SlurmCampaign:
         self.active: dict[str, Job] = {}
         self.planned: dict[str, PlannedRun] = {}
         self.node_recorded = False
+        self.has_accounting = True  # until sacct says the cluster keeps none
         self.store.con.execute(SCHEMA)
 
     def run(self, todo: list[PlannedRun]) -> None:
@@ -152,7 +155,7 @@ class SlurmCampaign:
         while self.active:
             pause_between_looks(pause)
             pause = min(pause * 1.5, max(self.options.poll, 60.0))
-            queued = queue_states(list(self.active))
+            queued = queue_records(list(self.active))
             if queued is None:
                 failures += 1
                 if failures >= SQUEUE_FAILURES:
@@ -162,18 +165,21 @@ class SlurmCampaign:
                 continue
             failures = 0
             left = [job_id for job_id in self.active
-                    if job_outcome(queued.get(job_id, "GONE")) != "active"]
+                    if job_id not in queued or queued[job_id].outcome != "active"]
             if not left:
                 continue
-            records = accounting(left)
+            records: dict[str, JobRecord] = {}
+            if self.has_accounting:
+                records, self.has_accounting = accounting(left)
             for job_id in sorted(left, key=int):
                 job = self.active[job_id]
-                record = records.get(job_id)
-                if record is None or record.outcome == "active":
-                    job.missing_records += 1  # sacct lags behind squeue for a moment
+                record = ended_record(queued.get(job_id), records.get(job_id))
+                if record is None:  # purged from squeue, and sacct has (not yet) a record
+                    job.missing_records += 1
                     if job.missing_records < SACCT_GRACE:
                         continue
-                    record = JobRecord(job_id, "UNKNOWN", "UNKNOWN (no sacct record)")
+                    record = JobRecord(job_id, "UNKNOWN",
+                                       "UNKNOWN (neither squeue nor sacct knows it)")
                 del self.active[job_id]
                 self._collect(job, record)
 
@@ -221,15 +227,21 @@ class SlurmCampaign:
         outcome = record.outcome
         status = "timeout" if outcome == "timeout" else "failed"
         detail = ", ".join(part for part in (
-            f"exit code {record.exit_code}" if record.exit_code else "",
+            f"exit code {record.exit_code}" if record.exit_code not in ("", "0:0") else "",
             f"reason {record.reason}" if record.reason else "") if part)
         state = record.state_text or record.state
+        output = directory / f"job-{job.job_id}.out"
+        if output.exists():
+            where = f"its output: {output}"
+        elif not record.node_list and not (directory / f"job-{job.job_id}.node").exists():
+            where = "it never started on a node (no job output)"
+        else:
+            where = f"its output {output} is missing"
         reason = (f"Slurm job {job.job_id} ended {state}" + (f" ({detail})" if detail else "") +
-                  f" before repetition {rep} finished; its output: "
-                  f"{directory / f'job-{job.job_id}.out'}")
+                  f" before repetition {rep} finished; {where}")
         if outcome == "ok":
             reason = (f"Slurm job {job.job_id} COMPLETED without running repetition {rep} "
-                      f"(see {directory / f'job-{job.job_id}.out'})")
+                      f"({where})")
         rep_dir = directory / f"rep-{rep}"
         stdout = _read_tail(rep_dir / "stdout")
         stderr = _read_tail(rep_dir / "stderr") or _read_tail(directory /
