@@ -22,7 +22,7 @@ from esmperf.analysis import build_groups
 from esmperf.errors import EsmperfError
 from esmperf.report import group_figures
 from esmperf.results import load_results
-from esmperf.runner import plan_study, run_study
+from esmperf.runner import plan_study, run_study, timeline_bin_seconds
 from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
                            check_allocation, sbatch_message, slurm_options, srun_command,
                            time_limit_minutes, with_command_line)
@@ -132,6 +132,47 @@ def test_batch_script_lines() -> None:
         "ESMPROF_OUT=/res/hycom/profiles/0123456789abcdef-4.jsonl "
         "/usr/bin/mpirun.openmpi -n 4 /b/hycom --size S || after_failure",
         'exit "$((timed_out ? 124 : 0))"']
+
+
+def run_batch_script(tmp_path: Path, bin_walls: list[float] | None,
+                     answers: list[str]) -> str:
+    """Run a batch script (bash, no Slurm) whose repetitions print `answers` in turn, the last
+    a profiled one printing its ESMPROF_BIN_SECONDS; returns what that one printed."""
+    counter = tmp_path / "counter"
+    tmp_path.mkdir()
+    counter.write_text("0")
+    cases = " ".join(f"{i}) echo {json.dumps(a) if a else ''};;" for i, a in enumerate(answers))
+    program = (f'n=$(cat "$0"); echo $((n + 1)) > "$0"; case $n in {cases} '
+               '*) echo "bin=${ESMPROF_BIN_SECONDS:-unset}";; esac')
+    reps = [JobRep(i + 1, "measure") for i in range(len(answers))]
+    reps.append(JobRep(len(answers) + 1, "profile", tmp_path / "p.jsonl"))
+    job = spec(directory=tmp_path / "job", scratch=tmp_path / "scratch", timeout=10.0,
+               argv=["sh", "-c", program, str(counter)], reps=reps, exports={}, unsets=[],
+               profiler=Path("/dev/null"), bin_walls=bin_walls)
+    (tmp_path / "job").mkdir()
+    job.script_path.write_text(batch_script(job, SlurmOptions(launcher="slurm")))
+    env = {**os.environ, "SLURM_JOB_ID": "77"}
+    env.pop("ESMPROF_BIN_SECONDS", None)
+    done = subprocess.run(["bash", str(job.script_path)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (tmp_path / "job" / f"rep-{len(reps)}" / "stdout").read_text().strip()
+
+
+def test_batch_script_sets_the_profile_time_bins_as_a_local_run(tmp_path: Path) -> None:
+    """Like the local runner: ESMPROF_BIN_SECONDS = the median wall time of the repetitions
+    so far (stored ones, then the job's own: the JSON result's top-level "wall") / 100."""
+    walls = [0.2, 0.4, 0.3, 0.5]
+    expected = f"{timeline_bin_seconds([{'status': 'ok', 'wall': w} for w in walls]):.6g}"
+    got = run_batch_script(tmp_path / "a", [0.2, 0.4], ['{"wall": 0.3, "t": {"wall": 9}}',
+                                                         '{"fom": 1, "wall": 0.5}'])
+    assert got == f"bin={expected}" == "bin=0.0035"
+    # no stored walls, a result without "wall": its start-to-end time, then at least 1 ms
+    assert run_batch_script(tmp_path / "b", [], ["rate: 3"]) == "bin=0.001"
+    # the first repetition profiled, nothing known yet: the profiler's default
+    assert run_batch_script(tmp_path / "c", [], []) == "bin=unset"
+    # the study's environment sets it (bin_walls None): left alone
+    assert run_batch_script(tmp_path / "d", None, ['{"wall": 0.3}']) == "bin=unset"
 
 
 def test_batch_script_defaults_and_quoting() -> None:
@@ -557,10 +598,13 @@ def test_mpi_workload_as_a_job_with_its_profile(tmp_path: Path, fake_slurm: Path
                         tmp_path / "s.duckdb", stacks, workloads, QUIET, slurm=SLURM)
     assert outcome.complete == 1, outcome.failures
     with Store(tmp_path / "s.duckdb", read_only=True) as kept:
-        reps = kept.rows("SELECT kind, status, verification, fom_unit FROM repetition "
-                         "ORDER BY rep")
+        reps = kept.rows("SELECT kind, status, verification, fom_unit, wall, profile_file "
+                         "FROM repetition ORDER BY rep")
         ranks = kept.rows("SELECT rank FROM profile_rank ORDER BY rank")
         metrics = kept.rows("SELECT name FROM metric WHERE name = 'fom.value'")
     assert [(r["kind"], r["status"], r["verification"]) for r in reps] == [
         ("measure", "ok", "passed"), ("profile", "ok", "passed")]
     assert [r["rank"] for r in ranks] == [0, 1] and len(metrics) == 2
+    # the profile's time bins as a local run's: the measured repetition's wall / 100
+    header = json.loads(Path(reps[1]["profile_file"]).read_text().splitlines()[0])
+    assert header["knobs"]["ESMPROF_BIN_SECONDS"] == f"{timeline_bin_seconds(reps[:1]):.6g}"

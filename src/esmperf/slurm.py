@@ -150,6 +150,12 @@ class JobSpec:
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
     profiler: Path | None = None
+    # Profile time bins as a local run's (runner.timeline_bin_seconds): the wall times of the
+    # configuration's stored repetitions, which the script's own add to; None when the
+    # study's environment sets ESMPROF_BIN_SECONDS itself.
+    bin_walls: list[float] | None = None
+    timeline_bins: int = 100
+    min_bin_seconds: float = 0.001
 
     @property
     def script_path(self) -> Path:
@@ -178,11 +184,33 @@ run_rep() {
     code=$?
     end=$(date +%s.%N)
     read -r load_after rest < /proc/loadavg
+    [ "$code" -ne 0 ] || add_wall "$out" "$start" "$end"
     printf 'exit_code=%s\nstart=%s\nend=%s\nload_before=%s\nload_after=%s\n' \
         "$code" "$start" "$end" "$load_before" "$load_after" > "$out/status.part"
     mv "$out/status.part" "$out/status"
     cd "$job_dir" && rm -rf "$scratch"
     return "$code"
+}
+
+# The wall times of this configuration's repetitions that exited 0, stored ones first: the
+# workload's own ("wall" in its last JSON result line), else start to end. A profiled
+# repetition gets ESMPROF_BIN_SECONDS = their median / {bins}, at least {least} s, as a
+# local one does (about {bins} time bins in its profile).
+walls="{walls}"
+add_wall() {
+    local wall
+    wall=$(grep '^[[:space:]]*{' "$1/stdout" | tail -n 1 |
+        grep -o '"wall":[[:space:]]*[-+0-9.eE]*' | head -n 1 | sed 's/.*:[[:space:]]*//')
+    [ -n "$wall" ] || wall=$(awk -v s="$2" -v e="$3" 'BEGIN { printf "%.9f", e - s }')
+    walls="$walls $wall"
+}
+set_bin_seconds() {
+    local width
+    width=$(printf '%s\n' $walls | sort -g | awk -v bins={bins} -v least={least} '
+        $1 > 0 { w[++n] = $1 }
+        END { if (n) { m = (n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2) / bins
+                       printf "%.6g\n", m < least ? least : m } }')
+    if [ -n "$width" ]; then export ESMPROF_BIN_SECONDS="$width"; fi
 }
 
 # after_failure: what a failed repetition means for the rest of the job. One killed at its
@@ -247,11 +275,19 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
     text = "\n".join(lines) + "\n"
     text += NODE_INFO
     timeout = f"{spec.timeout:g}"
-    text += RUN_REP.replace("{kill_after}", str(KILL_AFTER)).replace("{timeout}", timeout)
+    walls = " ".join(repr(float(wall)) for wall in spec.bin_walls or [])
+    functions = RUN_REP
+    for name, value in (("{kill_after}", str(KILL_AFTER)), ("{timeout}", timeout),
+                        ("{walls}", walls), ("{bins}", str(spec.timeline_bins)),
+                        ("{least}", f"{spec.min_bin_seconds:g}")):
+        functions = functions.replace(name, value)
+    text += functions
     for rep in spec.reps:
         command = list(spec.argv)
         if rep.profile_file is not None:
             assert spec.profiler is not None
+            if spec.bin_walls is not None:
+                text += "set_bin_seconds\n"
             command = ["env", f"LD_PRELOAD={spec.profiler}",
                        f"ESMPROF_OUT={rep.profile_file}", *command]
         text += (f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)}"

@@ -19,8 +19,8 @@ from typing import Any
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.runner import (Execution, PlannedRun, StudyRunner, _has_profile, _tail,
-                            enough_repetitions, results_dir)
+from esmperf.runner import (MIN_BIN_SECONDS, TIMELINE_BINS, Execution, PlannedRun,
+                            StudyRunner, _has_profile, _tail, enough_repetitions, results_dir)
 from esmperf.slurm import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
 from esmperf.slurm_jobs import (JobRecord, SlurmError, accounting, ended_record,
                                 queue_records)
@@ -114,7 +114,8 @@ class SlurmCampaign:
                 for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                     stale.unlink(missing_ok=True)
             job_reps.append(JobRep(rep, kind, profile_file))
-        spec = job_spec(planned, job_reps, results_dir(self.store.path))
+        walls = [r["wall"] for r in reps if r["status"] == "ok" and r["wall"]]
+        spec = job_spec(planned, job_reps, results_dir(self.store.path), walls=walls)
         spec.directory.mkdir(parents=True, exist_ok=True)
         spec.script_path.write_text(batch_script(spec, self.options))
         job_id = submit(spec.script_path)
@@ -281,9 +282,10 @@ def job_directory(results: Path, run_key: str) -> Path:
 
 
 def job_spec(planned: PlannedRun, reps: list[JobRep], results: Path,
-             base: dict[str, str] | None = None) -> JobSpec:
+             base: dict[str, str] | None = None, walls: list[float] | None = None) -> JobSpec:
     """The job running `reps` of `planned`: the run's environment is what the runner adds to
-    or removes from `base` (default: this environment; sbatch passes the rest on)."""
+    or removes from `base` (default: this environment; sbatch passes the rest on); `walls`:
+    the wall times of its stored repetitions that count, for the profile's time bins."""
     config = planned.config
     base = dict(os.environ) if base is None else base
     exports = {name: value for name, value in planned.env.items()
@@ -295,7 +297,10 @@ def job_spec(planned: PlannedRun, reps: list[JobRep], results: Path,
                    directory=job_directory(results, config.key), scratch=planned.scratch,
                    nodes=config.nodes, ranks=config.ranks, ranks_per_node=config.ranks_per_node,
                    timeout=config.timeout, argv=list(planned.argv), reps=reps, exports=exports,
-                   unsets=unsets, profiler=planned.profiler)
+                   unsets=unsets, profiler=planned.profiler,
+                   bin_walls=(None if "ESMPROF_BIN_SECONDS" in planned.env  # the study's wins
+                              else list(walls or [])),
+                   timeline_bins=TIMELINE_BINS, min_bin_seconds=MIN_BIN_SECONDS)
 
 
 def read_key_values(path: Path) -> dict[str, str]:
