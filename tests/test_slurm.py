@@ -27,6 +27,7 @@ from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_scri
                            check_allocation, sbatch_message, slurm_options, srun_command,
                            time_limit_minutes, with_command_line)
 from esmperf.slurm_jobs import ended_record, job_outcome, parse_sacct, parse_squeue
+from esmperf.slurm_mpi import parse_mpi_list, srun_failure
 from esmperf.slurm_study import job_spec, read_key_values, repetition_execution
 from esmperf.stacks import Stack
 from esmperf.store import Store
@@ -348,6 +349,89 @@ def test_srun_launcher(tmp_path: Path) -> None:
     assert srun_command(SlurmOptions(), 3, 1, None) == ["srun", "--nodes=1", "--ntasks=3"]
     with pytest.raises(SlurmError, match="salloc"):
         check_allocation({})
+
+
+# `srun --mpi=list` of Slurm 22.05.8 (Debian 12)
+SRUN_MPI_LIST = """MPI plugin types are...
+\tpmix
+\tnone
+\tcray_shasta
+\tpmi2
+specific pmix plugin versions available: pmix_v4
+"""
+
+
+@pytest.fixture
+def srun_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An srun on PATH that lists 22.05's MPI plug-ins (and logs its calls)."""
+    bin_dir = tmp_path / "srun-bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n"
+                                  f"cat <<'EOF'\n{SRUN_MPI_LIST}EOF\n")
+    (bin_dir / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def test_srun_mpi_plugins(srun_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parse_mpi_list(SRUN_MPI_LIST) == ["pmix", "none", "cray_shasta", "pmi2", "pmix_v4"]
+    # the plug-in each MPI starts with under srun (measured: slurm_mpi.py)
+    assert srun_command(SlurmOptions(), 2, 1, None, "openmpi")[-1] == "--mpi=pmix"
+    assert srun_command(SlurmOptions(), 2, 1, None, "mpich")[-1] == "--mpi=pmi2"
+    assert srun_command(SlurmOptions(srun_mpi="none"), 2, 1, None, "mpich")[-1] == "--mpi=none"
+    assert (srun_here / "calls").read_text() == "--mpi=list\n"  # asked once
+    with pytest.raises(SlurmError) as error:
+        srun_command(SlurmOptions(srun_mpi="pmi3"), 2, 1, None, "mpich")
+    assert str(error.value) == (
+        "srun_mpi = 'pmi3' is not an MPI plug-in of this Slurm (srun --mpi=list: pmix, none, "
+        "cray_shasta, pmi2, pmix_v4): set [slurm] srun_mpi or --srun-mpi to one of them, or "
+        "leave it out for esmperf to choose")
+    (srun_here / "srun").write_text("#!/bin/sh\necho 'MPI plugin types are...'\n"
+                                    "printf '\\tnone\\n'\n")
+    monkeypatch.setenv("SLURM_CONF", str(srun_here / "another.conf"))  # asked again
+    assert srun_command(SlurmOptions(), 2, 1, None, "openmpi") == [
+        "srun", "--nodes=1", "--ntasks=2"]  # no pmix here: the site's default
+
+
+OMPI_UNDER_SRUN = """[vm:27381] OPAL ERROR: Unreachable in file ext3x_client.c at line 112
+--------------------------------------------------------------------------
+The application appears to have been direct launched using "srun",
+but OMPI was not built with SLURM's PMI support and therefore cannot
+execute. There are several options for building PMI support under
+--------------------------------------------------------------------------
+[vm:27381] Local abort before MPI_INIT completed completed successfully, but am not able to \
+aggregate error messages, and not able to guarantee that all other processes were killed!
+"""
+
+
+def test_srun_failures_name_the_fix() -> None:
+    argv = ["srun", "--nodes=1", "--ntasks=2", "--mpi=pmi2", "/b/hycom"]
+    status, reason = srun_failure("failed", "exit code 1: Local abort ...", OMPI_UNDER_SRUN,
+                                  None, 2, argv)
+    assert (status, reason) == ("failed", (
+        "Open MPI could not start under srun --mpi=pmi2: it says \"OMPI was not built with "
+        "SLURM's PMI support\" for that plug-in; fix: srun_mpi = \"pmix\" in [slurm] or "
+        "--srun-mpi pmix (`srun --mpi=list` lists this site's plug-ins), or mpi_launcher = "
+        "\"mpirun\""))
+    # MPICH under srun --mpi=none: every rank alone, rank 0 of 1, and all exit 0
+    status, reason = srun_failure("ok", None, "", {"ranks": 1, "fom": {"value": 4}}, 2,
+                                  argv[:3] + argv[4:])
+    assert status == "failed" and reason.startswith(
+        "the program ran as 1 rank(s) under srun (the site's default --mpi) where 2 were "
+        "started")
+    assert srun_failure("ok", None, "", {"ranks": 2}, 2, argv) == ("ok", None)
+    assert srun_failure("failed", "exit code 3: x", "no input", None, 2, argv) == (
+        "failed", "exit code 3: x")
+
+
+def test_srun_options_on_the_command_line() -> None:
+    merged = with_command_line(SlurmOptions(srun_mpi="pmi2"), srun_mpi="pmix",
+                               mpi_launcher="srun", launcher=None)
+    assert (merged.srun_mpi, merged.mpi_launcher) == ("pmix", "srun")
+    with pytest.raises(SlurmError, match="--srun-mpi names one of srun's MPI plug-ins"):
+        with_command_line(SlurmOptions(), srun_mpi=" ")
+    with pytest.raises(SlurmError, match="--mpi-launcher ssh: one of mpirun, srun"):
+        with_command_line(SlurmOptions(), mpi_launcher="ssh")
 
 
 def test_no_sbatch_on_path_keeps_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

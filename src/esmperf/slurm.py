@@ -1,6 +1,7 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
 of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
-sacct): slurm_jobs.py; the study as jobs: slurm_study.py (docs/slurm.md).
+sacct): slurm_jobs.py; srun's MPI plug-ins: slurm_mpi.py; the study as jobs: slurm_study.py
+(docs/slurm.md).
 """
 
 import math
@@ -12,6 +13,7 @@ from typing import Any
 
 from esmperf.errors import unknown_key
 from esmperf.slurm_jobs import SlurmError, run_slurm_command
+from esmperf.slurm_mpi import srun_mpi_for
 
 LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
@@ -34,7 +36,7 @@ class SlurmOptions:
     exclusive: bool = True  # whole nodes: nobody else's job beside a measured one
     extra: tuple[str, ...] = ()  # more sbatch options, e.g. "--mem=0"
     mpi_launcher: str = "mpirun"  # inside a job: the stack's mpirun, or srun
-    srun_mpi: str | None = None  # srun --mpi=... (e.g. pmix)
+    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm_mpi.py)
     poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
 
     @property
@@ -90,17 +92,25 @@ def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
     given = {key: value for key, value in overrides.items() if value is not None}
     if given.get("launcher") not in (None, *LAUNCHERS):
         raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(LAUNCHERS)}")
+    if given.get("mpi_launcher") not in (None, *MPI_LAUNCHERS):
+        raise SlurmError(f"--mpi-launcher {given['mpi_launcher']}: one of "
+                         f"{', '.join(MPI_LAUNCHERS)}")
+    if "srun_mpi" in given and not given["srun_mpi"].strip():
+        raise SlurmError("--srun-mpi names one of srun's MPI plug-ins (`srun --mpi=list`), "
+                         "e.g. --srun-mpi pmix")
     return replace(options, **given)
 
 
 def srun_command(options: SlurmOptions, ranks: int, nodes: int,
-                 ranks_per_node: int | None) -> list[str]:
-    """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in."""
+                 ranks_per_node: int | None, family: str | None = None) -> list[str]:
+    """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in, with the MPI
+    plug-in a stack of ABI `family` needs (slurm_mpi.py) unless srun_mpi names one."""
     command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
     if ranks_per_node:
         command.append(f"--ntasks-per-node={ranks_per_node}")
-    if options.srun_mpi:
-        command.append(f"--mpi={options.srun_mpi}")
+    plugin = srun_mpi_for(options.srun_mpi, family)
+    if plugin:
+        command.append(f"--mpi={plugin}")
     return command
 
 
