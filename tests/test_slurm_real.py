@@ -182,10 +182,6 @@ def hycom_here() -> tuple[list[Any], dict[str, Any]]:
     return stacks, workloads
 
 
-def profile_header(path: str) -> dict[str, Any]:
-    return json.loads(Path(path).read_text().splitlines()[0])
-
-
 def test_hycom_as_a_job_profiles_as_here(tmp_path: Path, real_slurm: PrivateSlurm) -> None:
     """hycom on 2 ranks under mpirun inside a real batch job: verified, profiled, and its
     profile's time bins chosen as a local run's (the median wall so far / 100)."""
@@ -207,9 +203,13 @@ def test_hycom_as_a_job_profiles_as_here(tmp_path: Path, real_slurm: PrivateSlur
         assert launched == {where}
         assert [(r["kind"], r["status"], r["verification"]) for r in reps] == [
             ("measure", "ok", "passed")] * 2 + [("profile", "ok", "passed")]
-        headers[where] = header = profile_header(reps[-1]["profile_file"])
+        lines = Path(reps[-1]["profile_file"]).read_text().splitlines()
+        headers[where] = header = json.loads(lines[0])
         assert header["knobs"]["ESMPROF_BIN_SECONDS"] == \
             f"{timeline_bin_seconds(reps[:2]):.6g}"
+        records = [json.loads(line) for line in lines[1:]]
+        bins = [len(r["bins"]["mpi_time"]) for r in records if "rank" in r]
+        assert len(bins) == 2 and min(bins) > 10  # a timeline (the profiler's 1 s: 1 bin)
     assert headers["slurm"]["ranks"] == headers["local"]["ranks"] == 2
 
 
