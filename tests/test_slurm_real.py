@@ -268,6 +268,25 @@ def test_srun_in_a_real_allocation(tmp_path: Path, real_slurm: PrivateSlurm) -> 
         "\"mpirun\"")
 
 
+def test_srun_in_real_batch_jobs(tmp_path: Path, real_slurm: PrivateSlurm) -> None:
+    """mpi_launcher = "srun": the batch script starts the ranks with srun and the plug-in
+    each stack needs, chosen on the submitting side."""
+    stacks, workloads = hycom_here()
+    text = SRUN_STUDY.format(stacks='"openmpi", "mpich"')
+    options = SlurmOptions(launcher="slurm", mpi_launcher="srun", poll=0.2)
+    outcome = run_study(study(text, tmp_path, workloads=workloads), tmp_path / "s.duckdb",
+                        stacks, workloads, QUIET, slurm=options)
+    assert outcome.complete == 2, outcome.failures
+    with Store(tmp_path / "s.duckdb", read_only=True) as kept:
+        runs = {r["stack"]: r for r in kept.runs()}
+        reps = {r["run_key"]: r for r in kept.rows("SELECT * FROM repetition")}
+    for stack, plugin in (("openmpi", "--mpi=pmix"), ("mpich", "--mpi=pmi2")):
+        script = next((tmp_path / "s" / "slurm" / runs[stack]["run_key"]).glob("*.sbatch"))
+        assert f"run_rep 1 measure srun --nodes=1 --ntasks=2 {plugin} " in script.read_text()
+        assert json.loads(reps[runs[stack]["run_key"]]["result"])["ranks"] == 2
+        assert runs[stack]["launched_by"] == "slurm"
+
+
 def test_time_limit_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A job past its --time (1 minute; slurmctld looks every 30 s: 60-90 s, the one slow
