@@ -18,7 +18,7 @@ from esmperf.knobs import KNOBS, implementation_of, knob_table
 from esmperf.knobs import FOLD_AUTO_RANKS
 from esmperf.machines import machine
 from esmperf.platforms import check_topology, interconnect
-from esmperf.slurm import LAUNCHERS, with_command_line
+from esmperf.slurm import LAUNCHERS, MPI_LAUNCHERS, with_command_line
 from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study import STACK_IDS, Study, load_study, study_from_dict
 from esmperf.workloads import load_workloads
@@ -183,6 +183,11 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     for name, what in (("partition", "partition"), ("account", "account to charge"),
                        ("qos", "quality of service"), ("constraint", "node features")):
         slurm.add_argument(f"--{name}", help=f"sbatch --{name}: the {what}")
+    slurm.add_argument("--mpi-launcher", choices=MPI_LAUNCHERS,
+                       help="in a batch job: the stack's mpirun (default) or srun")
+    slurm.add_argument("--srun-mpi", metavar="PLUGIN",
+                       help="srun --mpi=PLUGIN when srun starts the ranks (default: pmix for "
+                       "Open MPI, pmi2 for MPICH when this Slurm has them; srun --mpi=list)")
 
 
 def _list(text: str) -> list[str]:
@@ -334,7 +339,8 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
     store_path = args.out or RESULTS / f"{study.name}.duckdb"
     workloads = load_workloads()
     slurm = with_command_line(study.slurm, launcher=args.launcher, partition=args.partition,
-                              account=args.account, qos=args.qos, constraint=args.constraint)
+                              account=args.account, qos=args.qos, constraint=args.constraint,
+                              mpi_launcher=args.mpi_launcher, srun_mpi=args.srun_mpi)
     if getattr(args, "dry_run", False):
         for note in study.notes:
             console.print(f"[yellow]note:[/] {escape(note)}")
