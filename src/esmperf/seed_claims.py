@@ -1,0 +1,519 @@
+"""A study's results held against the claims of the seed it names (seed_reference.py): for each
+claim our figure, the seed's, their ratio and a verdict: reproduced within the claim's tolerance,
+not reproduced (with what ours is, so the gap can be explained), not measured by this study
+(naming the configuration that is missing), or not checkable by our simulation (a hardware
+feature it does not model). Nothing is fitted: the claims only read the results.
+
+Our figure for a claim is computed from the medians of the measured repetitions (and the
+profile of the configuration, for shares), on the configurations whose settings match the
+claim's. A run matches a claim's configuration when every key the claim gives is equal (a knob
+the run does not set counts as its baseline value)."""
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from esmperf import stats
+from esmperf.analysis import ProfileData
+from esmperf.knobs import KNOBS, SMPI_NOT_SIMULATED
+from esmperf.results import RunResult
+from esmperf.seed_reference import Claim, SeedReference
+from esmperf.store import Store
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_MEASURED = "not measured"
+NOT_CHECKABLE = "not checkable"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE)
+CROSSOVER_SHARE = 50.0  # % of the run's time in MPI: communication outweighs computation
+PROFILE_QUANTITIES = ("mpi_share", "bytes_per_rank", "transfer", "io_write_over_read",
+                      "modal_message_bytes", "max_bytes_per_rank", "time_rank:",
+                      "time_share:", "call_share:", "small_messages:")
+NO_PROFILE_UNDER_SMPI = ("the profiler cannot run under SimGrid SMPI (no PMPI layer to "
+                         "preload), so simulated runs have no profile yet (issue 13: profiles at "
+                         "scale)")
+
+
+@dataclass
+class Evidence:
+    """What claims are evaluated on: a store's results, profiles and per-run metrics."""
+
+    results: list[RunResult]
+    profiles: dict[str, ProfileData] = field(default_factory=dict)  # by run key
+    metrics: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # key -> name -> values
+
+    @property
+    def measured(self) -> list[RunResult]:
+        return [r for r in self.results if r.summary is not None]
+
+
+@dataclass
+class Evaluation:
+    claim: Claim
+    verdict: str
+    seed: float | None  # the seed's figure
+    ours: float | None
+    configuration: str  # which of our runs the figure comes from, or what is missing
+    why: str  # why the verdict: the numbers, and what our figure is (model, analog)
+
+    @property
+    def ratio(self) -> float | None:
+        """Ours over the seed's."""
+        if self.ours is None or self.seed is None or self.seed == 0:
+            return None
+        return self.ours / self.seed
+
+
+def load_evidence(store: Store, results: list[RunResult],
+                  profiles: dict[str, ProfileData]) -> Evidence:
+    """The metrics of the measured repetitions of `results`, with the results and profiles."""
+    measured = {(r.key, rep["rep"]) for r in results for rep in r.repetitions
+                if rep["kind"] == "measure" and rep["status"] == "ok"}
+    metrics: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in store.rows("SELECT run_key, rep, name, value FROM metric ORDER BY run_key, rep"):
+        if (row["run_key"], row["rep"]) in measured and row["value"] is not None:
+            metrics[row["run_key"]][row["name"]].append(float(row["value"]))
+    return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
+
+
+def evaluate(reference: SeedReference, evidence: Evidence) -> list[Evaluation]:
+    """Every claim of the seed, in the reference's order (a claim matched by several of our
+    configurations, e.g. on two stacks, gives one evaluation each)."""
+    return [e for claim in reference.claims for e in evaluate_claim(claim, evidence)]
+
+
+def evaluate_claim(claim: Claim, evidence: Evidence) -> list[Evaluation]:
+    if claim.kind == "ratio" and not claim.baseline:  # a setting outside our vocabulary
+        return [_missing(claim, claim.at, evidence)]
+    if claim.kind == "ratio":
+        return _ratio(claim, evidence)
+    if claim.kind == "scalability":
+        return _scalability(claim, evidence)
+    if claim.kind in ("stops_scaling", "crossover", "trend"):
+        return _curve(claim, evidence)
+    return _value(claim, evidence)
+
+
+# --- matching --------------------------------------------------------------------------------
+
+def matches(result: RunResult, config: dict[str, Any]) -> bool:
+    """Whether a run has every setting of a claim's configuration."""
+    for key, value in config.items():
+        if key == "options":
+            if any(result.options.get(k) != str(v) for k, v in value.items()):
+                return False
+        elif key in ("workload", "size", "stack"):
+            if getattr(result, key) != value:
+                return False
+        elif key in ("ranks", "nodes"):
+            if getattr(result, key) != value:
+                return False
+        elif key in ("ranks_per_node", "steps"):
+            if result.run.get(key) != value:
+                return False
+        elif result.knobs.get(key, KNOBS[key].baseline) != value:
+            return False
+    return True
+
+
+def describe(config: dict[str, Any]) -> str:
+    """"hycom, 504 ranks, 48 per node, platform=10gige"."""
+    parts = [str(config[k]) for k in ("workload", "size", "stack") if k in config]
+    if "ranks" in config:
+        parts.append(f"{config['ranks']} ranks")
+    if "nodes" in config:
+        parts.append(f"{config['nodes']} nodes")
+    if "ranks_per_node" in config:
+        parts.append(f"{config['ranks_per_node']} per node")
+    if "steps" in config:
+        parts.append(f"steps={config['steps']}")
+    parts += [f"{k}={v}" for k, v in config.items() if k in KNOBS]
+    parts += [f"{k}={v}" for k, v in config.get("options", {}).items()]
+    return ", ".join(parts) or "any configuration"
+
+
+def _context(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
+    """The run's identity without the settings a claim varies (and without its rank count)."""
+    identity = json.loads(result.identity)
+    for key in drop:
+        if key.startswith("options."):
+            identity["options"].pop(key.split(".", 1)[1], None)
+        elif key in KNOBS:
+            identity["knobs"].pop(key, None)
+        else:
+            identity.pop(key, None)
+    if drop_point:
+        identity.pop("ranks", None)
+    return json.dumps(identity, sort_keys=True)
+
+
+def _keys(config: dict[str, Any]) -> set[str]:
+    keys = {k for k in config if k != "options"}
+    return keys | {f"options.{k}" for k in config.get("options", {})}
+
+
+def _where(result: RunResult) -> str:
+    nodes = f" ({result.nodes} node{'s' if result.nodes != 1 else ''})" if result.simulated \
+        or result.run.get("ranks_per_node") else ""
+    return f"{result.workload} {result.size}".strip() + f", {result.series_label}, " \
+        f"{result.ranks} rank{'s' if result.ranks != 1 else ''}{nodes}"
+
+
+# --- quantities ------------------------------------------------------------------------------
+
+def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
+    """One run's value of a claim's quantity; None when the run does not have it."""
+    if result.summary is None:
+        return None
+    if name in ("performance", "time"):
+        median = result.summary.median
+        if not median:
+            return None
+        performance = median if result.higher_is_better else 1 / median
+        return performance if name == "performance" else 1 / performance
+    if name.startswith("metric:"):
+        values = evidence.metrics.get(result.key, {}).get(name.split(":", 1)[1])
+        return stats.median(values) if values else None
+    profile = evidence.profiles.get(result.key)
+    if profile is None:
+        return None
+    if name == "mpi_share":
+        return profile.mpi_percent
+    if name == "bytes_per_rank":
+        return sum(profile.bytes_per_rank) / len(profile.bytes_per_rank) \
+            if profile.bytes_per_rank else None
+    if name == "max_bytes_per_rank":
+        return max(profile.bytes_per_rank) if profile.bytes_per_rank else None
+    if name == "transfer":
+        return profile.transfer
+    if name == "io_write_over_read":
+        read = sum(profile.io_read_per_rank)
+        return sum(profile.io_write_per_rank) / read if read else None
+    if name == "modal_message_bytes":  # the upper limit of the most common size bucket
+        if not profile.histogram:
+            return None
+        bucket = max(profile.histogram.items(), key=lambda item: (item[1], -item[0]))[0]
+        return float(1 << bucket)
+    kind, argument = name.split(":", 1)
+    if kind == "time_share":
+        return profile.time_share(argument) if profile.total_time else None
+    if kind == "call_share":
+        return profile.call_share(argument) if profile.total_calls else None
+    if kind == "time_rank":  # 1: the function taking the most MPI time
+        if not profile.total_time:
+            return None
+        order = sorted(profile.functions, key=lambda f: (-profile.functions[f]["time"], f))
+        return float(order.index(argument) + 1) if argument in order else None
+    messages = sum(profile.histogram.values())  # small_messages:BYTES, a power of two
+    if not messages:
+        return None
+    limit = int(argument).bit_length() - 1  # bucket b holds [2^(b-1), 2^b): below 2^limit
+    return 100 * sum(n for bucket, n in profile.histogram.items() if bucket <= limit) / messages
+
+
+def _needs_profile(name: str) -> bool:
+    return name.startswith(PROFILE_QUANTITIES)
+
+
+# --- verdicts --------------------------------------------------------------------------------
+
+def numeric_verdict(claim: Claim, ours: float) -> tuple[str, str]:
+    """(verdict, reason) of our figure against the seed's: within the relative tolerance (and
+    on the same side of 1 for a ratio), or beyond the bound the seed states."""
+    seed = claim.value
+    assert seed is not None
+    if claim.bound == "at_least":
+        ok = ours >= seed
+        return (REPRODUCED if ok else NOT_REPRODUCED,
+                f"ours {fmt(claim, ours)} is {'at least' if ok else 'below'} the seed's "
+                f"{fmt(claim, seed)}")
+    if claim.bound == "at_most":
+        ok = ours <= seed
+        return (REPRODUCED if ok else NOT_REPRODUCED,
+                f"ours {fmt(claim, ours)} is {'at most' if ok else 'above'} the seed's "
+                f"{fmt(claim, seed)}")
+    if seed == 0:
+        ok = abs(ours) <= claim.tolerance
+    else:
+        ok = abs(ours / seed - 1) <= claim.tolerance + 1e-12
+    same_side = claim.kind != "ratio" or (ours - 1) * (seed - 1) > 0 or ours == seed
+    if ok and same_side:
+        return REPRODUCED, (f"ours {fmt(claim, ours)} is within {claim.tolerance:.0%} of the "
+                            f"seed's {fmt(claim, seed)}")
+    if ok:
+        return NOT_REPRODUCED, (f"ours {fmt(claim, ours)} is within {claim.tolerance:.0%} of "
+                                f"the seed's {fmt(claim, seed)} but on the other side of 1: "
+                                "the comparison goes the other way")
+    return NOT_REPRODUCED, (f"ours {fmt(claim, ours)} against the seed's {fmt(claim, seed)} "
+                            f"(x{ours / seed:.3g}), beyond the {claim.tolerance:.0%} tolerance"
+                            if seed else f"ours {fmt(claim, ours)} against the seed's 0")
+
+
+def fmt(claim: Claim, value: float | None) -> str:
+    """A figure in the claim's terms: x1.35 (+35 %), 51 %, 82 % scalability, 2 nodes."""
+    if value is None:
+        return "—"
+    if claim.kind == "ratio":
+        return f"x{value:.3g} ({(value - 1) * 100:+.0f} %)"
+    if claim.kind == "scalability":
+        return f"{100 * value:.0f} %"
+    if claim.kind in ("stops_scaling", "crossover"):
+        return f"{value:g} {claim.over}"
+    if claim.kind == "trend":
+        return f"x{value:.3g} first to last"
+    if claim.kind == "share" or claim.quantity == "mpi_share":
+        return f"{value:.0f} %"
+    return f"{value:.6g}"
+
+
+def _model_note(results: list[RunResult]) -> str:
+    """What our figure is: simulated (and how) or measured here."""
+    if any(r.simulated for r in results):
+        knobs = results[0].knobs
+        parts = ["SimGrid SMPI"]
+        if any(r.folded for r in results):
+            parts.append("folded")
+        parts += [f"{k}={knobs[k]}" for k in ("platform", "machine", "computation", "topology")
+                  if k in knobs]
+        note = "simulated (" + ", ".join(parts) + ")"
+        if knobs.get("computation") == "off":
+            note += ": network only, no computation charged, so compute-bound shares and " \
+                    "ratios are not the seed's"
+        return note
+    over = any(r.oversubscribed for r in results)
+    return ("measured on this machine's cores, not the seed's cluster (the interconnect is an "
+            "analog: shared memory vs TCP loopback)"
+            + ("; oversubscribed: more ranks than cores, so times are not a scaling result"
+               if over else ""))
+
+
+def _explain(claim: Claim, verdict: str, reason: str, results: list[RunResult]) -> str:
+    parts = [reason]
+    if verdict == NOT_REPRODUCED:
+        parts.append("ours is " + _model_note(results))
+        if claim.analog:
+            parts.append(claim.analog)
+        if claim.not_modelled:
+            parts.append(claim.not_modelled)
+    elif claim.analog and verdict == REPRODUCED:
+        parts.append(claim.analog)
+    return "; ".join(parts) + "."
+
+
+def _missing(claim: Claim, config: dict[str, Any], evidence: Evidence,
+             what: str = "") -> Evaluation:
+    """No run of the claim's configuration: not checkable when the simulation cannot model
+    it (the claim says so, or a knob it needs is not simulated on the runs the study has),
+    else not measured, naming the configuration to add."""
+    if claim.not_modelled:
+        return Evaluation(claim, NOT_CHECKABLE, claim.value, None, describe(config),
+                          claim.not_modelled + ".")
+    workload = config.get("workload")
+    simulated = [r for r in evidence.results if r.simulated
+                 and (workload is None or r.workload == workload)]
+    unsimulated = [k for k in config if k in SMPI_NOT_SIMULATED]
+    if unsimulated and simulated and all(r.simulated for r in evidence.results
+                                         if workload is None or r.workload == workload):
+        return Evaluation(claim, NOT_CHECKABLE, claim.value, None, describe(config),
+                          "; ".join(SMPI_NOT_SIMULATED[k] for k in unsimulated) + ".")
+    return Evaluation(claim, NOT_MEASURED, claim.value, None, describe(config),
+                      what or f"this study has no measured run of {describe(config)}.")
+
+
+def _no_quantity(claim: Claim, config: dict[str, Any], results: list[RunResult],
+                 evidence: Evidence) -> Evaluation:
+    if _needs_profile(claim.quantity):
+        why = "the matching runs have no profile"
+        if all(r.simulated for r in results):
+            why += ": " + NO_PROFILE_UNDER_SMPI
+        return Evaluation(claim, NOT_MEASURED, claim.value, None, describe(config), why + ".")
+    return _missing(claim, config, evidence,
+                    f"the matching runs do not give {claim.quantity}.")
+
+
+# --- kinds -----------------------------------------------------------------------------------
+
+def _ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
+    side_b = {**claim.at, **claim.compare}
+    side_a = {**claim.at, **claim.baseline}
+    compared = [r for r in evidence.measured if matches(r, side_b)]
+    baselines = [r for r in evidence.measured if matches(r, side_a)]
+    if not compared:
+        return [_missing(claim, side_b, evidence)]
+    if not baselines:
+        return [_missing(claim, side_a, evidence)]
+    varied = _keys(claim.baseline)
+    by_context = {_context(a, varied): a for a in baselines}
+    pairs = [(by_context[_context(b, varied)], b) for b in compared
+             if _context(b, varied) in by_context]
+    values = [(a, b, qa, qb) for a, b in pairs
+              if (qa := quantity(claim.quantity, a, evidence))
+              and (qb := quantity(claim.quantity, b, evidence)) is not None]
+    if not pairs:
+        return [_missing(claim, side_b, evidence,
+                         f"no run of {describe(side_b)} has a counterpart of "
+                         f"{describe(claim.baseline)} differing in that only.")]
+    if not values:
+        return [_no_quantity(claim, side_b, [b for _, b in pairs], evidence)]
+    if claim.up_to:
+        a, b, qa, qb = max(values, key=lambda v: v[3] / v[2])
+        values = [(a, b, qa, qb)]
+    found = []
+    for a, b, qa, qb in values:
+        ours = qb / qa
+        verdict, reason = numeric_verdict(claim, ours)
+        configuration = (f"{_where(b)} against {describe(claim.baseline)}"
+                         + (f" (the largest of {len(pairs)} points)" if claim.up_to else ""))
+        found.append(Evaluation(claim, verdict, claim.value, ours, configuration,
+                                _explain(claim, verdict, reason, [a, b])))
+    return found
+
+
+def _largest_of_each_curve(claim: Claim, results: list[RunResult]) -> list[RunResult]:
+    """With no rank or node count in the claim, the largest run of each curve."""
+    if "ranks" in claim.at or "nodes" in claim.at:
+        return results
+    curves: dict[str, RunResult] = {}
+    for result in results:
+        key = _context(result, set(), drop_point=True)
+        if key not in curves or result.ranks > curves[key].ranks:
+            curves[key] = result
+    return list(curves.values())
+
+
+def _value(claim: Claim, evidence: Evidence) -> list[Evaluation]:
+    candidates = [r for r in evidence.measured if matches(r, claim.at)]
+    if not candidates:
+        return [_missing(claim, claim.at, evidence)]
+    found = []
+    for result in _largest_of_each_curve(claim, candidates):
+        ours = quantity(claim.quantity, result, evidence)
+        if ours is None:
+            continue
+        verdict, reason = numeric_verdict(claim, ours)
+        found.append(Evaluation(claim, verdict, claim.value, ours, _where(result),
+                                _explain(claim, verdict, reason, [result])))
+    return found or [_no_quantity(claim, claim.at, candidates, evidence)]
+
+
+def _scalability(claim: Claim, evidence: Evidence) -> list[Evaluation]:
+    """Performance per rank at the claim's rank count over performance per rank at the base
+    (the JUROPA white paper's scalability)."""
+    candidates = [r for r in evidence.measured if matches(r, claim.at)]
+    if not candidates:
+        return [_missing(claim, claim.at, evidence)]
+    base_config = {key: value for key, value in claim.at.items() if key not in ("ranks", "nodes")}
+    if claim.base_ranks is not None:
+        base_config["ranks"] = claim.base_ranks
+    bases: dict[str, RunResult] = {}
+    for run in sorted((r for r in evidence.measured if matches(r, base_config)),
+                      key=lambda r: -r.ranks):  # the smallest rank count last: it stays
+        bases[_context(run, set(), drop_point=True)] = run
+    found = []
+    for result in candidates:
+        base = bases.get(_context(result, set(), drop_point=True))
+        if base is None or base is result:
+            continue
+        q, q_base = quantity("performance", result, evidence), quantity("performance", base,
+                                                                        evidence)
+        if not q or not q_base:
+            continue
+        ours = (q / result.ranks) / (q_base / base.ranks)
+        verdict, reason = numeric_verdict(claim, ours)
+        found.append(Evaluation(claim, verdict, claim.value, ours,
+                                f"{_where(result)} against {base.ranks} ranks",
+                                _explain(claim, verdict, reason, [base, result])))
+    return found or [_missing(claim, base_config, evidence,
+                              f"no base run: this study has no measured run of "
+                              f"{describe(base_config)} to measure scalability against.")]
+
+
+def _axis(result: RunResult, over: str) -> int:
+    return result.nodes if over == "nodes" else result.ranks
+
+
+def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
+    """Claims about a curve over nodes or ranks: where performance stops growing, where the
+    MPI share crosses half the run time, or which way a quantity goes."""
+    candidates = [r for r in evidence.measured if matches(r, claim.at)]
+    if not candidates:
+        return [_missing(claim, claim.at, evidence)]
+    curves: dict[str, list[tuple[int, float, RunResult]]] = defaultdict(list)
+    for result in candidates:
+        value = quantity(claim.quantity, result, evidence)
+        if value is not None:
+            curves[_context(result, set(), drop_point=True)].append(
+                (_axis(result, claim.over), value, result))
+    curves = {key: sorted(points, key=lambda p: p[0]) for key, points in curves.items()
+              if len({p[0] for p in points}) > 1}
+    if not curves:
+        if not any(quantity(claim.quantity, r, evidence) is not None for r in candidates):
+            return [_no_quantity(claim, claim.at, candidates, evidence)]
+        return [_missing(claim, claim.at, evidence,
+                         f"this study has no curve of {describe(claim.at)} over two or more "
+                         f"{claim.over} counts.")]
+    found = []
+    for points in curves.values():
+        results = [p[2] for p in points]
+        label = (f"{results[0].workload} {results[0].size}".strip()
+                 + f", {results[0].series_label}, {claim.over} "
+                 + ", ".join(str(p[0]) for p in points))
+        if claim.kind == "trend":
+            first, last = points[0][1], points[-1][1]
+            ours = last / first if first else None
+            grows = last > first
+            ok = grows if claim.direction == "increases" else last < first
+            reason = (f"from {points[0][0]} to {points[-1][0]} {claim.over} it "
+                      f"{'grows' if grows else 'falls' if last < first else 'stays'} "
+                      f"(x{last / first:.3g})" if first else "its first value is 0")
+            verdict = REPRODUCED if ok else NOT_REPRODUCED
+        elif claim.kind == "crossover":
+            crossed = [p for p in points if p[1] >= CROSSOVER_SHARE]
+            ours = crossed[0][0] if crossed else None
+            if ours is None:
+                verdict = NOT_REPRODUCED
+                reason = (f"MPI stays below {CROSSOVER_SHARE:.0f} % of the run time up to "
+                          f"{points[-1][0]} {claim.over} (at most "
+                          f"{max(p[1] for p in points):.0f} %)")
+            else:
+                verdict = REPRODUCED if ours == claim.value else NOT_REPRODUCED
+                reason = (f"MPI first takes {CROSSOVER_SHARE:.0f} % or more of the run time at "
+                          f"{ours} {claim.over} ({crossed[0][1]:.0f} %), the seed at "
+                          f"{claim.value:g}")
+        else:
+            assert claim.value is not None
+            if points[-1][0] <= claim.value:
+                found.append(Evaluation(
+                    claim, NOT_MEASURED, claim.value, None, label,
+                    f"the curve ends at {points[-1][0]} {claim.over}: no point beyond the "
+                    f"seed's {claim.value:g} to show it stops."))
+                continue
+            peak = points[0]
+            for point in points[1:]:
+                if point[1] > peak[1] * (1 + claim.tolerance):
+                    peak = point
+            ours = peak[0]
+            still = peak is points[-1]
+            verdict = REPRODUCED if ours == claim.value else NOT_REPRODUCED
+            reason = (f"it still gains more than {claim.tolerance:.0%} at {ours} {claim.over}"
+                      if still else
+                      f"it gains no more than {claim.tolerance:.0%} after {ours} {claim.over}")
+            reason += f", the seed stops after {claim.value:g}"
+        found.append(Evaluation(claim, verdict, claim.value, ours, label,
+                                _explain(claim, verdict, reason, results)))
+    return found
+
+
+def summary_counts(evaluations: list[Evaluation]) -> dict[str, int]:
+    """How many claims (not evaluations) have each verdict: a claim counts as reproduced only
+    when every evaluation of it is."""
+    by_claim: dict[str, set[str]] = defaultdict(set)
+    for evaluation in evaluations:
+        by_claim[evaluation.claim.id].add(evaluation.verdict)
+    counts = dict.fromkeys(VERDICTS, 0)
+    for verdicts in by_claim.values():
+        counts[next(v for v in reversed(VERDICTS[:2]) if v in verdicts)
+               if verdicts & {REPRODUCED, NOT_REPRODUCED} else
+               (NOT_CHECKABLE if NOT_CHECKABLE in verdicts else NOT_MEASURED)] += 1
+    return counts
