@@ -133,8 +133,9 @@ def describe(config: dict[str, Any]) -> str:
     return ", ".join(parts) or "any configuration"
 
 
-def _context(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
-    """The run's identity without the settings a claim varies (and without its rank count)."""
+def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
+    """The run's identity without the settings a claim varies (and without its rank count:
+    the runs of one curve share it)."""
     identity = json.loads(result.identity)
     for key in drop:
         if key.startswith("options."):
@@ -344,9 +345,9 @@ def _ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
     if not baselines:
         return [_missing(claim, side_a, evidence)]
     varied = _keys(claim.baseline)
-    by_context = {_context(a, varied): a for a in baselines}
-    pairs = [(by_context[_context(b, varied)], b) for b in compared
-             if _context(b, varied) in by_context]
+    by_context = {curve_key(a, varied): a for a in baselines}
+    pairs = [(by_context[curve_key(b, varied)], b) for b in compared
+             if curve_key(b, varied) in by_context]
     values = [(a, b, qa, qb) for a, b in pairs
               if (qa := quantity(claim.quantity, a, evidence))
               and (qb := quantity(claim.quantity, b, evidence)) is not None]
@@ -376,7 +377,7 @@ def _largest_of_each_curve(claim: Claim, results: list[RunResult]) -> list[RunRe
         return results
     curves: dict[str, RunResult] = {}
     for result in results:
-        key = _context(result, set(), drop_point=True)
+        key = curve_key(result, set(), drop_point=True)
         if key not in curves or result.ranks > curves[key].ranks:
             curves[key] = result
     return list(curves.values())
@@ -409,10 +410,10 @@ def _scalability(claim: Claim, evidence: Evidence) -> list[Evaluation]:
     bases: dict[str, RunResult] = {}
     for run in sorted((r for r in evidence.measured if matches(r, base_config)),
                       key=lambda r: -r.ranks):  # the smallest rank count last: it stays
-        bases[_context(run, set(), drop_point=True)] = run
+        bases[curve_key(run, set(), drop_point=True)] = run
     found = []
     for result in candidates:
-        base = bases.get(_context(result, set(), drop_point=True))
+        base = bases.get(curve_key(result, set(), drop_point=True))
         if base is None or base is result:
             continue
         q, q_base = quantity("performance", result, evidence), quantity("performance", base,
@@ -443,7 +444,7 @@ def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
     for result in candidates:
         value = quantity(claim.quantity, result, evidence)
         if value is not None:
-            curves[_context(result, set(), drop_point=True)].append(
+            curves[curve_key(result, set(), drop_point=True)].append(
                 (_axis(result, claim.over), value, result))
     curves = {key: sorted(points, key=lambda p: p[0]) for key, points in curves.items()
               if len({p[0] for p in points}) > 1}
