@@ -17,7 +17,8 @@ from esmperf.report import write_report
 from esmperf.results import load_results
 from esmperf.runner import PlannedRun
 from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
-                                 Evaluation, evaluate, load_evidence, summary_counts)
+                                 Evaluation, evaluate, summary_counts)
+from esmperf.seed_evidence import load_evidence
 from esmperf.seed_reference import (KINDS, ReferenceError, load_reference, load_references,
                                     reference_dir)
 from esmperf.store import Store

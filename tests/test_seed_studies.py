@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from esmperf.runner import plan_study
-from esmperf.seed_claims import matches
+from esmperf.seed_evidence import matches
 from esmperf.seed_reference import Claim, load_references
 from esmperf.stacks import discover_stacks
 from esmperf.study import Configuration, load_study

@@ -16,8 +16,8 @@ from esmperf import figures as fig
 from esmperf.analysis import Group
 from esmperf.results import RunResult
 from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
-                                 Evaluation, Evidence, curve_key, evaluate, fmt, load_evidence,
-                                 matches, quantity, summary_counts)
+                                 Evaluation, evaluate, fmt, summary_counts)
+from esmperf.seed_evidence import Evidence, curve_key, load_evidence, matches, quantity
 from esmperf.seed_reference import Claim, SeedReference, load_references
 from esmperf.store import Store
 
