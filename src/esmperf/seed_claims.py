@@ -112,6 +112,8 @@ def fmt(claim: Claim, value: float | None) -> str:
         return f"x{value:.3g} first to last"
     if claim.kind == "share" or claim.quantity == "mpi_share":
         return f"{value:.0f} %"
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{value:.0f}"  # exact counts (bytes moved) print whole
     return f"{value:.6g}"
 
 
@@ -166,7 +168,8 @@ def _missing(claim: Claim, config: dict[str, Any], evidence: Evidence,
         return Evaluation(claim, NOT_CHECKABLE, claim.value, None, describe(config),
                           "; ".join(SMPI_NOT_SIMULATED[k] for k in unsimulated) + ".")
     return Evaluation(claim, NOT_MEASURED, claim.value, None, describe(config),
-                      what or f"this study has no measured run of {describe(config)}.")
+                      what or "this study has no measured run of this configuration: add it to "
+                      "the study file to check the claim.")
 
 
 def _no_quantity(claim: Claim, config: dict[str, Any], results: list[RunResult],
