@@ -17,9 +17,9 @@ from esmperf.report import write_report
 from esmperf.results import load_results
 from esmperf.runner import PlannedRun
 from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
-                                 Evaluation, evaluate, summary_counts)
+                                 Evaluation, count, evaluate, summary_counts)
 from esmperf.seed_evidence import load_evidence
-from esmperf.seed_reference import (KINDS, ReferenceError, load_reference, load_references,
+from esmperf.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
                                     reference_dir)
 from esmperf.store import Store
 from esmperf.study import Configuration, FomSpec, RepeatPolicy
@@ -382,6 +382,8 @@ def test_curve_claims(evaluated: dict[str, list[Evaluation]]) -> None:
     assert (early.verdict, early.ours) == (NOT_REPRODUCED, 8)
     falls = one(evaluated, "bytes-per-rank-falls")  # every rank moves the same bytes
     assert (falls.verdict, falls.ours) == (NOT_REPRODUCED, 1.0)
+    assert (count(1, "nodes"), count(2, "nodes"), count(8.0, "ranks")) == \
+        ("1 node", "2 nodes", "8 ranks")
 
 
 def test_scalability_claims(evaluated: dict[str, list[Evaluation]]) -> None:
@@ -469,7 +471,7 @@ def test_bad_reference_data_gives_one_clear_error(tmp_path: Path, line: str,
     lines.insert(9, line)
     path = tmp_path / "bad.toml"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ReferenceError) as error:
+    with pytest.raises(SeedReferenceError) as error:
         load_reference(path)
     text = str(error.value)
     assert text.startswith(f"{path}: claim 'first' (line 6): "), text
@@ -479,7 +481,7 @@ def test_bad_reference_data_gives_one_clear_error(tmp_path: Path, line: str,
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "broken.toml"
     path.write_text("id = \n")
-    with pytest.raises(ReferenceError, match=f"{path} is not valid TOML"):
+    with pytest.raises(SeedReferenceError, match=f"{path} is not valid TOML"):
         load_reference(path)
 
 
@@ -495,3 +497,17 @@ def test_report_holds_the_study_against_its_seed(tmp_path: Path) -> None:
     other = make_claims_store(tmp_path / "other.duckdb", RUNS, "no such seed")
     page = write_report(other).read_text()
     assert "names the seed “no such seed”, which has no reference data" in page
+
+
+def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import esmperf.seed_report as seed_report
+
+    def broken() -> None:
+        raise SeedReferenceError("studies/seeds/reference/x.toml: claim 'y' (line 3): bad")
+
+    monkeypatch.setattr(seed_report, "load_references", broken)
+    path = make_claims_store(tmp_path / "s.duckdb", RUNS[:2], "hycom")
+    page = write_report(path).read_text()
+    assert "<p class='bad'>studies/seeds/reference/x.toml: claim &#x27;y&#x27; (line 3): bad" \
+        in page

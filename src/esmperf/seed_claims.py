@@ -107,7 +107,7 @@ def fmt(claim: Claim, value: float | None) -> str:
     if claim.kind == "scalability":
         return f"{100 * value:.0f} %"
     if claim.kind in ("stops_scaling", "crossover"):
-        return f"{value:g} {claim.over}"
+        return count(value, claim.over)
     if claim.kind == "trend":
         return f"x{value:.3g} first to last"
     if claim.kind == "share" or claim.quantity == "mpi_share":
@@ -117,17 +117,23 @@ def fmt(claim: Claim, value: float | None) -> str:
     return f"{value:.6g}"
 
 
+def count(value: float, axis: str) -> str:
+    """"1 node", "2 nodes", "8 ranks"."""
+    return f"{value:g} {axis if value != 1 else axis[:-1]}"
+
+
 def _model_note(results: list[RunResult]) -> str:
     """What our figure is: simulated (and how) or measured here."""
     if any(r.simulated for r in results):
-        knobs = results[0].knobs
         parts = ["SimGrid SMPI"]
         if any(r.folded for r in results):
             parts.append("folded")
-        parts += [f"{k}={knobs[k]}" for k in ("platform", "machine", "computation", "topology")
-                  if k in knobs]
+        for knob in ("platform", "machine", "computation", "topology"):
+            values = list(dict.fromkeys(r.knobs[knob] for r in results if knob in r.knobs))
+            if values:
+                parts.append(f"{knob}={' and '.join(values)}")
         note = "simulated (" + ", ".join(parts) + ")"
-        if knobs.get("computation") == "off":
+        if any(r.knobs.get("computation") == "off" for r in results):
             note += ": network only, no computation charged, so compute-bound shares and " \
                     "ratios are not the seed's"
         return note
@@ -315,7 +321,7 @@ def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
             ours = last / first if first else None
             grows = last > first
             ok = grows if claim.direction == "increases" else last < first
-            reason = (f"from {points[0][0]} to {points[-1][0]} {claim.over} it "
+            reason = (f"from {points[0][0]} to {count(points[-1][0], claim.over)} it "
                       f"{'grows' if grows else 'falls' if last < first else 'stays'} "
                       f"(x{last / first:.3g})" if first else "its first value is 0")
             verdict = REPRODUCED if ok else NOT_REPRODUCED
@@ -325,19 +331,19 @@ def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
             if ours is None:
                 verdict = NOT_REPRODUCED
                 reason = (f"MPI stays below {CROSSOVER_SHARE:.0f} % of the run time up to "
-                          f"{points[-1][0]} {claim.over} (at most "
+                          f"{count(points[-1][0], claim.over)} (at most "
                           f"{max(p[1] for p in points):.0f} %)")
             else:
                 verdict = REPRODUCED if ours == claim.value else NOT_REPRODUCED
                 reason = (f"MPI first takes {CROSSOVER_SHARE:.0f} % or more of the run time at "
-                          f"{ours} {claim.over} ({crossed[0][1]:.0f} %), the seed at "
+                          f"{count(ours, claim.over)} ({crossed[0][1]:.0f} %), the seed at "
                           f"{claim.value:g}")
         else:
             assert claim.value is not None
             if points[-1][0] <= claim.value:
                 found.append(Evaluation(
                     claim, NOT_MEASURED, claim.value, None, label,
-                    f"the curve ends at {points[-1][0]} {claim.over}: no point beyond the "
+                    f"the curve ends at {count(points[-1][0], claim.over)}: no point beyond the "
                     f"seed's {claim.value:g} to show it stops."))
                 continue
             peak = points[0]
@@ -347,9 +353,9 @@ def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
             ours = peak[0]
             still = peak is points[-1]
             verdict = REPRODUCED if ours == claim.value else NOT_REPRODUCED
-            reason = (f"it still gains more than {claim.tolerance:.0%} at {ours} {claim.over}"
+            reason = (f"it still gains more than {claim.tolerance:.0%} at {count(ours, claim.over)}"
                       if still else
-                      f"it gains no more than {claim.tolerance:.0%} after {ours} {claim.over}")
+                      f"it gains no more than {claim.tolerance:.0%} after {count(ours, claim.over)}")
             reason += f", the seed stops after {claim.value:g}"
         found.append(Evaluation(claim, verdict, claim.value, ours, label,
                                 _explain(claim, verdict, reason, results)))

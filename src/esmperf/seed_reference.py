@@ -5,7 +5,7 @@ where scaling stops, a crossover, a trend), the seed's figure, and the configura
 about in the study vocabulary (workload, size, ranks, nodes, ranks_per_node, stack, knobs,
 options). seed_claims.py holds a study's results against them.
 
-A bad file gives one ReferenceError naming the file, the claim (its id and line) and the fix.
+A bad file gives one SeedReferenceError naming the file, the claim (its id and line) and the fix.
 """
 
 import re
@@ -40,7 +40,7 @@ DEFAULT_QUANTITY = {"ratio": "performance", "value": None, "share": None,
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
-class ReferenceError(EsmperfError):
+class SeedReferenceError(EsmperfError):
     """A seed reference file that cannot be used; the message names the place and the fix."""
 
 
@@ -107,28 +107,28 @@ def load_reference(path: Path) -> SeedReference:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise ReferenceError(f"cannot read the seed reference {path}: {error}") from None
+        raise SeedReferenceError(f"cannot read the seed reference {path}: {error}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ReferenceError(f"{path} is not valid TOML: {error}") from None
+        raise SeedReferenceError(f"{path} is not valid TOML: {error}") from None
     for key in data:
         if key not in FILE_KEYS:
-            raise ReferenceError(f"{path}: {unknown_key(key, FILE_KEYS, 'the file')}")
+            raise SeedReferenceError(f"{path}: {unknown_key(key, FILE_KEYS, 'the file')}")
     for key in ("id", "title", "seed_file"):
         if not isinstance(data.get(key), str) or not data[key]:
-            raise ReferenceError(f"{path}: `{key}` must be a non-empty string (see "
+            raise SeedReferenceError(f"{path}: `{key}` must be a non-empty string (see "
                                  "docs/seeds.md: id, title, seed_file, then [[claim]] tables)")
     tolerance = _tolerance(data.get("tolerance", 0.1), f"{path}: tolerance")
     claims_data = data.get("claim")
     if not isinstance(claims_data, list) or not claims_data:
-        raise ReferenceError(f"{path}: no [[claim]] table: a seed reference lists the seed's "
+        raise SeedReferenceError(f"{path}: no [[claim]] table: a seed reference lists the seed's "
                              "claims, e.g.\n[[claim]]\nid = \"ib-over-gige\"\nkind = \"ratio\"")
     claims, seen = [], set()
     for number, item in enumerate(claims_data, start=1):
         claim = _claim(item, number, tolerance, path, text)
         if claim.id in seen:
-            raise ReferenceError(f"{path}: claim {claim.id!r} (line {claim.line}): the id is "
+            raise SeedReferenceError(f"{path}: claim {claim.id!r} (line {claim.line}): the id is "
                                  "used twice; give each claim its own id")
         seen.add(claim.id)
         claims.append(claim)
@@ -151,19 +151,19 @@ def _line(text: str, claim_id: Any, number: int) -> int:
 
 def _tolerance(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ReferenceError(f"{where} must be a fraction between 0 and 1 (0.1 = within "
+        raise SeedReferenceError(f"{where} must be a fraction between 0 and 1 (0.1 = within "
                              f"10 %), got {value!r}")
     return float(value)
 
 
 def _claim(item: Any, number: int, tolerance: float, path: Path, text: str) -> Claim:
     if not isinstance(item, dict):
-        raise ReferenceError(f"{path}: claim {number} must be a table ([[claim]])")
+        raise SeedReferenceError(f"{path}: claim {number} must be a table ([[claim]])")
     line = _line(text, item.get("id"), number)
     where = f"{path}: claim {item.get('id', number)!r} (line {line})"
 
-    def fail(problem: str) -> ReferenceError:
-        return ReferenceError(f"{where}: {problem}")
+    def fail(problem: str) -> SeedReferenceError:
+        return SeedReferenceError(f"{where}: {problem}")
 
     for key in item:
         if key not in CLAIM_KEYS:

@@ -18,7 +18,8 @@ from esmperf.results import RunResult
 from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
                                  Evaluation, evaluate, fmt, summary_counts)
 from esmperf.seed_evidence import Evidence, curve_key, load_evidence, matches, quantity
-from esmperf.seed_reference import Claim, SeedReference, load_references
+from esmperf.findings import Finding
+from esmperf.seed_reference import Claim, SeedReferenceError, SeedReference, load_references
 from esmperf.store import Store
 
 TOPIC = "seed"
@@ -30,7 +31,7 @@ VERDICT_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", NOT_MEASURED: "small",
 class ClaimsSection:
     html: str = ""
     figures: list[fig.Figure] = field(default_factory=list)
-    findings: list[Any] = field(default_factory=list)  # findings.Finding
+    findings: list[Finding] = field(default_factory=list)
     evaluations: list[Evaluation] = field(default_factory=list)
     reference: SeedReference | None = None
 
@@ -40,10 +41,12 @@ def claims_section(store: Store, info: dict[str, Any], results: list[RunResult],
                    figure_html: Callable[[fig.Figure], str]) -> ClaimsSection:
     """The section for the study in `store` (`figure_html`: the report's markup of a figure);
     a note only when the study names no seed with reference data."""
-    from esmperf.findings import Finding  # findings imports nothing of ours: no cycle
-
     seed = str(info.get("seed") or "")
-    references = load_references()
+    try:
+        references = load_references()
+    except SeedReferenceError as error:  # the report is still written, saying what to fix
+        return ClaimsSection(html="<section id='seed-claims'><h2>The seed's claims</h2>"
+                             f"<p class='bad'>{_e(error)}</p></section>")
     reference = next((ref for ref in references if ref.names(seed)), None) if seed else None
     if reference is None:
         return ClaimsSection(html=_no_reference_html(seed, references))
@@ -222,8 +225,8 @@ def _table_figures(reference: SeedReference, evidence: Evidence) -> list[fig.Fig
         made.append(fig.seed_points_figure(
             f"seed-{reference.id}-{claim.id}", f"{claim.at.get('workload', '')}: "
             f"{claim.quantity.split(':')[-1]} over {claim.baseline['ranks']} ranks",
-            ours, list(claim.points), f"ratio to {claim.baseline['ranks']} ranks\n"
-            "(lower is better)" if "_s" in claim.quantity else "ratio", "MPI ranks",
+            ours, list(claim.points), f"{claim.quantity.split(':')[-1]}\nover its value at "
+            f"{claim.baseline['ranks']} ranks", "MPI ranks",
             log_y=True, caption=f"Ours beside the seed's own table ({claim.source})."))
     return made
 
