@@ -19,6 +19,7 @@ from esmperf.runner import PlannedRun
 from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
                                  Evaluation, count, evaluate, summary_counts)
 from esmperf.seed_evidence import load_evidence
+from esmperf.seed_report import claim_figures
 from esmperf.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
                                     reference_dir)
 from esmperf.store import Store
@@ -511,3 +512,20 @@ def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,
     page = write_report(path).read_text()
     assert "<p class='bad'>studies/seeds/reference/x.toml: claim &#x27;y&#x27; (line 3): bad" \
         in page
+
+
+def test_the_seeds_figures_beside_ours(tmp_path: Path) -> None:
+    (tmp_path / "synthetic.toml").write_text(CLAIMS)
+    reference = load_reference(tmp_path / "synthetic.toml")
+    path = make_claims_store(tmp_path / "claims.duckdb", RUNS, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        results = load_results(store)
+        evidence = load_evidence(store, results, {})
+        figures = claim_figures(reference, evaluate(reference, evidence), evidence)
+    assert [f.id for f in figures] == ["seed-synthetic-claims", "seed-synthetic-gains",
+                                       "seed-synthetic-pop-scalability"]
+    gains = figures[1].svg.decode()
+    for label in ("+100%", "+111%", "+325%", "+300%", "+311%", "the seed's (stated)"):
+        assert label in gains, label
+    scalability = figures[2].svg.decode()
+    assert "seed (stated)" in scalability and "ours: smpi · platform=ib-qdr (base 4)" in scalability

@@ -145,6 +145,20 @@ def claim_figures(reference: SeedReference, evaluations: list[Evaluation],
             caption="Each numeric claim's figure of ours over the seed's (1 = the seed's "
                     "figure; the band is the claim's tolerance, none for a bound); filled: "
                     "reproduced, hollow: not."))
+    gains = [e for e in evaluations if e.claim.kind == "ratio" and e.ours is not None
+             and e.claim.quantity == "performance" and e.seed is not None]
+    if gains:
+        bars = []
+        for e in gains:
+            bars.append(fig.Bar(e.claim.id, "the seed's (stated)", 100 * (e.seed - 1)))
+            bars.append(fig.Bar(e.claim.id, "ours", 100 * (e.ours - 1),
+                                solid=e.verdict == REPRODUCED))
+        made.append(fig.bar_figure(
+            f"seed-{reference.id}-gains", "seed_gains",
+            f"{reference.id}: the seed's stated gains beside ours", bars,
+            "performance gain (%)\n(higher is better)", percent_labels=True, zero_line=True,
+            caption="Each performance ratio claim: the seed's stated gain and ours on the "
+                    "configuration named in the table (hatched: not reproduced)."))
     made += _scalability_figures(reference, evidence)
     made += _table_figures(reference, evidence)
     return made
