@@ -498,6 +498,8 @@ def test_report_holds_the_study_against_its_seed(tmp_path: Path) -> None:
     other = make_claims_store(tmp_path / "other.duckdb", RUNS, "no such seed")
     page = write_report(other).read_text()
     assert "names the seed “no such seed”, which has no reference data" in page
+    page = write_report(make_claims_store(tmp_path / "none.duckdb", RUNS, "")).read_text()
+    assert "seed-claims" not in page  # a study that names no seed has no such section
 
 
 def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,

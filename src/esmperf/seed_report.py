@@ -40,8 +40,10 @@ def claims_section(store: Store, info: dict[str, Any], results: list[RunResult],
                    groups: list[Group],
                    figure_html: Callable[[fig.Figure], str]) -> ClaimsSection:
     """The section for the study in `store` (`figure_html`: the report's markup of a figure);
-    a note only when the study names no seed with reference data."""
+    none for a study that names no seed, a note for one whose seed has no reference data."""
     seed = str(info.get("seed") or "")
+    if not seed:
+        return ClaimsSection()
     try:
         references = load_references()
     except SeedReferenceError as error:  # the report is still written, saying what to fix
@@ -79,9 +81,9 @@ def _e(value: Any) -> str:
 
 def _no_reference_html(seed: str, references: list[SeedReference]) -> str:
     known = "; ".join(f"“{ref.title}” ({ref.id})" for ref in references)
-    said = f"names the seed “{_e(seed)}”, which has" if seed else "names no seed, so it has"
     return (f"<section id='seed-claims'><h2>The seed's claims</h2><p class='small'>This study "
-            f"{said} no reference data in studies/seeds/reference/. To hold a study against a "
+            f"names the seed “{_e(seed)}”, which has no reference data in "
+            "studies/seeds/reference/. To hold a study against a "
             f"seed's numbers, set <code>seed</code> in its study file to one of: {_e(known)}."
             "</p></section>")
 
