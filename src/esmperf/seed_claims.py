@@ -137,11 +137,12 @@ def _model_note(results: list[RunResult]) -> str:
             note += ": network only, no computation charged, so compute-bound shares and " \
                     "ratios are not the seed's"
         return note
-    over = any(r.oversubscribed for r in results)
-    return ("measured on this machine's cores, not the seed's cluster (the interconnect is an "
-            "analog: shared memory vs TCP loopback)"
-            + ("; oversubscribed: more ranks than cores, so times are not a scaling result"
-               if over else ""))
+    note = "measured on this machine's cores, not the seed's cluster"
+    if any("transport" in r.knobs for r in results):
+        note += " (the interconnect is an analog: shared memory vs TCP loopback)"
+    if any(r.oversubscribed for r in results):
+        note += "; oversubscribed: more ranks than cores, so times are not a scaling result"
+    return note
 
 
 def _explain(claim: Claim, verdict: str, reason: str, results: list[RunResult]) -> str:
