@@ -461,7 +461,8 @@ BAD = [
 @pytest.mark.parametrize("line, message", BAD)
 def test_bad_reference_data_gives_one_clear_error(tmp_path: Path, line: str,
                                                   message: str) -> None:
-    good = ('id = "x"\ntitle = "X"\nseed_file = "x.txt"\n\n[[claim]]\nid = "first"\nkind = "ratio"\n'
+    good = ('id = "x"\ntitle = "X"\nseed_file = "x.txt"\n\n[[claim]]\nid = "first"\n'
+            'kind = "ratio"\n'
             'text = "t"\nsource = "s"\nvalue = 2.0\nat = { nodes = 4 }\n'
             'baseline = { platform = "gige" }\ncompare = { platform = "ib-qdr" }\n')
     key = line.split(" =")[0]
@@ -530,4 +531,5 @@ def test_the_seeds_figures_beside_ours(tmp_path: Path) -> None:
     for label in ("+100%", "+111%", "+325%", "+300%", "+311%", "the seed's (stated)"):
         assert label in gains, label
     scalability = figures[2].svg.decode()
-    assert "seed (stated)" in scalability and "ours: smpi · platform=ib-qdr (base 4)" in scalability
+    assert "seed (stated)" in scalability
+    assert "ours: smpi · platform=ib-qdr (base 4)" in scalability

@@ -356,7 +356,8 @@ def _curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
             verdict = REPRODUCED if ours == claim.value else NOT_REPRODUCED
             reason = (f"it still gains more than {claim.tolerance:.0%} at {count(ours, claim.over)}"
                       if still else
-                      f"it gains no more than {claim.tolerance:.0%} after {count(ours, claim.over)}")
+                      f"it gains no more than {claim.tolerance:.0%} after "
+                      f"{count(ours, claim.over)}")
             reason += f", the seed stops after {claim.value:g}"
         found.append(Evaluation(claim, verdict, claim.value, ours, label,
                                 _explain(claim, verdict, reason, results)))

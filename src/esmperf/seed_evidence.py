@@ -24,7 +24,8 @@ class Evidence:
 
     results: list[RunResult]
     profiles: dict[str, ProfileData] = field(default_factory=dict)  # by run key
-    metrics: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # key -> name -> values
+    # run key -> metric name -> the measured repetitions' values
+    metrics: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     @property
     def measured(self) -> list[RunResult]:

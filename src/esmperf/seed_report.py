@@ -64,7 +64,8 @@ def claims_section(store: Store, info: dict[str, Any], results: list[RunResult],
 
 def finding_text(evaluation: Evaluation) -> str:
     claim = evaluation.claim
-    quoted = f"“{claim.text}” ({claim.source}{', read from a chart' if claim.from_chart else ''})"
+    chart = ", read from a chart" if claim.from_chart else ""
+    quoted = f"“{claim.text}” ({claim.source}{chart})"
     if evaluation.verdict in (REPRODUCED, NOT_REPRODUCED):
         ratio = (f", ours/seed = {evaluation.ratio:.3g}" if evaluation.ratio is not None else "")
         return (f"{quoted}: {evaluation.verdict} on {evaluation.configuration}: ours "
