@@ -63,9 +63,15 @@ def test_seed_study_plans_at_the_seeds_scale(name: str, tmp_path: Path) -> None:
     stacks = discover_stacks().stacks
     if not any(stack.id == "smpi" for stack in stacks):
         pytest.skip("SimGrid SMPI is not installed here (make setup installs it)")
-    plan = plan_study(study, stacks, load_workloads(), tmp_path / "dry.duckdb")
+    workloads = load_workloads()
+    plan = plan_study(study, stacks, workloads, tmp_path / "dry.duckdb")
     simulated = [p for p in plan if p.config.stack == "smpi"]
-    assert [p.skip_reason for p in simulated if p.skip_reason] == []
+    # the only reason to skip: fold = on for a workload that does not fold yet (issue 11)
+    skipped = [(p.config.key, p.skip_reason) for p in simulated if p.skip_reason]
+    assert [key for key, _ in skipped] == [
+        p.config.key for p in simulated
+        if not workloads[p.config.workload].folds and dict(p.config.knobs)["fold"] == "on"]
+    assert all(" does not fold (" in reason for _, reason in skipped)
     for workload, size, per_node, machine, ranks in SCALE[name]:
         block = [p for p in simulated if p.config.workload == workload
                  and p.config.size == size and p.config.ranks_per_node == per_node]
@@ -73,10 +79,11 @@ def test_seed_study_plans_at_the_seeds_scale(name: str, tmp_path: Path) -> None:
         for planned in block:
             knobs = dict(planned.config.knobs)
             assert knobs.get("machine", "none") == machine
-            assert knobs["fold"] == "auto"
+            assert knobs["fold"] == ("auto" if workload == "redist" else "on")
             assert planned.nodes == math.ceil(planned.config.ranks / per_node)
-            assert planned.argv[0].endswith("smpirun")
-            assert planned.argv[planned.argv.index("-n") + 1] == str(planned.config.ranks)
+            if not planned.skip_reason:
+                assert planned.argv[0].endswith("smpirun")
+                assert planned.argv[planned.argv.index("-n") + 1] == str(planned.config.ranks)
 
 
 @pytest.mark.parametrize("reference", load_references(), ids=lambda r: r.id)
