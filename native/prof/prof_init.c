@@ -5,12 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
 esm_run esm_run_info;
 static int hooked;
-static MPI_Comm private_comm = MPI_COMM_NULL;
+static MPI_Comm private_comm;      /* a dup of MPI_COMM_WORLD while profiling */
 
 static double mono_seconds(void)
 {
@@ -80,9 +81,12 @@ void esm_init_hook(void)
     const char *disable = getenv("ESMPROF_DISABLE");
     if (disable && *disable == '1')
         return;
+    esm_bind_mpi();                 /* Fortran entry points come here first */
     PMPI_Comm_rank(MPI_COMM_WORLD, &esm_world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &esm_world_size);
     PMPI_Query_thread(&esm_run_info.thread_level);
+    esm_scan_unwrapped();
+    esm_report_unwrapped();
     PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
     calibrate_clock();
     const char *bin = getenv("ESMPROF_BIN_SECONDS");
@@ -119,6 +123,7 @@ void esm_finalize_hook(void)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    esm_bind_mpi();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS && esm_depth == 0)
         esm_init_hook();
@@ -127,6 +132,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    esm_bind_mpi();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS && esm_depth == 0)
         esm_init_hook();
