@@ -292,7 +292,7 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
 typedef struct slot {
     uint64_t key;                   /* 0: empty */
     int kind, post_fid, rank, active;
-    uint64_t bytes;
+    uint64_t bytes, recv_bytes;     /* recv_bytes: persistent collectives */
     esm_comm *comm;
 } slot;
 
@@ -385,6 +385,20 @@ void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int ra
     pthread_mutex_unlock(&lock);
 }
 
+void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    pthread_mutex_lock(&lock);
+    slot *s = table_insert(&requests, key_of(&req, sizeof req));
+    s->kind = ESM_REQ_PCOLL;
+    s->post_fid = c->fid;
+    s->comm = c->comm;
+    s->bytes = sent;
+    s->recv_bytes = recv;
+    pthread_mutex_unlock(&lock);
+}
+
 void esm_req_start(esm_call *c, MPI_Request req)
 {
     pthread_mutex_lock(&lock);
@@ -397,6 +411,14 @@ void esm_req_start(esm_call *c, MPI_Request req)
     pthread_mutex_unlock(&lock);
     if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
         record_sent(c, copy.comm, copy.rank, copy.bytes);
+    if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */
+        esm_thread *t = esm_self();
+        c->sent += copy.bytes;
+        c->recv += copy.recv_bytes;
+        t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        if (copy.comm)
+            comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
+    }
 }
 
 void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)

@@ -102,6 +102,8 @@ void esm_init_hook(void)
     esm_run_info.init_epoch = wall_seconds();
     esm_run_info.init_mono = mono_seconds();
     esm_run_info.init_ticks = esm_t0 = esm_now();
+    esm_output_path();
+    esm_spawn_setup(private_comm);
     esm_write_running_marker();
     PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */
     esm_on = 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
@@ -54,6 +55,9 @@ static void put_string(sbuf *b, const char *s)
     }
     put(b, "\"");
 }
+
+static void put_str_cb(void *b, const char *s) { put_string(b, s); }
+static void put_raw_cb(void *b, const char *s) { put(b, "%s", s); }
 
 static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
 
@@ -123,6 +127,28 @@ static const char *thread_level_name(int level)
     }
 }
 
+/* The MPI library the profiler bound to, and the calls it exports that are not wrapped. */
+static void put_binding(sbuf *b)
+{
+    const esm_binding *m = &esm_mpi_binding;
+    put(b, ",\"mpi_binding\":{\"library\":");
+    put_string(b, m->library);
+    put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
+        m->exported, ESM_NFUNC + 3);
+    for (int pass = 0; pass < 2; pass++) {
+        put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
+        for (int i = 0, first = 1; i < m->nunwrapped; i++) {
+            if (esm_communicates(m->unwrapped[i]) == pass)
+                continue;
+            put(b, first ? "" : ",");
+            put_string(b, m->unwrapped[i]);
+            first = 0;
+        }
+        put(b, "]");
+    }
+    put(b, "}");
+}
+
 static void put_header(sbuf *b, const char *state)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
@@ -150,7 +176,10 @@ static void put_header(sbuf *b, const char *state)
     if (fc->bindings_loaded && !fc->wrappers_reached)
         put(b, ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
                "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
-    put(b, "},\"thread_level\":\"%s\"}\n", thread_level_name(esm_run_info.thread_level));
+    put(b, "},\"thread_level\":\"%s\"", thread_level_name(esm_run_info.thread_level));
+    esm_spawn_header(put_str_cb, put_raw_cb, b);
+    put_binding(b);
+    put(b, "}\n");
 }
 
 /* ------------------------------------------------------------ rank line */
@@ -336,7 +365,7 @@ static void put_rank(sbuf *b)
 
 /* ------------------------------------------------------------ files */
 
-static void output_path(void)
+void esm_output_path(void)
 {
     const char *out = getenv("ESMPROF_OUT");
     if (!out || !*out)
@@ -365,7 +394,6 @@ static int write_all(int fd, const char *p, size_t n, off_t offset)
 
 void esm_write_running_marker(void)
 {
-    output_path();
     if (esm_world_rank != 0)
         return;
     sbuf b = {0};
