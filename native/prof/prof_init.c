@@ -105,6 +105,7 @@ void esm_init_hook(void)
     esm_output_path();
     esm_spawn_setup(private_comm);
     esm_write_running_marker();
+    esm_signals_start();
     PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */
     esm_on = 1;
 }
@@ -120,6 +121,7 @@ void esm_finalize_hook(void)
     if (span > 0.5)
         esm_ticks_per_second = (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / span;
     esm_write_profile(private_comm);
+    esm_signals_finished();
     PMPI_Comm_free(&private_comm);
 }
 

@@ -87,7 +87,7 @@ void esm_spawn_setup(MPI_Comm world)
     }
     snprintf(esm_run_info.parent_path, sizeof esm_run_info.parent_path, "%s", esm_run_info.out_path);
     if (esm_world_rank == 0) {
-        char stem[4096];
+        char stem[4000];
         stem_of(esm_run_info.parent_path, stem, sizeof stem);
         for (int k = 1; k < 100000; k++) {
             snprintf(esm_run_info.out_path, sizeof esm_run_info.out_path, "%s.spawn%d.jsonl", stem, k);
