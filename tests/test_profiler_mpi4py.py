@@ -83,3 +83,35 @@ def test_mpi4py_program_counts(stack, tmp_path):
     if stack.id == "mpich":     # mpi4py built on MPICH 4 takes the large-count entry points
         assert "MPI_Sendrecv_c" in profile.ranks[0]["calls"]
         assert mpi4
+
+
+@pytest.mark.parametrize("stack", STACKS, ids=[s.id for s in STACKS])
+def test_spawned_jobs_write_their_own_linked_profiles(stack, tmp_path):
+    """tests/mpi4py_spawn.py: 1 parent rank spawns 2 children and sends each 3 x 40 bytes."""
+    path = mpi4py_path(stack)
+    if path is None:
+        pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for Debian MPICH")
+    program = [str(stack.mpirun), "-n", "1", sys.executable, str(MIX.with_name("mpi4py_spawn.py"))]
+    env = dict(os.environ, PYTHONPATH=path)
+    env.pop("LD_PRELOAD", None)
+    out = tmp_path / "parent.jsonl"
+    (tmp_path / "parent.spawn7.jsonl").write_text("stale, from an earlier run\n")
+    run = subprocess.run([str(ESMPERF), "profile", "--out", str(out), "--stack", stack.id, "--",
+                          *program], capture_output=True, text=True, timeout=180, cwd=tmp_path, env=env)
+    if run.returncode != 0:
+        bare = subprocess.run(program, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=env)
+        if bare.returncode != 0:
+            pytest.skip(f"MPI_Comm_spawn fails on {stack.id} without the profiler too: "
+                        f"{bare.stderr.strip().splitlines()[-1] if bare.stderr.strip() else bare.returncode}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    parent = read_profile(out)
+    assert parent.header["spawn"]["children"] == ["parent.spawn1.jsonl"]   # the stale one removed
+    assert not (tmp_path / "parent.spawn7.jsonl").exists()
+    calls = merged_calls(parent.ranks[0])
+    assert calls["MPI_Comm_spawn"] == (1, 0, 0)
+    assert calls["MPI_Send"] == (6, 240, 0)
+    child = read_profile(tmp_path / "parent.spawn1.jsonl")
+    assert child.header["ranks"] == 2
+    assert child.header["spawn"]["parent"] == str(out)
+    for rank in child.ranks:
+        assert merged_calls(rank)["MPI_Recv"] == (3, 0, 120)
