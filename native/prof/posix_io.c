@@ -16,6 +16,32 @@
 #include "prof_files.h"
 #include "prof_state.h"
 
+/* POSIX calls: totals and bins */
+void esm_io_record(int kind, uint64_t bytes, uint64_t t0, uint64_t t1)
+{
+    esm_thread *t = esm_self();
+    t->io[kind].calls++;
+    t->io[kind].bytes += bytes;
+    t->io[kind].ticks += t1 - t0;
+    esm_bin *b = esm_bin_at(t, t1);
+    if (kind == ESM_IO_WRITE)
+        b->io_write += bytes;
+    else
+        b->io_read += bytes;
+    b->io_ticks += t1 - t0;
+}
+
+/* stdio I/O: in the time bins (the POSIX totals are POSIX calls only) */
+void esm_io_bin(int kind, uint64_t bytes, uint64_t t0, uint64_t t1)
+{
+    esm_bin *b = esm_bin_at(esm_self(), t1);
+    if (kind == ESM_IO_WRITE)
+        b->io_write += bytes;
+    else
+        b->io_read += bytes;
+    b->io_ticks += t1 - t0;
+}
+
 /* The file an fd names when it is a counted one (profiling on, outside MPI, a disk file). */
 static int counted(int fd, int *file)
 {
