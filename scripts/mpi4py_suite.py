@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from esmperf.build import profiler_library  # noqa: E402
 from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
-from test_profiler_mpi4py import mpi4py_path  # noqa: E402
+from test_profiler_mpi4py import mpi4py_env, mpi4py_path  # noqa: E402
 
 RANK_RUNNER = r'''
 import json, os, sys, unittest
@@ -70,8 +70,7 @@ def suite_dir(version: str) -> Path:
 
 def run_suite(stack, ranks: int, profiled: bool, tests: Path, pattern: str, path: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        env = run_environment(stack, os.environ)
-        env["PYTHONPATH"] = path
+        env = run_environment(stack, mpi4py_env(stack, path))
         if profiled:
             env["LD_PRELOAD"] = str(profiler_library(stack))
             env["ESMPROF_OUT"] = str(Path(out) / "profile.jsonl")
@@ -100,7 +99,7 @@ def main() -> None:
             print(f"{stack_id}: skipped (no such stack, or no mpi4py for it)")
             continue
         version = subprocess.run([sys.executable, "-c", "import mpi4py; print(mpi4py.__version__)"],
-                                 env=dict(os.environ, PYTHONPATH=path), capture_output=True,
+                                 env=mpi4py_env(stack, path), capture_output=True,
                                  text=True, check=True).stdout.strip()
         tests = suite_dir(version)
         for ranks in map(int, args.ranks.split(",")):

@@ -31,6 +31,20 @@ def mpi4py_path(stack) -> str | None:
     return ""
 
 
+def mpi4py_env(stack, path: str) -> dict[str, str]:
+    """The environment running mpi4py on `stack`: its PYTHONPATH, and for a stack in its own
+    prefix (the MPI wheels) the libmpi the mpi4py wheel must load (MPI4PY_LIBMPI; by default it
+    finds the system's libmpi.so, Debian's Open MPI)."""
+    env = dict(os.environ, PYTHONPATH=path)
+    env.pop("LD_PRELOAD", None)
+    libdir = Path(stack.bin_dir).parent / "lib"
+    if stack.id.endswith("-pypi"):
+        libmpi = sorted(libdir.glob("libmpi.so.[0-9]*"))
+        if libmpi:
+            env["MPI4PY_LIBMPI"] = str(libmpi[0])
+    return env
+
+
 def merged_calls(rank_record) -> dict[str, tuple[int, int, int]]:
     """Calls, sent, received per function, a large-count MPI_X_c counted with MPI_X."""
     out: dict[str, tuple[int, int, int]] = {}
@@ -62,8 +76,7 @@ def test_mpi4py_program_counts(stack, tmp_path):
     if path is None:
         pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for Debian MPICH")
     out = tmp_path / "mix.jsonl"
-    env = dict(os.environ, PYTHONPATH=path)
-    env.pop("LD_PRELOAD", None)
+    env = mpi4py_env(stack, path)
     command = [str(ESMPERF), "profile", "--out", str(out), "--stack", stack.id, "--",
                str(stack.mpirun), "-n", "4", sys.executable, str(MIX)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=env)
@@ -92,8 +105,7 @@ def test_spawned_jobs_write_their_own_linked_profiles(stack, tmp_path):
     if path is None:
         pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for Debian MPICH")
     program = [str(stack.mpirun), "-n", "1", sys.executable, str(MIX.with_name("mpi4py_spawn.py"))]
-    env = dict(os.environ, PYTHONPATH=path)
-    env.pop("LD_PRELOAD", None)
+    env = mpi4py_env(stack, path)
     out = tmp_path / "parent.jsonl"
     (tmp_path / "parent.spawn7.jsonl").write_text("stale, from an earlier run\n")
     run = subprocess.run([str(ESMPERF), "profile", "--out", str(out), "--stack", stack.id, "--",

@@ -14,7 +14,7 @@ import pytest
 from esmperf.profile import read_profile
 from esmperf.render import render_summary
 from esmperf.summary import summarise
-from test_profiler_mpi4py import ESMPERF, STACKS, mpi4py_path
+from test_profiler_mpi4py import ESMPERF, STACKS, mpi4py_env, mpi4py_path
 
 PROGRAM = Path(__file__).with_name("io_and_wait.py")
 
@@ -23,8 +23,7 @@ def start(stack, tmp_path, wait: bool, **env_extra):
     path = mpi4py_path(stack)
     if path is None:
         pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for Debian MPICH")
-    env = dict(os.environ, PYTHONPATH=path, **env_extra)
-    env.pop("LD_PRELOAD", None)
+    env = mpi4py_env(stack, path) | env_extra
     command = [str(ESMPERF), "profile", "--out", str(tmp_path / "p.jsonl"), "--stack", stack.id,
                "--", str(stack.mpirun), "-n", "2", sys.executable, str(PROGRAM)]
     return subprocess.Popen(command + (["wait"] if wait else []), cwd=tmp_path, env=env,

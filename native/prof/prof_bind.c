@@ -79,7 +79,15 @@ void esm_bind_mpi(void)
     Dl_info where;
     if (dladdr(init, &where) && where.dli_fname)
         snprintf(esm_mpi_binding.library, sizeof esm_mpi_binding.library, "%s", where.dli_fname);
-#ifdef OPEN_MPI
+#ifndef OPEN_MPI
+    if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) {
+        fprintf(stderr, "esmprof: the program runs Open MPI (%s) but the profiler was built for "
+                        "the MPICH ABI: profile with the Open MPI stack (esmperf profile --stack), "
+                        "or make the program load the MPI its launcher belongs to (mpi4py: "
+                        "MPI4PY_LIBMPI)\n", esm_mpi_binding.library);
+        abort();
+    }
+#else
     esm_ompi = (esm_ompi_objects){
         ompi_object("ompi_mpi_comm_world"), ompi_object("ompi_mpi_comm_self"),
         ompi_object("ompi_mpi_comm_null"), ompi_object("ompi_mpi_byte"),
