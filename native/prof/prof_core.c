@@ -94,9 +94,8 @@ static esm_commstat *comm_stat(esm_thread *t, const esm_comm *comm)
         esm_commstat *grown = xcalloc((size_t)cap, sizeof *grown);
         if (t->comms)
             memcpy(grown, t->comms, sizeof *grown * (size_t)t->comm_cap);
-        free(t->comms);
-        t->comms = grown;
-        t->comm_cap = cap;
+        t->comms = grown;       /* the old array is retired, not freed: a snapshot may read it */
+        __atomic_store_n(&t->comm_cap, cap, __ATOMIC_RELEASE);
     }
     return &t->comms[comm->id];
 }
@@ -177,9 +176,8 @@ static esm_peer *peer_at(esm_thread *t, int rank)
                 j = (j + 1) & (cap - 1);
             grown[j] = t->peers[i];
         }
-        free(t->peers);
-        t->peers = grown;
-        t->peer_cap = cap;
+        t->peers = grown;       /* the old table is retired, not freed: a snapshot may read it */
+        __atomic_store_n(&t->peer_cap, cap, __ATOMIC_RELEASE);
     }
     size_t j = (size_t)rank & (t->peer_cap - 1);
     while (t->peers[j].rank >= 0 && t->peers[j].rank != rank)
@@ -526,8 +524,7 @@ static esm_comm *comm_register(MPI_Comm comm, uint64_t key, int created_by)
         esm_comm **grown = xcalloc((size_t)comms_cap, sizeof *grown);
         if (comms)
             memcpy(grown, comms, sizeof *grown * (size_t)ncomms);
-        free(comms);   /* readers hold entries, never this array */
-        comms = grown;
+        comms = grown;  /* the old array is retired, not freed: a snapshot may read it */
     }
     e->id = ncomms;
     comms[ncomms++] = e;

@@ -26,6 +26,22 @@ static int fd_file[FD_CACHE];      /* 0 unknown, -1 not a disk file, k + 1 file 
 static file_entry *files;
 static int nfiles, cap;
 
+/* Grow the table without freeing the old one: the signal helper may be reading it (retired
+ * arrays add up to less than the final one). */
+static void grow(void)
+{
+    if (nfiles < cap)
+        return;
+    int bigger = cap ? 2 * cap : 64;
+    file_entry *grown = calloc((size_t)bigger, sizeof *grown);
+    if (!grown)
+        abort();
+    if (files)
+        memcpy(grown, files, sizeof *files * (size_t)nfiles);
+    files = grown;
+    cap = bigger;
+}
+
 static int file_id_other(void);
 
 static int file_id(const char *name)
@@ -35,12 +51,10 @@ static int file_id(const char *name)
             return i;
     if (nfiles == MAX_FILES)
         return file_id_other();
-    if (nfiles == cap) {
-        cap = cap ? 2 * cap : 64;
-        files = realloc(files, sizeof *files * (size_t)cap);
-    }
+    grow();
     files[nfiles] = (file_entry){strdup(name), {{0}}};
-    return nfiles++;
+    __atomic_store_n(&nfiles, nfiles + 1, __ATOMIC_RELEASE);
+    return nfiles - 1;
 }
 
 static int lookup(int fd)
@@ -65,12 +79,10 @@ static int file_id_other(void)
 {
     static int other = -1;
     if (other < 0) {
-        if (nfiles == cap) {
-            cap = cap ? 2 * cap : 64;
-            files = realloc(files, sizeof *files * (size_t)cap);
-        }
+        grow();
         files[nfiles] = (file_entry){strdup("(other files)"), {{0}}};
-        other = nfiles++;
+        other = nfiles;
+        __atomic_store_n(&nfiles, nfiles + 1, __ATOMIC_RELEASE);
     }
     return other;
 }
