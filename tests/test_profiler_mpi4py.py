@@ -96,6 +96,11 @@ def test_mpi4py_program_counts(stack, tmp_path):
     if stack.id == "mpich":     # mpi4py built on MPICH 4 takes the large-count entry points
         assert "MPI_Sendrecv_c" in profile.ranks[0]["calls"]
         assert mpi4
+        # the one communicating export left unwrapped is listed at start-up and in the header
+        assert binding["unwrapped_communicating"] == ["MPI_Pready_list"]
+        assert "not wrapped" in run.stderr and "MPI_Pready_list" in run.stderr
+        assert binding["wrapped"] == binding["exported"] - len(binding["unwrapped_communicating"]) \
+            - len(binding["unwrapped_local"])
 
 
 @pytest.mark.parametrize("stack", STACKS, ids=[s.id for s in STACKS])
