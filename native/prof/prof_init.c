@@ -88,6 +88,8 @@ void esm_init_hook(void)
     esm_scan_unwrapped();
     esm_report_unwrapped();
     PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+    esm_output_path();
+    esm_spawn_setup(private_comm);  /* first: a spawned job's name is what its parent waits for */
     calibrate_clock();
     const char *bin = getenv("ESMPROF_BIN_SECONDS");
     double bin_seconds = bin ? atof(bin) : 1.0;
@@ -102,8 +104,6 @@ void esm_init_hook(void)
     esm_run_info.init_epoch = wall_seconds();
     esm_run_info.init_mono = mono_seconds();
     esm_run_info.init_ticks = esm_t0 = esm_now();
-    esm_output_path();
-    esm_spawn_setup(private_comm);
     esm_write_running_marker();
     esm_signals_start();
     PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */

@@ -137,8 +137,16 @@ void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(voi
         put_raw(b, ",\"parent\":");
         put_str(b, esm_run_info.parent_path);
     }
+    /* A child job reserves its name right after its own MPI_Init returns, which can be after the
+     * parent's spawn returned: wait (at most 10 s) until this rank's spawns all have their file. */
     names list = {0};
-    each_child(esm_run_info.out_path, collect, &list);
+    for (int tries = 0;; tries++) {
+        list.n = 0;
+        each_child(esm_run_info.out_path, collect, &list);
+        if (list.n >= spawn_calls || tries == 1000)
+            break;
+        usleep(10000);
+    }
     qsort(list.name, (size_t)list.n, sizeof *list.name, by_number);
     put_raw(b, ",\"children\":[");
     for (int i = 0; i < list.n; i++) {
