@@ -358,9 +358,11 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     memset(shape, 0, sizeof shape);
     esm_sum_add(&shape[0], md->dss.peers);
     esm_sum_add(&shape[1], md->dss.edge_points);
-    double total_shape[2], max_peers = md->dss.peers, tendency_seconds = md->tendency.total;
+    double total_shape[2], tendency_seconds = md->tendency.total;
+    /* most neighbour ranks, most and fewest elements (HOMME's partition: they differ by one) */
+    double extremes[3] = {md->dss.peers, md->dss.nlocal, -md->dss.nlocal};
     esm_global_sums(shape, 2, total_shape);
-    esm_global_max(&max_peers, 1);
+    esm_global_max(extremes, 3);
     esm_global_max(&tendency_seconds, 1);
     esm_stream stream = {0};
     if (o->stream_mb > 0)
@@ -397,7 +399,9 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     esm_result_real(r, "model.messages_per_step", dss_per_step * total_shape[0]);
     esm_result_real(r, "model.dss_bytes_per_step", dss_per_step * total_shape[1] * md->nf * 8.0);
     esm_result_real(r, "model.allreduces_per_step", 2.0 / o->statefreq);
-    esm_result_int(r, "model.max_peers", (long)max_peers);
+    esm_result_int(r, "model.max_peers", (long)extremes[0]);
+    esm_result_int(r, "model.elements_per_rank.max", (long)extremes[1]);
+    esm_result_int(r, "model.elements_per_rank.min", (long)-extremes[2]);
     esm_result_text(r, "params.case", o->test_name);
     esm_result_int(r, "params.ne", ne);
     esm_result_int(r, "params.elements", md->cube.nelem);
