@@ -156,3 +156,4 @@ def test_manifest_follows_the_workload_contract():
     assert manifest.sizes == ("S", "M", "ne120")
     assert manifest.options["case"] == ("tc2", "tc1")
     assert manifest.fom_unit == "steps/s" and manifest.higher_is_better
+    assert manifest.folds

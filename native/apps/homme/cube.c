@@ -1,7 +1,6 @@
 /* The cubed sphere: GLL points, element topology, the space-filling curve over the six faces,
  * and the geometry of every element point. */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,87 +105,62 @@ point_geometry cube_point(int ne, int g, int p, double radius)
     return pg;
 }
 
-/* ---- topology ------------------------------------------------------------------------- */
+/* ---- topology, computed from lattice positions ----------------------------------------- */
 
-typedef struct { int64_t key; int point; } keyed_point;
+static int axis_of(const int v[3]) { return v[0] ? 0 : v[1] ? 1 : 2; }
 
-static int by_key(const void *a, const void *b)
+int cube_copies(int ne, int g, int p, int copy[MAX_COPIES])
 {
-    const keyed_point *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->point > y->point) - (x->point < y->point);
-}
-
-static int ascending(const void *a, const void *b)
-{
-    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
-/* Nodes: sort every element point by its lattice key; equal keys are one node. */
-static void number_nodes(homme_cube *c)
-{
-    long npoints = (long)c->nelem * NPTS;
-    int64_t side = (NP - 1) * c->ne + 1;
-    keyed_point *kp = esm_calloc(npoints, sizeof *kp);
-    for (int g = 0; g < c->nelem; g++)
-        for (int p = 0; p < NPTS; p++) {
-            int l[3], i, j;
-            lattice(c->ne, g, p, l, &i, &j);
-            int64_t key = l[0] + side * (l[1] + side * l[2]);
-            kp[(long)g * NPTS + p] = (keyed_point){key, g * NPTS + p};
-        }
-    qsort(kp, npoints, sizeof *kp, by_key);
-    c->node = esm_calloc(npoints, sizeof *c->node);
-    c->member = esm_calloc(npoints, sizeof *c->member);
-    c->member_start = esm_calloc(npoints + 1, sizeof *c->member_start);
-    int nodes = 0;
-    for (long k = 0; k < npoints; k++) {
-        if (k == 0 || kp[k].key != kp[k - 1].key)
-            c->member_start[nodes++] = (int)k;
-        c->node[kp[k].point] = nodes - 1;
-        c->member[k] = kp[k].point;
-    }
-    c->member_start[nodes] = (int)npoints;
-    c->nnodes = nodes;
-    free(kp);
-}
-
-/* Neighbours: elements sharing at least one node (edge and corner neighbours). */
-static void find_neighbours(homme_cube *c)
-{
-    enum { MAX_NBR = 12 };
-    int *list = esm_calloc((size_t)c->nelem * MAX_NBR, sizeof *list);
-    int *count = esm_calloc(c->nelem, sizeof *count);
-    for (int n = 0; n < c->nnodes; n++)
-        for (int a = c->member_start[n]; a < c->member_start[n + 1]; a++)
-            for (int b = c->member_start[n]; b < c->member_start[n + 1]; b++) {
-                int ea = c->member[a] / NPTS, eb = c->member[b] / NPTS, k = 0;
-                if (ea == eb)
-                    continue;
-                while (k < count[ea] && list[ea * MAX_NBR + k] != eb)
-                    k++;
-                if (k == count[ea] && count[ea] < MAX_NBR)
-                    list[ea * MAX_NBR + count[ea]++] = eb;
+    int n = (NP - 1) * ne, l[3], ti, tj, count = 0;
+    lattice(ne, g, p, l, &ti, &tj);
+    for (int f = 0; f < 6; f++) { /* every face whose plane holds the node */
+        int a = axis_of(face_c[f]), a1 = axis_of(face_e1[f]), a2 = axis_of(face_e2[f]);
+        if (l[a] != (face_c[f][a] > 0 ? n : 0))
+            continue;
+        int i = face_e1[f][a1] > 0 ? l[a1] : n - l[a1];
+        int j = face_e2[f][a2] > 0 ? l[a2] : n - l[a2];
+        for (int je = (j - 1) / (NP - 1); je <= j / (NP - 1) && je < ne; je++)
+            for (int ie = (i - 1) / (NP - 1); ie <= i / (NP - 1) && ie < ne; ie++) {
+                int pi = i - (NP - 1) * ie, pj = j - (NP - 1) * je;
+                if (pi >= 0 && pi < NP && pj >= 0 && pj < NP)
+                    copy[count++] = (f * ne * ne + je * ne + ie) * NPTS + pi + NP * pj;
             }
-    c->nbr_start = esm_calloc(c->nelem + 1, sizeof *c->nbr_start);
-    for (int g = 0; g < c->nelem; g++)
-        c->nbr_start[g + 1] = c->nbr_start[g] + count[g];
-    c->nbr = esm_calloc(c->nbr_start[c->nelem] + 1, sizeof *c->nbr);
-    for (int g = 0; g < c->nelem; g++) {
-        qsort(&list[g * MAX_NBR], count[g], sizeof *list, ascending);
-        memcpy(&c->nbr[c->nbr_start[g]], &list[g * MAX_NBR], count[g] * sizeof *list);
     }
-    free(list);
-    free(count);
+    for (int a = 1; a < count; a++) /* ascending: a handful, insertion sort */
+        for (int b = a; b > 0 && copy[b - 1] > copy[b]; b--) {
+            int t = copy[b]; copy[b] = copy[b - 1]; copy[b - 1] = t;
+        }
+    return count;
 }
 
-static int shares_edge(const homme_cube *c, int a, int b)
+int cube_neighbours(int ne, int g, int nbr[MAX_NEIGHBOURS])
+{
+    int count = 0;
+    for (int p = 0; p < NPTS; p++) {
+        int copy[MAX_COPIES], ncopies = cube_copies(ne, g, p, copy);
+        for (int k = 0; k < ncopies; k++) {
+            int e = copy[k] / NPTS, at = count;
+            for (int m = 0; m < count; m++)
+                if (nbr[m] >= e) { at = m; break; }
+            if (e == g || (at < count && nbr[at] == e))
+                continue;
+            memmove(&nbr[at + 1], &nbr[at], (count - at) * sizeof *nbr);
+            nbr[at] = e;
+            count++;
+        }
+    }
+    return count;
+}
+
+/* Do elements a and b share an edge (two nodes or more)? */
+static bool shares_edge(int ne, int a, int b)
 {
     int common = 0;
-    for (int p = 0; p < NPTS; p++)
-        for (int q = 0; q < NPTS; q++)
-            common += c->node[a * NPTS + p] == c->node[b * NPTS + q];
+    for (int p = 0; p < NPTS; p++) {
+        int copy[MAX_COPIES], ncopies = cube_copies(ne, a, p, copy);
+        for (int k = 0; k < ncopies; k++)
+            common += copy[k] / NPTS == b;
+    }
     return common >= 2;
 }
 
@@ -202,13 +176,23 @@ static int face_element(int ne, int face, int s, int cell)
     return face * ne * ne + j * ne + i;
 }
 
-typedef struct { const homme_cube *c; const int *order; int face[6], sym[6], used; } face_path;
+/* The inverse: the cell that symmetry s takes to element g of its face. */
+static int face_cell(int ne, int s, int g)
+{
+    int i = g % ne, j = (g / ne) % ne;
+    if (s & 4) j = ne - 1 - j;
+    if (s & 2) i = ne - 1 - i;
+    if (s & 1) { int t = i; i = j; j = t; }
+    return i + ne * j;
+}
+
+typedef struct { int ne; const int *order; int face[6], sym[6], used; } face_path;
 
 /* Faces in an order, each with a symmetry of its curve, such that each face's curve starts
  * next to where the previous one ended (depth-first search; a handful of steps). */
 static int find_face_path(face_path *fp, int depth)
 {
-    int ne = fp->c->ne, last_cell = fp->order[ne * ne - 1];
+    int ne = fp->ne, last_cell = fp->order[ne * ne - 1];
     if (depth == 6)
         return 1;
     for (int f = 0; f < 6; f++) {
@@ -217,7 +201,7 @@ static int find_face_path(face_path *fp, int depth)
         for (int s = 0; s < 8; s++) {
             if (depth > 0) {
                 int end = face_element(ne, fp->face[depth - 1], fp->sym[depth - 1], last_cell);
-                if (!shares_edge(fp->c, end, face_element(ne, f, s, fp->order[0])))
+                if (!shares_edge(ne, end, face_element(ne, f, s, fp->order[0])))
                     continue;
             }
             fp->face[depth] = f;
@@ -231,28 +215,41 @@ static int find_face_path(face_path *fp, int depth)
     return 0;
 }
 
-static void make_curve(homme_cube *c)
+/* The curve for ne (context: the int ne): the same on every rank. */
+static void *build_curve(const void *context)
 {
-    int ne = c->ne, per_face = ne * ne;
-    int *order = esm_calloc(per_face, sizeof *order);
+    int ne = *(const int *)context, per_face = ne * ne;
+    homme_curve *cv = esm_calloc(1, sizeof *cv);
+    cv->ne = ne;
+    cv->order = esm_calloc(per_face, sizeof *cv->order);
+    cv->position = esm_calloc(per_face, sizeof *cv->position);
     char name[48];
-    esm_sfc_order(ne, ne, order, name, sizeof name);
-    face_path fp = {.c = c, .order = order};
+    esm_sfc_order(ne, ne, cv->order, name, sizeof name);
+    for (int k = 0; k < per_face; k++)
+        cv->position[cv->order[k]] = k;
+    face_path fp = {.ne = ne, .order = cv->order};
     /* On a 2^a 3^b 5^c side the face curve runs corner to adjacent corner and the faces can
      * be chained; otherwise (cells skipped on a larger square) take the faces as they come. */
     int chained = esm_sfc_side(ne) == ne && find_face_path(&fp, 0);
-    if (!chained)
-        for (int f = 0; f < 6; f++)
-            fp.face[f] = f, fp.sym[f] = 0;
-    c->curve = esm_calloc(c->nelem, sizeof *c->curve);
-    for (int k = 0; k < 6; k++)
-        for (int cell = 0; cell < per_face; cell++)
-            c->curve[k * per_face + cell] = face_element(ne, fp.face[k], fp.sym[k], order[cell]);
-    c->curve_breaks = 0;
-    for (int k = 1; k < c->nelem; k++)
-        c->curve_breaks += !shares_edge(c, c->curve[k - 1], c->curve[k]);
-    snprintf(c->curve_name, sizeof c->curve_name, "cube %s", name);
-    free(order);
+    for (int k = 0; k < 6; k++) {
+        cv->face[k] = chained ? fp.face[k] : k;
+        cv->sym[k] = chained ? fp.sym[k] : 0;
+        cv->slot[cv->face[k]] = k;
+    }
+    /* Breaks: inside a face (the same on all six: symmetries keep neighbours), and where one
+     * face's curve hands over to the next. */
+    int face_breaks = 0;
+    for (int k = 1; k < per_face; k++) {
+        int a = cv->order[k - 1], b = cv->order[k];
+        face_breaks += abs(a % ne - b % ne) + abs(a / ne - b / ne) != 1;
+    }
+    cv->breaks = 6 * face_breaks;
+    for (int k = 1; k < 6; k++)
+        cv->breaks += !shares_edge(ne, face_element(ne, cv->face[k - 1], cv->sym[k - 1],
+                                                    cv->order[per_face - 1]),
+                                   face_element(ne, cv->face[k], cv->sym[k], cv->order[0]));
+    snprintf(cv->name, sizeof cv->name, "cube %s", name);
+    return cv;
 }
 
 void cube_create(homme_cube *c, int ne, int ranks)
@@ -260,23 +257,49 @@ void cube_create(homme_cube *c, int ne, int ranks)
     memset(c, 0, sizeof *c);
     c->ne = ne;
     c->nelem = 6 * ne * ne;
+    c->nnodes = 6 * (NP - 1) * (NP - 1) * ne * ne + 2; /* lattice points on the cube's surface */
     c->ranks = ranks;
-    number_nodes(c);
-    find_neighbours(c);
-    make_curve(c);
-    /* Contiguous pieces of the curve whose sizes differ by at most one element. */
-    c->first = esm_calloc(ranks + 1, sizeof *c->first);
-    c->owner = esm_calloc(c->nelem, sizeof *c->owner);
-    for (int r = 0; r <= ranks; r++)
-        c->first[r] = (int)((long)r * c->nelem / ranks);
-    for (int r = 0; r < ranks; r++)
-        for (int k = c->first[r]; k < c->first[r + 1]; k++)
-            c->owner[c->curve[k]] = r;
+    char key[64];
+    snprintf(key, sizeof key, "homme.curve.ne%d", ne);
+    c->curve = esm_shared(key, build_curve, &ne);
+    c->curve_owned = esm_shared_owned();
+    c->per_rank = c->nelem / ranks;
+    c->extra = c->nelem % ranks;
 }
 
 void cube_free(homme_cube *c)
 {
-    free(c->node); free(c->member_start); free(c->member); free(c->nbr_start); free(c->nbr);
-    free(c->curve); free(c->owner); free(c->first);
+    if (c->curve_owned) {
+        homme_curve *cv = (homme_curve *)c->curve;
+        free(cv->order);
+        free(cv->position);
+        free(cv);
+    }
     memset(c, 0, sizeof *c);
+}
+
+int cube_position(const homme_cube *c, int g)
+{
+    const homme_curve *cv = c->curve;
+    int per_face = c->ne * c->ne, k = cv->slot[g / per_face];
+    return k * per_face + cv->position[face_cell(c->ne, cv->sym[k], g)];
+}
+
+int cube_element(const homme_cube *c, int position)
+{
+    const homme_curve *cv = c->curve;
+    int per_face = c->ne * c->ne, k = position / per_face;
+    return face_element(c->ne, cv->face[k], cv->sym[k], cv->order[position % per_face]);
+}
+
+int cube_first(const homme_cube *c, int rank)
+{
+    int q = c->per_rank;
+    return rank <= c->extra ? rank * (q + 1) : c->extra * (q + 1) + (rank - c->extra) * q;
+}
+
+int cube_owner(const homme_cube *c, int g)
+{
+    int q = c->per_rank, position = cube_position(c, g), bigger = c->extra * (q + 1);
+    return position < bigger ? position / (q + 1) : c->extra + (position - bigger) / q;
 }

@@ -4,53 +4,77 @@
 #include <string.h>
 #include "dss.h"
 
-/* The point of element `e` at node `n`, or -1. */
-static int point_at(const homme_cube *c, int e, int n)
+/* This rank's index of element g, or -1. */
+static int local_of(const homme_dss *d, int g)
 {
-    for (int p = 0; p < NPTS; p++)
-        if (c->node[e * NPTS + p] == n)
-            return p;
-    return -1;
+    int k = cube_position(d->cube, g) - d->first;
+    return k >= 0 && k < d->nlocal ? k : -1;
 }
 
-/* Walk every (receiving element r, sending element e of another rank) pair in global order,
- * r ascending, then e ascending, then e's points ascending: the sender packs and the receiver
- * unpacks the same points in the same order. Sends come from the element values; receives go
- * to consecutive ghost slots. With `fill`, also point each gathered copy at its ghost slot. */
+static int ascending(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The elements that receive from or send to this rank: its own and their neighbours,
+ * ascending, without repeats. */
+static int *elements_concerned(const homme_dss *d, int *count)
+{
+    int *list = esm_calloc((size_t)d->nlocal * (MAX_NEIGHBOURS + 1) + 1, sizeof *list), n = 0;
+    for (int lb = 0; lb < d->nlocal; lb++) {
+        list[n++] = d->element[lb];
+        n += cube_neighbours(d->cube->ne, d->element[lb], &list[n]);
+    }
+    qsort(list, n, sizeof *list, ascending);
+    int unique = 0;
+    for (int k = 0; k < n; k++)
+        if (unique == 0 || list[k] != list[unique - 1])
+            list[unique++] = list[k];
+    *count = unique;
+    return list;
+}
+
+/* Walk every (receiving element r, sending element e of another rank) pair that concerns this
+ * rank in global order, r ascending, then e ascending, then e's points ascending: the sender
+ * packs and the receiver unpacks the same points in the same order. Sends come from the
+ * element values; receives go to consecutive ghost slots. With `fill`, also point each
+ * gathered copy at its ghost slot. */
 static esm_halo_spec *exchange_spec(homme_dss *d, int fill)
 {
     const homme_cube *c = d->cube;
-    const int *local = d->local;
     esm_halo_spec *s = esm_halo_spec_new();
-    int me = esm_rank();
+    int me = esm_rank(), nconcerned, *concerned = elements_concerned(d, &nconcerned);
     long slot = 0, sent = 0;
-    for (int r = 0; r < c->nelem; r++) {
-        int to = c->owner[r];
-        for (int k = c->nbr_start[r]; k < c->nbr_start[r + 1]; k++) {
-            int e = c->nbr[k], from = c->owner[e];
+    for (int kr = 0; kr < nconcerned; kr++) {
+        int r = concerned[kr], to = cube_owner(c, r), nbr[MAX_NEIGHBOURS];
+        int nnbr = cube_neighbours(c->ne, r, nbr);
+        for (int k = 0; k < nnbr; k++) {
+            int e = nbr[k], from = cube_owner(c, e);
             if (from == to || (from != me && to != me))
                 continue;
             for (int p = 0; p < NPTS; p++) {
-                int n = c->node[e * NPTS + p], q = point_at(c, r, n);
+                int copy[MAX_COPIES], ncopies = cube_copies(c->ne, e, p, copy), q = -1, mine = 0;
+                for (int m = 0; m < ncopies; m++) {
+                    if (copy[m] / NPTS == r)
+                        q = copy[m] % NPTS;
+                    if (copy[m] == e * NPTS + p)
+                        mine = m; /* e's copy among the node's copies */
+                }
                 if (q < 0)
                     continue; /* not on the edge or corner e shares with r */
                 if (from == me) {
-                    esm_halo_spec_send(s, to, (long)local[e] * NPTS + p, 1);
+                    esm_halo_spec_send(s, to, (long)local_of(d, e) * NPTS + p, 1);
                     sent++;
                     continue;
                 }
                 long ghost = d->npoints + slot++;
                 esm_halo_spec_recv(s, from, ghost, 1);
-                if (fill) { /* the copy of e among the copies gathered at (r, q) */
-                    long at = (long)local[r] * NPTS + q;
-                    int copy = 0;
-                    while (c->member[c->member_start[n] + copy] / NPTS != e)
-                        copy++;
-                    d->from[d->start[at] + copy] = ghost;
-                }
+                if (fill) /* the copy of e among the copies gathered at (r, q) */
+                    d->from[d->start[(long)local_of(d, r) * NPTS + q] + mine] = ghost;
             }
         }
     }
+    free(concerned);
     d->nghost = slot;
     d->edge_points = sent;
     return s;
@@ -69,37 +93,29 @@ void dss_create(homme_dss *d, const homme_cube *c, esm_halo_engine engine)
     int me = esm_rank();
     d->cube = c;
     d->engine = engine;
-    d->nlocal = c->first[me + 1] - c->first[me];
+    d->first = cube_first(c, me);
+    d->nlocal = cube_first(c, me + 1) - d->first;
     d->element = esm_calloc(d->nlocal, sizeof *d->element);
-    int *local_index = d->local = esm_calloc(c->nelem, sizeof *d->local);
-    for (int g = 0; g < c->nelem; g++)
-        local_index[g] = -1;
-    for (int lb = 0; lb < d->nlocal; lb++) {
-        d->element[lb] = c->curve[c->first[me] + lb];
-        local_index[d->element[lb]] = lb;
-    }
+    for (int lb = 0; lb < d->nlocal; lb++)
+        d->element[lb] = cube_element(c, d->first + lb);
     d->npoints = (long)d->nlocal * NPTS;
     /* Gather lists: the copies of each point's node, in global (element, point) order. */
     d->start = esm_calloc(d->npoints + 1, sizeof *d->start);
+    d->from = esm_calloc(d->npoints * MAX_COPIES + 1, sizeof *d->from);
     for (long k = 0; k < d->npoints; k++) {
-        int n = c->node[d->element[k / NPTS] * NPTS + k % NPTS];
-        d->start[k + 1] = d->start[k] + c->member_start[n + 1] - c->member_start[n];
-    }
-    d->from = esm_calloc(d->start[d->npoints] + 1, sizeof *d->from);
-    for (long k = 0; k < d->npoints; k++) {
-        int n = c->node[d->element[k / NPTS] * NPTS + k % NPTS];
-        for (int m = c->member_start[n]; m < c->member_start[n + 1]; m++) {
-            int e = c->member[m] / NPTS, p = c->member[m] % NPTS;
-            d->from[d->start[k] + m - c->member_start[n]] =
-                local_index[e] >= 0 ? (long)local_index[e] * NPTS + p : -1;
+        int copy[MAX_COPIES], ncopies = cube_copies(c->ne, d->element[k / NPTS], k % NPTS, copy);
+        d->start[k + 1] = d->start[k] + ncopies;
+        for (int m = 0; m < ncopies; m++) {
+            int lb = local_of(d, copy[m] / NPTS);
+            d->from[d->start[k] + m] = lb >= 0 ? (long)lb * NPTS + copy[m] % NPTS : -1;
         }
     }
     esm_halo_spec *spec = exchange_spec(d, 1);
     d->plan[1] = esm_halo_create(spec, 1, 1, engine);
     d->peers = esm_halo_peers(d->plan[1]);
     d->length = d->npoints + d->nghost;
-    d->rmp = esm_calloc(d->npoints + 1, sizeof *d->rmp);
-    d->scratch = esm_calloc(d->npoints + 1, sizeof *d->scratch);
+    d->rmp = esm_field_alloc((d->npoints + 1) * sizeof *d->rmp);
+    d->scratch = esm_field_alloc((d->npoints + 1) * sizeof *d->scratch);
     long unfilled = 0;
     for (long k = 0; k < d->start[d->npoints]; k++)
         unfilled += d->from[k] < 0;
@@ -115,9 +131,12 @@ void dss_create(homme_dss *d, const homme_cube *c, esm_halo_engine engine)
         int b = (int)d->nshared++;
         d->shared[b] = (int)k;
         d->shared_start[b + 1] = d->shared_start[b];
-        for (int c = d->start[k]; c < d->start[k + 1]; c++)
-            d->shared_from[d->shared_start[b + 1]++] = (int)d->from[c];
+        for (int m = d->start[k]; m < d->start[k + 1]; m++)
+            d->shared_from[d->shared_start[b + 1]++] = (int)d->from[m];
     }
+    /* Per field: each copy read with its index, each shared point's list bounds and index
+     * read, its sum written and read back, the point written. */
+    d->sum_bytes = 12.0 * d->shared_start[d->nshared] + 32.0 * d->nshared;
     free(d->start);
     free(d->from);
     d->start = NULL;
@@ -129,16 +148,20 @@ void dss_free(homme_dss *d)
     for (int f = 0; f <= DSS_MAX_FIELDS; f++)
         esm_halo_free(d->plan[f]);
     free(d->element); free(d->shared); free(d->shared_start); free(d->shared_from);
-    free(d->rmp); free(d->scratch);
-    free(d->local);
+    esm_field_free(d->rmp);
+    esm_field_free(d->scratch);
     memset(d, 0, sizeof *d);
 }
 
 static void dss(homme_dss *d, int nfields, double *const fields[], int scale)
 {
+    static esm_kernel sums = {.name = "homme.dss_sum"};
     esm_halo_update(plan_for(d, nfields), fields); /* pack, Isend/Irecv, Waitall, unpack */
     const int *start = d->shared_start, *from = d->shared_from, *shared = d->shared;
     double *sum = d->scratch;
+    double bytes = nfields * (d->sum_bytes + (scale ? 24.0 * d->npoints : 0.0));
+    if (!esm_kernel_begin(&sums, bytes / 8, bytes))
+        return;
     for (int f = 0; f < nfields; f++) {
         double *x = fields[f];
         for (long b = 0; b < d->nshared; b++) { /* every copy of the node, in global order */
@@ -153,6 +176,7 @@ static void dss(homme_dss *d, int nfields, double *const fields[], int scale)
             for (long k = 0; k < d->npoints; k++)
                 x[k] *= d->rmp[k];
     }
+    esm_kernel_end(&sums);
 }
 
 void dss_sum(homme_dss *d, int nfields, double *const fields[]) { dss(d, nfields, fields, 0); }
@@ -160,10 +184,10 @@ void dss_apply(homme_dss *d, int nfields, double *const fields[]) { dss(d, nfiel
 
 void dss_set_mass(homme_dss *d, const double *spheremp)
 {
-    double *mass = esm_calloc(d->length, sizeof *mass);
+    double *mass = esm_field_alloc(d->length * sizeof *mass);
     memcpy(mass, spheremp, d->npoints * sizeof *mass);
     dss_sum(d, 1, &mass);
     for (long k = 0; k < d->npoints; k++)
         d->rmp[k] = 1.0 / mass[k];
-    free(mass);
+    esm_field_free(mass);
 }

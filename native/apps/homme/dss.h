@@ -13,7 +13,12 @@
  * The exchange is a plan of the core's halo module (esm_halo_spec_*): received edges land in
  * ghost slots after each field's element values, so a field array holds nlocal*NPTS + nghost
  * doubles. The sum at each node runs over its copies in the order of their global element
- * ids, whichever rank holds them, so the result has the same bits for any number of ranks. */
+ * ids, whichever rank holds them, so the result has the same bits for any number of ranks.
+ *
+ * A rank plans from its own elements and their neighbours only (cube_copies,
+ * cube_neighbours): nothing here grows with the number of elements or ranks. Fields come from
+ * esm_field_alloc (shared between simulated ranks when folded); the sums are a kernel of the
+ * fold API (esm_kernel), charged unrun once sampled. */
 #ifndef HOMME_DSS_H
 #define HOMME_DSS_H
 #include "cube.h"
@@ -24,6 +29,7 @@ enum { DSS_MAX_FIELDS = 4 };
 typedef struct homme_dss {
     int nlocal;          /* this rank's elements ... */
     int *element;        /* ... their global ids, in curve order */
+    int first;           /* curve place of the first */
     long npoints;        /* nlocal * NPTS */
     long nghost;         /* ghost slots per field */
     long length;         /* doubles per field array: npoints + nghost */
@@ -38,9 +44,9 @@ typedef struct homme_dss {
     esm_halo *plan[DSS_MAX_FIELDS + 1]; /* exchange plans for 1 .. DSS_MAX_FIELDS fields */
     const homme_cube *cube;
     esm_halo_engine engine;
-    int *local;          /* [nelem]: global element -> local index, or -1 */
     int peers;           /* neighbour ranks */
     long edge_points;    /* element-edge points sent per field per DSS */
+    double sum_bytes;    /* memory traffic of the sums per field (the kernel's byte model) */
 } homme_dss;
 
 /* The plans for this rank (collective). */

@@ -10,7 +10,7 @@ void metric_create(homme_metric *m, int ne, int nlocal, const int *element, long
                          &m->d2[0], &m->d2[1], &m->d2[2], &m->jac, &m->gi11, &m->gi12,
                          &m->gi22, &m->mp, &m->fcor};
     for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++)
-        *arrays[a] = esm_calloc(length + 1, sizeof(double));
+        *arrays[a] = esm_field_alloc((length + 1) * sizeof(double));
     m->npoints = (long)nlocal * NPTS;
     for (int e = 0; e < nlocal; e++)
         for (int p = 0; p < NPTS; p++) {
@@ -37,11 +37,16 @@ void metric_create(homme_metric *m, int ne, int nlocal, const int *element, long
 void metric_free(homme_metric *m)
 {
     for (int a = 0; a < 3; a++) {
-        free(m->x[a]);
-        free(m->d1[a]);
-        free(m->d2[a]);
+        esm_field_free(m->x[a]);
+        esm_field_free(m->d1[a]);
+        esm_field_free(m->d2[a]);
     }
-    free(m->jac); free(m->gi11); free(m->gi12); free(m->gi22); free(m->mp); free(m->fcor);
+    esm_field_free(m->jac);
+    esm_field_free(m->gi11);
+    esm_field_free(m->gi12);
+    esm_field_free(m->gi22);
+    esm_field_free(m->mp);
+    esm_field_free(m->fcor);
 }
 
 #define D gll_deriv

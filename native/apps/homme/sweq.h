@@ -23,7 +23,8 @@
 #define HOMME_SWEQ_H
 #include "cube.h"
 
-/* Per element point (nlocal * NPTS each), for this rank's elements. */
+/* Per element point (nlocal * NPTS each), for this rank's elements; the arrays come from
+ * esm_field_alloc (shared between simulated ranks when folded). */
 typedef struct homme_metric {
     long npoints;
     double *x[3];              /* unit position vector (outward normal k) */
@@ -53,8 +54,13 @@ void laplace_wk(const homme_metric *m, int nlocal, const double *s, double *out)
 /* u <- u - (u.k) k: keeps u tangent (removes round-off). */
 void project_tangent(const homme_metric *m, double *const u[3]);
 
-/* Bytes moved per element point by one call (the model behind the kernels' bandwidth figure):
- * sw_tendency reads h, u (4) and the metric (d1, d2, x: 9; jac, g^ij, mp, fcor: 6) and writes
- * 4 tendencies; advection_tendency reads h, J u^1, J u^2 and writes 1. */
-enum { SW_TENDENCY_BYTES = 8 * (4 + 15 + 4), ADVECTION_BYTES = 8 * 4 };
+/* Bytes moved per element point by one call (the model behind the kernels' bandwidth figure
+ * and the node model of folded runs): sw_tendency reads h, u (4) and the metric (d1, d2, x: 9;
+ * jac, g^ij, mp, fcor: 6) and writes 4 tendencies; advection_tendency reads h, J u^1, J u^2 and
+ * writes 1; laplace_wk (per field) reads s, jac, g^ij and writes 1; project_tangent reads u
+ * and x and writes u. */
+enum {
+    SW_TENDENCY_BYTES = 8 * (4 + 15 + 4), ADVECTION_BYTES = 8 * 4, LAPLACE_WK_BYTES = 8 * 6,
+    PROJECT_TANGENT_BYTES = 8 * 9
+};
 #endif
