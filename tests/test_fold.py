@@ -16,7 +16,7 @@ import pytest
 from esmperf import machines
 from esmperf.build import build_dir
 from esmperf.findings import connection_findings
-from esmperf.knobs import FOLD_AUTO_RANKS, Unsupported, knob_setting, write_files
+from esmperf.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.results import RunResult
 from esmperf.runner import _last_message, simulated_time
@@ -200,3 +200,14 @@ def test_a_manifest_says_whether_its_workload_folds(tmp_path):
     assert read_manifest(manifest).folds is True
     manifest.write_text(manifest.read_text().replace("folds = true\n", ""))
     assert read_manifest(manifest).folds is False
+
+
+def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
+    small = knob_setting(smpi, {}, FOLD_AUTO_RANKS - 1, 2, 8, tmp_path / "platforms")
+    large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
+    assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
+    assert large.launcher_args[-len(SMPI_AT_SCALE):] == SMPI_AT_SCALE
+    # SimGrid accepts them, and the run communicates as it did without them
+    tuned = result_of(fold_test(smpi, tmp_path, FOLD_AUTO_RANKS, 8, {"ESM_FOLD": "0"},
+                                computation="off", fold="off"))
+    assert tuned["work"] == STEPS * sum(points(r) for r in range(FOLD_AUTO_RANKS))
