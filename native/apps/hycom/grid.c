@@ -8,6 +8,7 @@
  * wave:  a flat 4000 m deep, doubly periodic f-plane basin, unstratified, with a small surface
  *        wave eta = A cos(k x) at rest: a linear inertia-gravity wave (docs/ocean.md). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "hycom.h"
 
@@ -15,7 +16,7 @@ static const double EARTH_RADIUS = 6.371e6, OMEGA = 7.292e-5, GRAVITY = 9.806;
 static const double LAT_EDGE = 78.0, UPPER_DEPTH = 3000.0, DENSITY_STEP = 0.005;
 static const double WAVE_DX = 20e3, WAVE_DEPTH = 4000.0, WAVE_F = 1e-4, WAVE_AMPLITUDE = 1e-3;
 
-typedef struct { hycom_case kind; int nx, ny; unsigned char *ocean; } geometry;
+typedef struct { hycom_case kind; int nx, ny; const unsigned char *ocean; } geometry;
 
 static double lat_of(const geometry *g, double gj) { return -LAT_EDGE + (gj + 0.5) * 2 * LAT_EDGE / g->ny; }
 static double lon_of(const geometry *g, int gi) { return (gi + 0.5) * 360.0 / g->nx; }
@@ -104,17 +105,31 @@ static void initial_layers(hycom *m, const geometry *g)
     }
 }
 
+/* The land mask of the basin, 1 byte a point: the same on every rank (shared when folded). */
+static void *land_mask(const void *context)
+{
+    const geometry *g = context;
+    unsigned char *ocean = esm_calloc((size_t)g->nx * g->ny, 1);
+    for (int gj = 0; gj < g->ny; gj++)
+        for (int gi = 0; gi < g->nx; gi++)
+            ocean[gi + (long)g->nx * gj] = esm_geo_depth(lon_of(g, gi), lat_of(g, gj)) > 0;
+    return ocean;
+}
+
 void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int by, int width,
-                  esm_distribution dist, esm_halo_engine engine)
+                  esm_distribution dist, esm_block_choice choice, esm_halo_engine engine)
 {
     *m = (hycom){.kind = kind, .width = width, .nz = nz, .gravity = GRAVITY};
-    geometry g = {kind, nx, ny, esm_calloc((size_t)nx * ny, 1)}; /* the land mask, 1 byte a point */
-    for (int gj = 0; gj < ny && kind == CASE_BASIN; gj++)
-        for (int gi = 0; gi < nx; gi++)
-            g.ocean[gi + (long)nx * gj] = esm_geo_depth(lon_of(&g, gi), lat_of(&g, gj)) > 0;
+    geometry g = {kind, nx, ny, NULL};
+    char key[96];
+    snprintf(key, sizeof key, "hycom.%s.%dx%d", kind == CASE_WAVE ? "wave" : "basin", nx, ny);
+    if (kind == CASE_BASIN)
+        g.ocean = esm_shared(key, land_mask, &g);
+    bool mask_owned = kind == CASE_BASIN && esm_shared_owned();
     esm_decomp_params params = {.nx = nx, .ny = ny, .bx = bx, .by = by, .periodic_x = true,
                                 .periodic_y = kind == CASE_WAVE, .distribution = dist,
-                                .is_ocean = is_ocean, .context = &g};
+                                .is_ocean = is_ocean, .context = &g, .choice = choice,
+                                .min_side = width, .shared_key = key};
     esm_decomp_create(&m->d, &params);
     m->l2 = esm_layout_levels_outer(&m->d, width, 1);
     m->l3 = esm_layout_levels_outer(&m->d, width, nz);
@@ -157,12 +172,12 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     double **f3[] = {&m->h, &m->u, &m->v, &m->h_next, &m->u_next, &m->v_next};
     double **temporaries[] = {&m->p, &m->hu, &m->hv};
     m->temporary_blocks = width >= 2 ? 1 : m->d.nlocal; /* see hycom.h */
-    for (unsigned a = 0; a < sizeof f2 / sizeof *f2; a++)
-        *f2[a] = esm_calloc(n2, sizeof(double));
+    for (unsigned a = 0; a < sizeof f2 / sizeof *f2; a++) /* folded: shared between ranks */
+        *f2[a] = esm_field_alloc(n2 * sizeof(double));
     for (unsigned a = 0; a < sizeof f3 / sizeof *f3; a++)
-        *f3[a] = esm_calloc(n3, sizeof(double));
+        *f3[a] = esm_field_alloc(n3 * sizeof(double));
     for (unsigned a = 0; a < sizeof temporaries / sizeof *temporaries; a++)
-        *temporaries[a] = esm_calloc(esm_layout_doubles(&m->l3, m->temporary_blocks), sizeof(double));
+        *temporaries[a] = esm_field_alloc(esm_layout_doubles(&m->l3, m->temporary_blocks) * sizeof(double));
 
     /* static fields over blocks and halos, from global indices (no exchange needed) */
     double dx_min = INFINITY, depth_max = 0;
@@ -210,7 +225,8 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     m->substeps = (int)ceil(m->dt / (0.35 * dx_min / c0));
     m->dtau = m->dt / m->substeps;
     initial_layers(m, &g);
-    free(g.ocean);
+    if (mask_owned)
+        free((void *)g.ocean);
     esm_region interior = esm_region_full(0);
     m->ok = (valid){.h = interior, .u = interior, .v = interior, .p = interior, .fu = interior,
                     .fv = interior, .eta = interior, .ub = interior, .vb = interior,

@@ -137,7 +137,7 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     *tr = (pop_tracers){.kappa_h = KAPPA_H, .kappa_v = KAPPA_V};
     double **arrays[] = {&tr->t, &tr->s, &tr->t_next, &tr->s_next, &tr->utr, &tr->vtr, &tr->wtr};
     for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++) /* padded: see LANES */
-        *arrays[a] = esm_calloc(n + 2 * LANES, sizeof(double));
+        *arrays[a] = esm_field_alloc((n + 2 * LANES) * sizeof(double)); /* folded: shared */
     tr->scratch = esm_calloc(scratch_doubles(g), sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
@@ -434,18 +434,23 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
     esm_halo_update(tr->halo, (double *[]){tr->t, tr->s});
     esm_timer_stop(halo);
     esm_timer_start(compute);
-    row_scratch rs = scratch_of(tr, g);
-    mix_factors_of(tr, g, rs.mix);
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
-        for (int j = 0; j < b->nj; j++) {
-            row_kmt(g, lb, b, j, &rs);
-            sweep_down(tr, g, lb, b, j, &rs);
-            sweep_up(tr, g, lb, b, j, &rs);
+    static esm_kernel kernel = {.name = "pop.tracer"};
+    double bytes = pop_tracers_bytes(g);
+    if (esm_kernel_begin(&kernel, bytes / (7 * sizeof(double)), bytes)) {
+        row_scratch rs = scratch_of(tr, g);
+        mix_factors_of(tr, g, rs.mix);
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
+            for (int j = 0; j < b->nj; j++) {
+                row_kmt(g, lb, b, j, &rs);
+                sweep_down(tr, g, lb, b, j, &rs);
+                sweep_up(tr, g, lb, b, j, &rs);
+            }
         }
+        _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
+        esm_kernel_end(&kernel);
     }
-    _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
     double *t = tr->t, *s = tr->s;
     tr->t = tr->t_next;
     tr->s = tr->s_next;
