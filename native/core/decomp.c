@@ -67,15 +67,18 @@ static int ocean_blocks(const int *prefix, int nx, int ny, int bx, int by)
 }
 
 /* The block size for `ranks`, as HYCOM's topography tools cut a patch for npes: of the tile
- * grids whose tiles (edge ones included) have at least min_side points a side, the one with
- * the fewest ocean tiles that still gives every rank one, the squarest on a tie. 0 if none. */
+ * grids whose tiles (edge ones included) have at least min_side points a side and whose ocean
+ * tiles are at least the rank count, the one whose busiest rank computes the fewest points,
+ * halo rings of min_side included (ceil(ocean tiles / ranks) tiles of (bx + 2 side)(by + 2 side)
+ * points: one tile per rank where the land allows, square rather than long); on a tie, the one
+ * with fewer ocean tiles. 0 if none. */
 static int blocks_for_ranks(const esm_decomp_params *p, const int *prefix, int ranks, int *bx,
                             int *by)
 {
     const int side = p->min_side > 0 ? p->min_side : 1;
     const long cap = 4L * ranks + 64; /* land is rarely more than 3/4 of the tiles */
-    long best = -1;
-    double best_shape = INFINITY;
+    double best_cost = INFINITY;
+    long best_ocean = 0;
     *bx = *by = 0;
     for (int nby = 1; nby <= p->ny / side; nby++) {
         int h = (p->ny + nby - 1) / nby;
@@ -87,14 +90,15 @@ static int blocks_for_ranks(const esm_decomp_params *p, const int *prefix, int r
                 || (long)nbx * nby < ranks)
                 continue;
             long ocean = ocean_blocks(prefix, p->nx, p->ny, w, h);
-            double shape = fabs(log((double)w / h));
-            if (ocean < ranks || (best >= 0 && (ocean > best
-                                                || (ocean == best && shape >= best_shape - 1e-12))))
+            if (ocean < ranks)
                 continue;
-            best = ocean;
-            best_shape = shape;
-            *bx = w;
-            *by = h;
+            double cost = (double)((ocean + ranks - 1) / ranks) * (w + 2.0 * side) * (h + 2.0 * side);
+            if (cost < best_cost || (cost == best_cost && ocean < best_ocean)) {
+                best_cost = cost;
+                best_ocean = ocean;
+                *bx = w;
+                *by = h;
+            }
         }
     }
     return *bx;

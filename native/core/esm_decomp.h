@@ -5,8 +5,9 @@
  * patch.input). A rank may own several blocks; every rank knows the whole decomposition.
  *
  * The block size may be chosen for the rank count, as HYCOM's topography tools make a
- * patch.input for a given number of processors: the tile grid with the fewest ocean tiles that
- * is still at least the rank count (one tile per rank where the land allows).
+ * patch.input for a given number of processors: of the tile grids with at least as many ocean
+ * tiles as ranks, the one whose busiest rank computes the fewest points, halos included (one
+ * tile per rank where the land allows, square rather than long).
  *
  * Blocks at the east and north edges are smaller when nx, ny are not multiples of bx, by.
  *

@@ -400,21 +400,26 @@ static void fingerprint(const hycom_run *run, esm_result *r)
 {
     const hycom *m = &run->m;
     uint64_t checksum = 0;
-    for (int lb = 0; lb < m->d.nlocal; lb++) {
-        const esm_block *b = &m->d.block[m->d.local[lb]];
-        for (int j = 0; j < b->nj; j++)
-            for (int i = 0; i < b->ni; i++) {
-                long gid = ((b->i0 + i) + (long)run->nx * (b->j0 + j)) * (3L * run->nz + 2);
-                long q = esm_at(&m->l2, lb, i, j, 0);
-                esm_checksum_add(&checksum, gid, m->ub[q]);
-                esm_checksum_add(&checksum, gid + 1, m->vb[q]);
-                for (int k = 0; k < run->nz; k++) {
-                    long p = esm_at(&m->l3, lb, i, j, k);
-                    esm_checksum_add(&checksum, gid + 2 + 3 * k, m->h[p]);
-                    esm_checksum_add(&checksum, gid + 3 + 3 * k, m->u[p]);
-                    esm_checksum_add(&checksum, gid + 4 + 3 * k, m->v[p]);
+    static esm_kernel kernel = {.name = "hycom.fingerprint"};
+    double n = (3.0 * run->nz + 2) * interior_points(m); /* reads every value once */
+    if (esm_kernel_begin(&kernel, n, sizeof(double) * n)) {
+        for (int lb = 0; lb < m->d.nlocal; lb++) {
+            const esm_block *b = &m->d.block[m->d.local[lb]];
+            for (int j = 0; j < b->nj; j++)
+                for (int i = 0; i < b->ni; i++) {
+                    long gid = ((b->i0 + i) + (long)run->nx * (b->j0 + j)) * (3L * run->nz + 2);
+                    long q = esm_at(&m->l2, lb, i, j, 0);
+                    esm_checksum_add(&checksum, gid, m->ub[q]);
+                    esm_checksum_add(&checksum, gid + 1, m->vb[q]);
+                    for (int k = 0; k < run->nz; k++) {
+                        long p = esm_at(&m->l3, lb, i, j, k);
+                        esm_checksum_add(&checksum, gid + 2 + 3 * k, m->h[p]);
+                        esm_checksum_add(&checksum, gid + 3 + 3 * k, m->u[p]);
+                        esm_checksum_add(&checksum, gid + 4 + 3 * k, m->v[p]);
+                    }
                 }
-            }
+        }
+        esm_kernel_end(&kernel);
     }
     char hex[24];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)esm_global_checksum(checksum));
@@ -443,10 +448,12 @@ static int report(hycom_run *run)
             ? "linear inertia-gravity wave vs the discrete and continuous dispersion relations; "
               "layer mass conserved; thickness positive; CFL < 1"
             : "layer mass conserved; thickness positive; CFL < 1");
-    esm_result_norm(r, "layer_mass_drift", run->worst_drift);
-    esm_result_norm(r, "thinnest_layer", run->thinnest);
-    esm_result_norm(r, "cfl", run->worst_cfl);
-    if (run->kind == CASE_WAVE) {
+    if (!esm_folded()) { /* folded: the values mean nothing */
+        esm_result_norm(r, "layer_mass_drift", run->worst_drift);
+        esm_result_norm(r, "thinnest_layer", run->thinnest);
+        esm_result_norm(r, "cfl", run->worst_cfl);
+    }
+    if (run->kind == CASE_WAVE && !esm_folded()) {
         esm_result_norm(r, "wave_vs_scheme", run->wave_vs_scheme);
         esm_result_norm(r, "wave_vs_theory", run->wave_vs_theory);
         esm_result_norm(r, "omega_vs_theory", omega_error);

@@ -141,7 +141,7 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     tr->scratch = esm_calloc(scratch_doubles(g), sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) { /* folded: values mean nothing */
         const esm_block *b = &g->d.block[g->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
             for (int k = 0; k < g->nz; k++)
@@ -472,20 +472,25 @@ double pop_tracers_bytes(const pop_grid *g)
 void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 {
     esm_sum sums[2] = {{0}};
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        double block[2] = {0, 0}; /* one partial per block, always summed in the same order */
-        for (int j = 0; j < b->nj; j++) {
-            double area = g->dxt[b->j0 + j + 1] * g->dy;
-            for (int k = 0; k < g->nz; k++)
-                for (int i = 0; i < b->ni; i++) {
-                    long p = esm_at(&g->l3, lb, i, j, k);
-                    block[0] += tr->t[p] * area * g->dz[k];
-                    block[1] += tr->s[p] * area * g->dz[k];
-                }
+    static esm_kernel kernel = {.name = "pop.tracer_mass"};
+    double points = pop_tracers_bytes(g) / (7 * sizeof(double));
+    if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            double block[2] = {0, 0}; /* one partial per block, always summed in the same order */
+            for (int j = 0; j < b->nj; j++) {
+                double area = g->dxt[b->j0 + j + 1] * g->dy;
+                for (int k = 0; k < g->nz; k++)
+                    for (int i = 0; i < b->ni; i++) {
+                        long p = esm_at(&g->l3, lb, i, j, k);
+                        block[0] += tr->t[p] * area * g->dz[k];
+                        block[1] += tr->s[p] * area * g->dz[k];
+                    }
+            }
+            esm_sum_add(&sums[0], block[0]);
+            esm_sum_add(&sums[1], block[1]);
         }
-        esm_sum_add(&sums[0], block[0]);
-        esm_sum_add(&sums[1], block[1]);
+        esm_kernel_end(&kernel);
     }
     esm_global_sums(sums, 2, mass);
 }
@@ -493,19 +498,24 @@ void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 void pop_tracers_range(const pop_tracers *tr, const pop_grid *g, double low[2], double high[2])
 {
     double ext[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}; /* max t, s, -min t, s */
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        for (int j = 0; j < b->nj; j++)
-            for (int k = 0; k < g->nz; k++)
-                for (int i = 0; i < b->ni; i++) {
-                    if (k >= g->kmt[esm_at(&g->l2, lb, i, j, 0)])
-                        continue;
-                    long p = esm_at(&g->l3, lb, i, j, k);
-                    ext[0] = fmax(ext[0], tr->t[p]);
-                    ext[1] = fmax(ext[1], tr->s[p]);
-                    ext[2] = fmax(ext[2], -tr->t[p]);
-                    ext[3] = fmax(ext[3], -tr->s[p]);
-                }
+    static esm_kernel kernel = {.name = "pop.tracer_range"};
+    double points = pop_tracers_bytes(g) / (7 * sizeof(double));
+    if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            for (int j = 0; j < b->nj; j++)
+                for (int k = 0; k < g->nz; k++)
+                    for (int i = 0; i < b->ni; i++) {
+                        if (k >= g->kmt[esm_at(&g->l2, lb, i, j, 0)])
+                            continue;
+                        long p = esm_at(&g->l3, lb, i, j, k);
+                        ext[0] = fmax(ext[0], tr->t[p]);
+                        ext[1] = fmax(ext[1], tr->s[p]);
+                        ext[2] = fmax(ext[2], -tr->t[p]);
+                        ext[3] = fmax(ext[3], -tr->s[p]);
+                    }
+        }
+        esm_kernel_end(&kernel);
     }
     esm_global_max(ext, 4);
     high[0] = ext[0];
