@@ -82,7 +82,7 @@ static void potentials_free(potentials *p)
 static void make_flow(pop_tracers *tr, const pop_grid *g)
 {
     const esm_layout *l = &g->l3;
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) { /* folded: values mean nothing */
         const esm_block *b = &g->d.block[g->d.local[lb]];
         potentials pot;
         potentials_create(&pot, g, b);
@@ -102,7 +102,7 @@ static void make_flow(pop_tracers *tr, const pop_grid *g)
     }
     /* Scale the flow so its largest Courant number (outflow x dt / volume) is COURANT. */
     double largest = 0;
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
             for (int k = 0; k < g->nz; k++)
