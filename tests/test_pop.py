@@ -3,7 +3,9 @@ content conserved, tracers within range), bit-identical results whatever the ran
 distribution, halo engine, layout (blocks or POPperf's compressed ocean points) and MPI
 stack, the three solvers agreeing, the MPI call mix seen by the profiler matching the core's
 own counts and the algorithm, clean errors. Size S, 3 steps: fast; ranks past 2 oversubscribe
-this machine, which changes no figure checked here."""
+this machine, which changes no figure checked here. At the seeds' scale (issue 11): 48 and 96
+simulated ranks, fixed iteration counts, folded runs communicating exactly as full ones
+(tests/ocean_smpi.py)."""
 
 import tomllib
 from pathlib import Path

@@ -16,9 +16,13 @@
  * gathers the CFL number and the thinnest layer; every `diag` steps another sums the layer
  * masses (exactly: the same bits on any number of tiles).
  *
+ * Tiles are cut for the rank count (HYCOM's patch.input), land tiles dropped.
+ *
  * Verified: layer masses conserved to round-off, thickness positive, CFL < 1; with --case
  * wave, a linear inertia-gravity wave in a flat periodic basin follows the scheme's discrete
- * dispersion relation exactly and the continuous one (omega^2 = f^2 + g H k^2) closely. */
+ * dispersion relation exactly and the continuous one (omega^2 = f^2 + g H k^2) closely.
+ * Folded under SMPI (esm_fold.h): fields shared, each flush of kernels charged, not verified
+ * (docs/ocean.md, "Seed scale"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

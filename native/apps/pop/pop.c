@@ -10,7 +10,9 @@
  *      from the last step's answer. The right-hand side is b = A eta* for a known, moving eta*
  *      (a manufactured solution), so every solve is checked against the exact answer.
  * Verified: the barotropic error |eta - eta*| / |eta*| at every step, tracer content
- * conserved to round-off, tracers within their initial range. */
+ * conserved to round-off, tracers within their initial range.
+ * Folded under SMPI (esm_fold.h): fields shared, kernels charged, every solve a fixed number
+ * of iterations (folded_iterations below), not verified (docs/ocean.md, "Seed scale"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
