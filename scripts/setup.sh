@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up esmperf, idempotently: a second run does nothing and takes a second.
-#  - root with apt-get: install the Debian compilers and MPI stacks that are missing;
+#  - root with apt-get: install the Debian compilers, MPI stacks and Slurm that are missing;
 #  - otherwise: install nothing system-wide and use the MPI found on PATH (e.g. `module load`);
 #  - always: a venv in .venv with esmperf installed editable, then list the MPI stacks found.
 set -euo pipefail
@@ -13,8 +13,10 @@ DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
                  openmpi-bin libopenmpi-dev mpich libmpich-dev
                  chromium strace  # chromium renders the HTML report in a test; strace checks TCP transport
                  libsimgrid-dev)  # SimGrid SMPI (smpicc, smpiff, smpirun): `esmperf simulate`
-# Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter).
-DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev)
+# Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter);
+# Slurm 22.05 and munge, for the private slurmctld + slurmd the tests start as this user
+# (tests/real_slurm.py, with its own slurm.conf and munge key: the system's are not used).
+DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev slurmctld slurmd munge)
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

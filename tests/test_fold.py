@@ -15,8 +15,10 @@ import pytest
 
 from esmperf import machines
 from esmperf.build import build_dir
+from esmperf.findings import connection_findings
 from esmperf.knobs import FOLD_AUTO_RANKS, Unsupported, knob_setting, write_files
 from esmperf.launch import mpirun_command, run_environment
+from esmperf.results import RunResult
 from esmperf.runner import _last_message, simulated_time
 from esmperf.stacks import Stack, discover_stacks
 
@@ -174,3 +176,17 @@ def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
               "\nYou may want to use sampling functions or trace replay to reduce this.\n")
     assert _last_message(stderr) == ("hycom: error: 96 ranks but only 64 ocean tiles: use at "
                                      "most 64 ranks")
+
+
+def test_findings_say_where_preconnection_stops_fitting_the_node():
+    def simulated(ranks: int) -> RunResult:
+        run = {"stack": "smpi", "knobs": json.dumps({"machine": "juropa"}), "ranks": ranks,
+               "ranks_per_node": 8}
+        return RunResult(run, [], [], "steps/s", True, None)
+    found = connection_findings([simulated(1024), simulated(13824)])
+    assert [f.text for f in found] == [
+        "On juropa nodes (8 ranks each, 22.4 GiB), pre-connecting every rank at 0.55 MB per "
+        "connection (seed 002's ParaStation figure) stops fitting the node's memory above 5455 "
+        "ranks; this study's largest run (13824 ranks) needs on-demand connections "
+        "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node."]
+    assert "fits pre-connected" in connection_findings([simulated(1024)])[0].text

@@ -22,11 +22,12 @@ from esmperf.analysis import build_groups
 from esmperf.errors import EsmperfError
 from esmperf.report import group_figures
 from esmperf.results import load_results
-from esmperf.runner import plan_study, run_study
+from esmperf.runner import plan_study, run_study, timeline_bin_seconds
 from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
-                           check_allocation, job_outcome, parse_sacct, parse_squeue,
-                           sbatch_message, slurm_options, srun_command, time_limit_minutes,
-                           with_command_line)
+                           check_allocation, sbatch_message, slurm_options, srun_command,
+                           time_limit_minutes, with_command_line)
+from esmperf.slurm_jobs import ended_record, job_outcome, parse_sacct, parse_squeue
+from esmperf.slurm_mpi import parse_mpi_list, srun_failure
 from esmperf.slurm_study import job_spec, read_key_values, repetition_execution
 from esmperf.stacks import Stack
 from esmperf.store import Store
@@ -134,6 +135,47 @@ def test_batch_script_lines() -> None:
         'exit "$((timed_out ? 124 : 0))"']
 
 
+def run_batch_script(tmp_path: Path, bin_walls: list[float] | None,
+                     answers: list[str]) -> str:
+    """Run a batch script (bash, no Slurm) whose repetitions print `answers` in turn, the last
+    a profiled one printing its ESMPROF_BIN_SECONDS; returns what that one printed."""
+    counter = tmp_path / "counter"
+    tmp_path.mkdir()
+    counter.write_text("0")
+    cases = " ".join(f"{i}) echo {json.dumps(a) if a else ''};;" for i, a in enumerate(answers))
+    program = (f'n=$(cat "$0"); echo $((n + 1)) > "$0"; case $n in {cases} '
+               '*) echo "bin=${ESMPROF_BIN_SECONDS:-unset}";; esac')
+    reps = [JobRep(i + 1, "measure") for i in range(len(answers))]
+    reps.append(JobRep(len(answers) + 1, "profile", tmp_path / "p.jsonl"))
+    job = spec(directory=tmp_path / "job", scratch=tmp_path / "scratch", timeout=10.0,
+               argv=["sh", "-c", program, str(counter)], reps=reps, exports={}, unsets=[],
+               profiler=Path("/dev/null"), bin_walls=bin_walls)
+    (tmp_path / "job").mkdir()
+    job.script_path.write_text(batch_script(job, SlurmOptions(launcher="slurm")))
+    env = {**os.environ, "SLURM_JOB_ID": "77"}
+    env.pop("ESMPROF_BIN_SECONDS", None)
+    done = subprocess.run(["bash", str(job.script_path)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (tmp_path / "job" / f"rep-{len(reps)}" / "stdout").read_text().strip()
+
+
+def test_batch_script_sets_the_profile_time_bins_as_a_local_run(tmp_path: Path) -> None:
+    """Like the local runner: ESMPROF_BIN_SECONDS = the median wall time of the repetitions
+    so far (stored ones, then the job's own: the JSON result's top-level "wall") / 100."""
+    walls = [0.2, 0.4, 0.3, 0.5]
+    expected = f"{timeline_bin_seconds([{'status': 'ok', 'wall': w} for w in walls]):.6g}"
+    got = run_batch_script(tmp_path / "a", [0.2, 0.4], ['{"wall": 0.3, "t": {"wall": 9}}',
+                                                         '{"fom": 1, "wall": 0.5}'])
+    assert got == f"bin={expected}" == "bin=0.0035"
+    # no stored walls, a result without "wall": its start-to-end time, then at least 1 ms
+    assert run_batch_script(tmp_path / "b", [], ["rate: 3"]) == "bin=0.001"
+    # the first repetition profiled, nothing known yet: the profiler's default
+    assert run_batch_script(tmp_path / "c", [], []) == "bin=unset"
+    # the study's environment sets it (bin_walls None): left alone
+    assert run_batch_script(tmp_path / "d", None, ['{"wall": 0.3}']) == "bin=unset"
+
+
 def test_batch_script_defaults_and_quoting() -> None:
     lines = batch_script(spec(ranks_per_node=None, nodes=1, exports={"X": "a b"}, unsets=[],
                               argv=["sh", "-c", "echo 'rate: 1'"], reps=[JobRep(7, "measure")]),
@@ -164,7 +206,7 @@ def test_job_environment_is_what_the_runner_adds(tmp_path: Path) -> None:
 SACCT = """\
 4242|COMPLETED|0:0|00:03:12|node[017-018]|None
 4243|CANCELLED by 51234|0:0|00:00:00|None assigned|None
-4244|TIMEOUT|0:0|00:20:01|node021|TimeLimit
+4244|TIMEOUT|0:0|00:20:01|node021|None
 4245|FAILED|1:0|00:00:04|node022|NonZeroExitCode
 4245.batch|FAILED|1:0|00:00:04|node022|
 4246|OUT_OF_MEMORY|0:125|00:01:00|node023|OutOfMemory
@@ -180,6 +222,7 @@ def test_parse_sacct() -> None:
         ("COMPLETED", "node[017-018]", "")
     assert (records["4243"].state, records["4243"].state_text) == ("CANCELLED",
                                                                    "CANCELLED by 51234")
+    assert records["4243"].node_list == ""  # "None assigned": it never started
     assert (records["4245"].exit_code, records["4245"].reason) == ("1:0", "NonZeroExitCode")
     assert {k: r.outcome for k, r in records.items()} == {
         "4242": "ok", "4243": "failed", "4244": "timeout", "4245": "failed",
@@ -190,9 +233,28 @@ def test_parse_sacct() -> None:
     assert (old["17"].state, old["17"].node_list, old["17"].reason) == ("COMPLETED", "n1", "")
 
 
+# `squeue -h -t all -j 1,2,3,4,5,6,7 -o '%i|%T|%r'` from Slurm 22.05.8 (one node, no
+# accounting): 3 cancelled while running, 4 and 5 waiting for the node, 6 past its time
+# limit, 7 cancelled while pending (the reason it waited for stays).
+SQUEUE = """\
+3|CANCELLED|None
+1|COMPLETED|None
+2|FAILED|NonZeroExitCode
+4|PENDING|Resources
+5|PENDING|Priority
+6|TIMEOUT|TimeLimit
+7|CANCELLED|Priority
+"""
+
+
 def test_parse_squeue_and_states() -> None:
-    assert parse_squeue("4242|RUNNING\n4248|PENDING\n\n4250|COMPLETING\n") == {
-        "4242": "RUNNING", "4248": "PENDING", "4250": "COMPLETING"}
+    records = parse_squeue(SQUEUE + "\n8|COMPLETING|None\n")
+    assert {k: (r.state, r.reason, r.outcome) for k, r in records.items()} == {
+        "1": ("COMPLETED", "", "ok"), "2": ("FAILED", "NonZeroExitCode", "failed"),
+        "3": ("CANCELLED", "", "failed"), "4": ("PENDING", "Resources", "active"),
+        "5": ("PENDING", "Priority", "active"), "6": ("TIMEOUT", "TimeLimit", "timeout"),
+        "7": ("CANCELLED", "Priority", "failed"), "8": ("COMPLETING", "", "active")}
+    assert {r.source for r in records.values()} == {"squeue"}
     for state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED"):
         assert job_outcome(state) == "active"
     assert job_outcome("COMPLETED") == "ok"
@@ -200,6 +262,22 @@ def test_parse_squeue_and_states() -> None:
     for state in ("FAILED", "CANCELLED by 0", "CANCELLED+", "NODE_FAIL", "OUT_OF_MEMORY",
                   "BOOT_FAIL", "PREEMPTED", "UNKNOWN", ""):
         assert job_outcome(state) == "failed"
+
+
+def test_ended_record_from_squeue_and_sacct() -> None:
+    queued = parse_squeue(SQUEUE)
+    recorded = parse_sacct(SACCT.replace("4244|", "6|").replace("4242|", "1|"))
+    # sacct's record, with squeue's reason where sacct has none (TIMEOUT: None vs TimeLimit)
+    timeout = ended_record(queued["6"], recorded["6"])
+    assert (timeout.state, timeout.exit_code, timeout.reason, timeout.source) == (
+        "TIMEOUT", "0:0", "TimeLimit", "sacct")
+    assert ended_record(queued["1"], recorded["1"]) == recorded["1"]
+    # no accounting: squeue's final state
+    assert ended_record(queued["7"], None) == queued["7"]
+    # still pending or running in squeue, and sacct lags: not ended yet
+    assert ended_record(queued["4"], None) is None
+    assert ended_record(None, None) is None  # purged, no record: the caller waits, then gives up
+    assert ended_record(None, recorded["1"]) == recorded["1"]  # purged from squeue
 
 
 def test_sbatch_messages() -> None:
@@ -271,6 +349,89 @@ def test_srun_launcher(tmp_path: Path) -> None:
     assert srun_command(SlurmOptions(), 3, 1, None) == ["srun", "--nodes=1", "--ntasks=3"]
     with pytest.raises(SlurmError, match="salloc"):
         check_allocation({})
+
+
+# `srun --mpi=list` of Slurm 22.05.8 (Debian 12)
+SRUN_MPI_LIST = """MPI plugin types are...
+\tpmix
+\tnone
+\tcray_shasta
+\tpmi2
+specific pmix plugin versions available: pmix_v4
+"""
+
+
+@pytest.fixture
+def srun_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An srun on PATH that lists 22.05's MPI plug-ins (and logs its calls)."""
+    bin_dir = tmp_path / "srun-bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n"
+                                  f"cat <<'EOF'\n{SRUN_MPI_LIST}EOF\n")
+    (bin_dir / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def test_srun_mpi_plugins(srun_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parse_mpi_list(SRUN_MPI_LIST) == ["pmix", "none", "cray_shasta", "pmi2", "pmix_v4"]
+    # the plug-in each MPI starts with under srun (measured: slurm_mpi.py)
+    assert srun_command(SlurmOptions(), 2, 1, None, "openmpi")[-1] == "--mpi=pmix"
+    assert srun_command(SlurmOptions(), 2, 1, None, "mpich")[-1] == "--mpi=pmi2"
+    assert srun_command(SlurmOptions(srun_mpi="none"), 2, 1, None, "mpich")[-1] == "--mpi=none"
+    assert (srun_here / "calls").read_text() == "--mpi=list\n"  # asked once
+    with pytest.raises(SlurmError) as error:
+        srun_command(SlurmOptions(srun_mpi="pmi3"), 2, 1, None, "mpich")
+    assert str(error.value) == (
+        "srun_mpi = 'pmi3' is not an MPI plug-in of this Slurm (srun --mpi=list: pmix, none, "
+        "cray_shasta, pmi2, pmix_v4): set [slurm] srun_mpi or --srun-mpi to one of them, or "
+        "leave it out for esmperf to choose")
+    (srun_here / "srun").write_text("#!/bin/sh\necho 'MPI plugin types are...'\n"
+                                    "printf '\\tnone\\n'\n")
+    monkeypatch.setenv("SLURM_CONF", str(srun_here / "another.conf"))  # asked again
+    assert srun_command(SlurmOptions(), 2, 1, None, "openmpi") == [
+        "srun", "--nodes=1", "--ntasks=2"]  # no pmix here: the site's default
+
+
+OMPI_UNDER_SRUN = """[vm:27381] OPAL ERROR: Unreachable in file ext3x_client.c at line 112
+--------------------------------------------------------------------------
+The application appears to have been direct launched using "srun",
+but OMPI was not built with SLURM's PMI support and therefore cannot
+execute. There are several options for building PMI support under
+--------------------------------------------------------------------------
+[vm:27381] Local abort before MPI_INIT completed completed successfully, but am not able to \
+aggregate error messages, and not able to guarantee that all other processes were killed!
+"""
+
+
+def test_srun_failures_name_the_fix() -> None:
+    argv = ["srun", "--nodes=1", "--ntasks=2", "--mpi=pmi2", "/b/hycom"]
+    status, reason = srun_failure("failed", "exit code 1: Local abort ...", OMPI_UNDER_SRUN,
+                                  None, 2, argv)
+    assert (status, reason) == ("failed", (
+        "Open MPI could not start under srun --mpi=pmi2: it says \"OMPI was not built with "
+        "SLURM's PMI support\" for that plug-in; fix: srun_mpi = \"pmix\" in [slurm] or "
+        "--srun-mpi pmix (`srun --mpi=list` lists this site's plug-ins), or mpi_launcher = "
+        "\"mpirun\""))
+    # MPICH under srun --mpi=none: every rank alone, rank 0 of 1, and all exit 0
+    status, reason = srun_failure("ok", None, "", {"ranks": 1, "fom": {"value": 4}}, 2,
+                                  argv[:3] + argv[4:])
+    assert status == "failed" and reason.startswith(
+        "the program ran as 1 rank(s) under srun (the site's default --mpi) where 2 were "
+        "started")
+    assert srun_failure("ok", None, "", {"ranks": 2}, 2, argv) == ("ok", None)
+    assert srun_failure("failed", "exit code 3: x", "no input", None, 2, argv) == (
+        "failed", "exit code 3: x")
+
+
+def test_srun_options_on_the_command_line() -> None:
+    merged = with_command_line(SlurmOptions(srun_mpi="pmi2"), srun_mpi="pmix",
+                               mpi_launcher="srun", launcher=None)
+    assert (merged.srun_mpi, merged.mpi_launcher) == ("pmix", "srun")
+    with pytest.raises(SlurmError, match="--srun-mpi names one of srun's MPI plug-ins"):
+        with_command_line(SlurmOptions(), srun_mpi=" ")
+    with pytest.raises(SlurmError, match="--mpi-launcher ssh: one of mpirun, srun"):
+        with_command_line(SlurmOptions(), mpi_launcher="ssh")
 
 
 def test_no_sbatch_on_path_keeps_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -394,8 +555,13 @@ timeout = 1
     assert [j["state"] for j in jobs] == ["FAILED", "FAILED"]
 
 
+@pytest.mark.parametrize("accounting", ["on", "off"])
 def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                  monkeypatch: pytest.MonkeyPatch, accounting: str) -> None:
+    """A job past its time limit is a timeout with Slurm's reason (sacct says None, squeue
+    TimeLimit), with or without accounting; a job cancelled before it started has no output
+    file to point at."""
+    monkeypatch.setenv("FAKE_SLURM_ACCOUNTING", accounting)
     text = WORKS.replace("echo 'rate: 42.5'", "sleep 0.4; echo 'rate: 42.5'").replace(
         "ranks = [1, 2]", "ranks = 1")
     monkeypatch.setenv("FAKE_SLURM_TIME_LIMIT", "1")  # the job's --time runs out mid-way
@@ -405,10 +571,18 @@ def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
     with Store(tmp_path / "t.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
         reps = kept.rows("SELECT kind, status FROM repetition ORDER BY rep")
+        job = kept.rows("SELECT * FROM slurm_job")[0]
     assert run["status"] == "timeout"
-    assert run["reason"].startswith("Slurm job 1000 ended TIMEOUT (exit code 0:0) before "
-                                    "repetition ")
+    output = tmp_path / "t" / "slurm" / run["run_key"] / "job-1000.out"
+    assert run["reason"] == (f"Slurm job 1000 ended TIMEOUT (reason TimeLimit) before "
+                             f"repetition {len(reps)} finished; its output: {output}")
     assert reps[-1]["status"] == "timeout" and reps[0]["status"] == "ok"
+    assert (job["state"], job["reason"], job["node_list"]) == ("TIMEOUT", "TimeLimit",
+                                                               "fakenode01")
+    assert job["exit_code"] == ("0:0" if accounting == "on" else "")  # squeue has none
+    sacct_calls = [c for c in (fake_slurm / "calls.log").read_text().splitlines()
+                   if c.startswith("sacct")]
+    assert len(sacct_calls) == 1  # without accounting: asked once, then never again
 
     monkeypatch.delenv("FAKE_SLURM_TIME_LIMIT")
     monkeypatch.setenv("FAKE_SLURM_OUTCOME", "CANCELLED")
@@ -417,8 +591,30 @@ def test_slurm_timeout_and_cancel(tmp_path: Path, fake_slurm: Path,
     assert outcome.failed == 1
     with Store(tmp_path / "c.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
+        job = kept.rows("SELECT * FROM slurm_job")[0]
     assert run["status"] == "failed"
-    assert f"Slurm job 1001 ended CANCELLED by {os.getuid()}" in run["reason"]
+    by_whom = f" by {os.getuid()}" if accounting == "on" else ""  # squeue does not say
+    assert run["reason"] == (f"Slurm job 1001 ended CANCELLED{by_whom} (reason "
+                             "Priority) before repetition 1 finished; it never started on a "
+                             "node (no job output)")
+    assert job["node_list"] == ""  # sacct's "None assigned"
+
+
+def test_jobs_purged_from_squeue_without_accounting(tmp_path: Path, fake_slurm: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No accounting and squeue forgot the job (past MinJobAge, e.g. a runner resumed late):
+    its repetitions still come from its files, and its state is given up after 3 looks."""
+    monkeypatch.setenv("FAKE_SLURM_ACCOUNTING", "off")
+    monkeypatch.setenv("FAKE_SLURM_MIN_JOB_AGE", "0")
+    outcome = run_study(study(WORKS.replace("ranks = [1, 2]", "ranks = 1"), tmp_path),
+                        tmp_path / "s.duckdb", [], {}, QUIET, slurm=SLURM)
+    assert (outcome.complete, outcome.repetitions) == (1, 4)
+    with Store(tmp_path / "s.duckdb", read_only=True) as kept:
+        job = kept.rows("SELECT * FROM slurm_job")[0]
+    assert job["state"] == "UNKNOWN (neither squeue nor sacct knows it)"
+    assert job["node_list"] == "fakenode01"  # from the job's own record
+    calls = (fake_slurm / "calls.log").read_text().splitlines()
+    assert calls.count("squeue -h -t all -j 1000 -o %i|%T|%r") >= 3
 
 
 def test_resume_watches_submitted_jobs_without_resubmitting(
@@ -486,10 +682,13 @@ def test_mpi_workload_as_a_job_with_its_profile(tmp_path: Path, fake_slurm: Path
                         tmp_path / "s.duckdb", stacks, workloads, QUIET, slurm=SLURM)
     assert outcome.complete == 1, outcome.failures
     with Store(tmp_path / "s.duckdb", read_only=True) as kept:
-        reps = kept.rows("SELECT kind, status, verification, fom_unit FROM repetition "
-                         "ORDER BY rep")
+        reps = kept.rows("SELECT kind, status, verification, fom_unit, wall, profile_file "
+                         "FROM repetition ORDER BY rep")
         ranks = kept.rows("SELECT rank FROM profile_rank ORDER BY rank")
         metrics = kept.rows("SELECT name FROM metric WHERE name = 'fom.value'")
     assert [(r["kind"], r["status"], r["verification"]) for r in reps] == [
         ("measure", "ok", "passed"), ("profile", "ok", "passed")]
     assert [r["rank"] for r in ranks] == [0, 1] and len(metrics) == 2
+    # the profile's time bins as a local run's: the measured repetition's wall / 100
+    header = json.loads(Path(reps[1]["profile_file"]).read_text().splitlines()[0])
+    assert header["knobs"]["ESMPROF_BIN_SECONDS"] == f"{timeline_bin_seconds(reps[:1]):.6g}"

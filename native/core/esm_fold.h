@@ -4,8 +4,9 @@
  * A folded run keeps the communication of a full run, message for message and byte for byte,
  * and stops paying for what makes thousands of simulated ranks too big for one machine:
  *  - Fields: esm_field_alloc gives each rank memory of its real size, but the ranks share it:
- *    every rank's k-th field of n bytes is the same memory. Memory grows with the distinct
- *    per-rank sizes, not with the rank count. The values are meaningless.
+ *    every rank's k-th field of n bytes, n rounded up to a power of two, is the same memory.
+ *    Memory grows with the distinct sizes (within a factor 2), not with the rank count. The
+ *    values are meaningless.
  *  - Replicated data (the global decomposition, geometry, masks every rank builds alike):
  *    esm_shared builds it once and hands the same read-only copy to every rank.
  *  - Kernels: esm_kernel_begin/esm_kernel_end time a kernel's first calls over all ranks
@@ -39,7 +40,8 @@
 bool esm_folded(void);
 
 /* Zeroed, 64-byte aligned memory for a field of `bytes`; folded: shared between ranks by
- * (allocation order on this rank, bytes). esm_field_free frees it (folded: nothing). */
+ * (allocation order on this rank, bytes rounded up to a power of two). esm_field_free frees
+ * it (folded: nothing). */
 void *esm_field_alloc(size_t bytes);
 void esm_field_free(void *field);
 

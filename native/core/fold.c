@@ -129,11 +129,16 @@ void *esm_field_alloc(size_t bytes)
     esm_fold_setup();
     if (!fold.folded)
         return esm_calloc(bytes, 1);
+    /* Ranks whose k-th fields are within a factor 2 share one: memory grows with the number
+     * of distinct power-of-two sizes, not with the rank count or the spread of sizes. */
+    size_t capacity = 64;
+    while (capacity < bytes)
+        capacity *= 2;
     char key[64];
-    snprintf(key, sizeof key, "%ld:%zu", fold.fields++, bytes);
+    snprintf(key, sizeof key, "%ld:%zu", fold.fields++, capacity);
     void *field = shared_get("esm_field", key);
     if (!field) {
-        field = esm_calloc(bytes, 1);
+        field = esm_calloc(capacity, 1);
         shared_set("esm_field", key, field);
     }
     return field;

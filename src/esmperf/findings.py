@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from esmperf import stats
+from esmperf import machines, stats
 from esmperf.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.knobs import KNOBS
 from esmperf.results import RunResult, killed_after_result, killed_after_result_text
@@ -32,6 +32,36 @@ def all_findings(groups: list[Group], results: list[RunResult], cores: int,
         found += comparison_findings(group, comparisons(group, alpha))
         found += profile_findings(group)
     found += quality_findings(results, cores)
+    found += connection_findings(results)
+    return found
+
+
+def connection_findings(results: list[RunResult]) -> list[Finding]:
+    """Where pre-connecting every rank (ParaStation's default, PSP_ONDEMAND=0) stops fitting
+    the simulated node's memory (machines.py), said for each machine and ranks per node."""
+    found = []
+    seen: set[tuple[str, int]] = set()
+    for result in results:
+        name = result.knobs.get("machine", "none")
+        per_node = int(result.run.get("ranks_per_node") or 1)
+        if not result.simulated or name == "none" or (name, per_node) in seen:
+            continue
+        seen.add((name, per_node))
+        node = machines.machine(name)
+        limit = node.preconnect_limit(per_node)
+        largest = max(r.ranks for r in results if r.simulated
+                      and r.knobs.get("machine") == name
+                      and int(r.run.get("ranks_per_node") or 1) == per_node)
+        verdict = (f"this study's largest run ({largest} ranks) needs on-demand connections "
+                   f"(PSP_ONDEMAND=1): pre-connected it would hold "
+                   f"{_bytes(machines.connection_memory(largest, 0, True) * per_node)} of "
+                   "connections on each node" if largest > limit else
+                   f"this study's largest run ({largest} ranks) fits pre-connected")
+        found.append(Finding(
+            "scaling", f"On {name} nodes ({per_node} ranks each, {_bytes(node.memory)}), "
+            f"pre-connecting every rank at {machines.CONNECTION_BYTES / 1e6:.2f} MB per "
+            f"connection (seed 002's ParaStation figure) stops fitting the node's memory above "
+            f"{limit} ranks; {verdict}."))
     return found
 
 

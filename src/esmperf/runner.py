@@ -37,6 +37,7 @@ from esmperf.paths import build_root
 from esmperf.profile import ProfileError, read_profile
 from esmperf.results import HUNG_AFTER_RESULT, killed_after_result_text
 from esmperf.slurm import SlurmOptions, check_allocation, check_commands, srun_command
+from esmperf.slurm_mpi import srun_failure
 from esmperf.stacks import Stack, library_name
 from esmperf.store import TAIL_CHARS, Store
 from esmperf.study import Configuration, Study, StudyError
@@ -268,7 +269,7 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
                                " that srun does not take: set mpi_launcher = \"mpirun\" in "
                                "[slurm]")
         launcher = srun_command(planned.slurm, config.ranks, config.nodes,
-                                config.ranks_per_node)
+                                config.ranks_per_node, stack.family if stack else None)
     if config.kind == "workload":
         workload = workloads[config.workload]
         assert stack is not None
@@ -565,6 +566,9 @@ class StudyRunner:
             "exit_code": execution.returncode, "fom_unit": config.fom.unit,
         }
         status, reason, result = _classify(execution, config)
+        if planned.slurm.uses_srun and config.launcher:  # srun's MPI plug-in, when it failed
+            status, reason = srun_failure(status, reason, execution.stdout + execution.stderr,
+                                          result, config.ranks, planned.argv)
         metrics: dict[str, float] = {"elapsed": execution.elapsed}
         if execution.peak_rss is not None:  # for a simulated run: the simulator's cost
             metrics["peak_rss_bytes"] = execution.peak_rss
@@ -573,7 +577,9 @@ class StudyRunner:
             metrics.update(numeric_metrics(result))
             verification = result.get("verification")
             if isinstance(verification, dict) and "passed" in verification:
-                row["verification"] = "passed" if verification["passed"] else "failed"
+                passed = verification["passed"]  # null: nothing to verify (a folded run)
+                row["verification"] = ("unverified" if passed is None else
+                                       "passed" if passed else "failed")
             fom = result.get("fom")
             if isinstance(fom, dict) and fom.get("unit"):
                 row["fom_unit"] = str(fom["unit"])

@@ -1,40 +1,28 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
-of one job, and sbatch, squeue and sacct (submit, ask, parse). No study logic here: that is in
-slurm_study.py (docs/slurm.md).
+of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
+sacct): slurm_jobs.py; srun's MPI plug-ins: slurm_mpi.py; the study as jobs: slurm_study.py
+(docs/slurm.md).
 """
 
-import getpass
 import math
 import shlex
 import shutil
-import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from esmperf.errors import EsmperfError, unknown_key
+from esmperf.errors import unknown_key
+from esmperf.slurm_jobs import SlurmError, run_slurm_command
+from esmperf.slurm_mpi import srun_mpi_for
 
 LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
 SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
               "mpi_launcher", "srun_mpi", "poll")
 COMMANDS = ("sbatch", "squeue", "sacct")
-COMMAND_TIMEOUT = 60.0  # seconds for one sbatch/squeue/sacct call
 KILL_AFTER = 3  # seconds between TERM and KILL of a repetition that ran out of time
 SETUP_SECONDS = 120  # added to a job's time limit: node set-up, the environment, file system
 MAX_POLL = 60.0  # longest wait between two looks at the queue
-
-# Job states (squeue %T, sacct State) and what they mean here.
-ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
-                           "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
-                           "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
-TIMEOUT_STATES = frozenset({"TIMEOUT", "DEADLINE"})
-
-
-class SlurmError(EsmperfError):
-    """Slurm cannot do what was asked; the message names the fix."""
-
 
 @dataclass(frozen=True)
 class SlurmOptions:
@@ -48,7 +36,7 @@ class SlurmOptions:
     exclusive: bool = True  # whole nodes: nobody else's job beside a measured one
     extra: tuple[str, ...] = ()  # more sbatch options, e.g. "--mem=0"
     mpi_launcher: str = "mpirun"  # inside a job: the stack's mpirun, or srun
-    srun_mpi: str | None = None  # srun --mpi=... (e.g. pmix)
+    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm_mpi.py)
     poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
 
     @property
@@ -104,17 +92,25 @@ def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
     given = {key: value for key, value in overrides.items() if value is not None}
     if given.get("launcher") not in (None, *LAUNCHERS):
         raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(LAUNCHERS)}")
+    if given.get("mpi_launcher") not in (None, *MPI_LAUNCHERS):
+        raise SlurmError(f"--mpi-launcher {given['mpi_launcher']}: one of "
+                         f"{', '.join(MPI_LAUNCHERS)}")
+    if "srun_mpi" in given and not given["srun_mpi"].strip():
+        raise SlurmError("--srun-mpi names one of srun's MPI plug-ins (`srun --mpi=list`), "
+                         "e.g. --srun-mpi pmix")
     return replace(options, **given)
 
 
 def srun_command(options: SlurmOptions, ranks: int, nodes: int,
-                 ranks_per_node: int | None) -> list[str]:
-    """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in."""
+                 ranks_per_node: int | None, family: str | None = None) -> list[str]:
+    """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in, with the MPI
+    plug-in a stack of ABI `family` needs (slurm_mpi.py) unless srun_mpi names one."""
     command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
     if ranks_per_node:
         command.append(f"--ntasks-per-node={ranks_per_node}")
-    if options.srun_mpi:
-        command.append(f"--mpi={options.srun_mpi}")
+    plugin = srun_mpi_for(options.srun_mpi, family)
+    if plugin:
+        command.append(f"--mpi={plugin}")
     return command
 
 
@@ -164,6 +160,12 @@ class JobSpec:
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
     profiler: Path | None = None
+    # Profile time bins as a local run's (runner.timeline_bin_seconds): the wall times of the
+    # configuration's stored repetitions, which the script's own add to; None when the
+    # study's environment sets ESMPROF_BIN_SECONDS itself.
+    bin_walls: list[float] | None = None
+    timeline_bins: int = 100
+    min_bin_seconds: float = 0.001
 
     @property
     def script_path(self) -> Path:
@@ -192,11 +194,33 @@ run_rep() {
     code=$?
     end=$(date +%s.%N)
     read -r load_after rest < /proc/loadavg
+    [ "$code" -ne 0 ] || add_wall "$out" "$start" "$end"
     printf 'exit_code=%s\nstart=%s\nend=%s\nload_before=%s\nload_after=%s\n' \
         "$code" "$start" "$end" "$load_before" "$load_after" > "$out/status.part"
     mv "$out/status.part" "$out/status"
     cd "$job_dir" && rm -rf "$scratch"
     return "$code"
+}
+
+# The wall times of this configuration's repetitions that exited 0, stored ones first: the
+# workload's own ("wall" in its last JSON result line), else start to end. A profiled
+# repetition gets ESMPROF_BIN_SECONDS = their median / {bins}, at least {least} s, as a
+# local one does (about {bins} time bins in its profile).
+walls="{walls}"
+add_wall() {
+    local wall
+    wall=$(grep '^[[:space:]]*{' "$1/stdout" | tail -n 1 |
+        grep -o '"wall":[[:space:]]*[-+0-9.eE]*' | head -n 1 | sed 's/.*:[[:space:]]*//')
+    [ -n "$wall" ] || wall=$(awk -v s="$2" -v e="$3" 'BEGIN { printf "%.9f", e - s }')
+    walls="$walls $wall"
+}
+set_bin_seconds() {
+    local width
+    width=$(printf '%s\n' $walls | sort -g | awk -v bins={bins} -v least={least} '
+        $1 > 0 { w[++n] = $1 }
+        END { if (n) { m = (n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2) / bins
+                       printf "%.6g\n", m < least ? least : m } }')
+    if [ -n "$width" ]; then export ESMPROF_BIN_SECONDS="$width"; fi
 }
 
 # after_failure: what a failed repetition means for the rest of the job. One killed at its
@@ -261,11 +285,19 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
     text = "\n".join(lines) + "\n"
     text += NODE_INFO
     timeout = f"{spec.timeout:g}"
-    text += RUN_REP.replace("{kill_after}", str(KILL_AFTER)).replace("{timeout}", timeout)
+    walls = " ".join(repr(float(wall)) for wall in spec.bin_walls or [])
+    functions = RUN_REP
+    for name, value in (("{kill_after}", str(KILL_AFTER)), ("{timeout}", timeout),
+                        ("{walls}", walls), ("{bins}", str(spec.timeline_bins)),
+                        ("{least}", f"{spec.min_bin_seconds:g}")):
+        functions = functions.replace(name, value)
+    text += functions
     for rep in spec.reps:
         command = list(spec.argv)
         if rep.profile_file is not None:
             assert spec.profiler is not None
+            if spec.bin_walls is not None:
+                text += "set_bin_seconds\n"
             command = ["env", f"LD_PRELOAD={spec.profiler}",
                        f"ESMPROF_OUT={rep.profile_file}", *command]
         text += (f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)}"
@@ -275,21 +307,9 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
 
 # --- sbatch, squeue, sacct --------------------------------------------------------------------
 
-def _slurm(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(list(argv), capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise SlurmError(f"{argv[0]} is not on PATH: run esmperf on the cluster's login "
-                         "node (module load slurm?)") from None
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(list(argv), 1, "",
-                                           f"{argv[0]} did not answer in {COMMAND_TIMEOUT:g} s")
-
-
 def submit(script: Path) -> str:
     """Submit `script` (sbatch --parsable); its job id, or SlurmError with sbatch's reason."""
-    result = _slurm(["sbatch", "--parsable", str(script)])
+    result = run_slurm_command(["sbatch", "--parsable", str(script)])
     job_id = result.stdout.strip().split(";")[0]  # "123" or "123;cluster"
     if result.returncode != 0 or not job_id.isdigit():
         message = sbatch_message(result.stderr or result.stdout)
@@ -319,88 +339,3 @@ def _sbatch_hint(message: str) -> str:
             return f" (fix: {fix}; stored results are kept, run the same command again)"
     return (" (fix the [slurm] table of the study or the --partition/--account/--qos options; "
             "stored results are kept, run the same command again)")
-
-
-@dataclass
-class JobRecord:
-    """A job as sacct (or squeue) reports it."""
-
-    job_id: str
-    state: str  # the first word: CANCELLED for "CANCELLED by 1000"
-    state_text: str = ""
-    exit_code: str = ""
-    elapsed: str = ""
-    node_list: str = ""
-    reason: str = ""
-
-    @property
-    def outcome(self) -> str:
-        return job_outcome(self.state)
-
-
-def job_outcome(state: str) -> str:
-    """active (queued or running), ok, timeout or failed."""
-    state = state.split()[0].rstrip("+") if state.strip() else ""
-    if state in ACTIVE_STATES:
-        return "active"
-    if state == "COMPLETED":
-        return "ok"
-    if state in TIMEOUT_STATES:
-        return "timeout"
-    return "failed"
-
-
-def parse_squeue(text: str) -> dict[str, str]:
-    """`squeue -h -o %i|%T` lines -> job id: state."""
-    states = {}
-    for line in text.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) >= 2 and parts[0]:
-            states[parts[0]] = parts[1].strip()
-    return states
-
-
-SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList", "Reason")
-
-
-def parse_sacct(text: str, fields: Sequence[str] = SACCT_FIELDS) -> dict[str, JobRecord]:
-    """`sacct -n -P -X --format=...` lines -> job id: record (job steps are left out)."""
-    records = {}
-    for line in text.splitlines():
-        values = dict(zip(fields, line.rstrip("\n").split("|")))
-        job_id = values.get("JobIDRaw", "").strip()
-        if not job_id or "." in job_id:  # 123.batch, 123.0: steps
-            continue
-        state_text = values.get("State", "").strip()
-        reason = values.get("Reason", "").strip()
-        records[job_id] = JobRecord(
-            job_id, state_text.split()[0] if state_text else "UNKNOWN", state_text,
-            values.get("ExitCode", "").strip(), values.get("Elapsed", "").strip(),
-            values.get("NodeList", "").strip(), "" if reason == "None" else reason)
-    return records
-
-
-def queue_states(job_ids: Sequence[str]) -> dict[str, str] | None:
-    """States of those of `job_ids` still in the queue; None when squeue fails."""
-    result = _slurm(["squeue", "-h", "-u", getpass.getuser(), "-o", "%i|%T"])
-    if result.returncode != 0:
-        return None
-    states = parse_squeue(result.stdout)
-    return {job_id: states[job_id] for job_id in job_ids if job_id in states}
-
-
-def accounting(job_ids: Sequence[str]) -> dict[str, JobRecord]:
-    """sacct's records of `job_ids` (empty when there is no accounting)."""
-    if not job_ids:
-        return {}
-    fields: Sequence[str] = SACCT_FIELDS
-    for _ in range(2):
-        result = _slurm(["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids),
-                         f"--format={','.join(fields)}"])
-        if result.returncode == 0:
-            return parse_sacct(result.stdout, fields)
-        if "invalid field" in result.stderr.lower() and "Reason" in fields:
-            fields = SACCT_FIELDS[:-1]  # an old sacct without Reason
-            continue
-        break
-    return {}

@@ -1,6 +1,7 @@
 """A study as Slurm jobs (--launcher slurm, docs/slurm.md): one batch job per round of
 repetitions of a configuration, all configurations submitted at once, then the queue is
-watched (squeue, then sacct for how a job ended) with a growing pause; each ended job's
+watched (squeue -t all, and sacct where the site keeps accounting, for how a job ended:
+slurm_jobs.py) with a growing pause; each ended job's
 repetitions are read from the files its script wrote and stored exactly as local ones
 (StudyRunner.record_repetition), then the next round is submitted while the statistics ask
 for more. Job ids are committed to the store at submission: a runner stopped at any moment
@@ -18,10 +19,11 @@ from typing import Any
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.runner import (Execution, PlannedRun, StudyRunner, _has_profile, _tail,
-                            enough_repetitions, results_dir)
-from esmperf.slurm import (JobRecord, JobRep, JobSpec, SlurmError, SlurmOptions, accounting,
-                           batch_script, job_outcome, queue_states, sbatch_message, submit)
+from esmperf.runner import (MIN_BIN_SECONDS, TIMELINE_BINS, Execution, PlannedRun,
+                            StudyRunner, _has_profile, _tail, enough_repetitions, results_dir)
+from esmperf.slurm import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
+from esmperf.slurm_jobs import (JobRecord, SlurmError, accounting, ended_record,
+                                queue_records)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slurm_job (
@@ -32,7 +34,7 @@ CREATE TABLE IF NOT EXISTS slurm_repetition (
     run_key VARCHAR, rep INTEGER, job_id VARCHAR, PRIMARY KEY (run_key, rep));
 """
 SQUEUE_FAILURES = 10  # consecutive failed looks at the queue before giving up (jobs go on)
-SACCT_GRACE = 3  # looks after a job left the queue before its missing record is accepted
+SACCT_GRACE = 3  # looks at a job neither squeue nor sacct knows before it is given up
 # Variables that describe the submitting shell, not the run: never exported into a job.
 NOT_EXPORTED = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "PWD", "OLDPWD", "SHLVL", "_",
                 "HOSTNAME", "TMPDIR")
@@ -62,6 +64,7 @@ class SlurmCampaign:
         self.active: dict[str, Job] = {}
         self.planned: dict[str, PlannedRun] = {}
         self.node_recorded = False
+        self.has_accounting = True  # until sacct says the cluster keeps none
         self.store.con.execute(SCHEMA)
 
     def run(self, todo: list[PlannedRun]) -> None:
@@ -111,7 +114,8 @@ class SlurmCampaign:
                 for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                     stale.unlink(missing_ok=True)
             job_reps.append(JobRep(rep, kind, profile_file))
-        spec = job_spec(planned, job_reps, results_dir(self.store.path))
+        walls = [r["wall"] for r in reps if r["status"] == "ok" and r["wall"]]
+        spec = job_spec(planned, job_reps, results_dir(self.store.path), walls=walls)
         spec.directory.mkdir(parents=True, exist_ok=True)
         spec.script_path.write_text(batch_script(spec, self.options))
         job_id = submit(spec.script_path)
@@ -152,7 +156,7 @@ class SlurmCampaign:
         while self.active:
             pause_between_looks(pause)
             pause = min(pause * 1.5, max(self.options.poll, 60.0))
-            queued = queue_states(list(self.active))
+            queued = queue_records(list(self.active))
             if queued is None:
                 failures += 1
                 if failures >= SQUEUE_FAILURES:
@@ -162,18 +166,21 @@ class SlurmCampaign:
                 continue
             failures = 0
             left = [job_id for job_id in self.active
-                    if job_outcome(queued.get(job_id, "GONE")) != "active"]
+                    if job_id not in queued or queued[job_id].outcome != "active"]
             if not left:
                 continue
-            records = accounting(left)
+            records: dict[str, JobRecord] = {}
+            if self.has_accounting:
+                records, self.has_accounting = accounting(left)
             for job_id in sorted(left, key=int):
                 job = self.active[job_id]
-                record = records.get(job_id)
-                if record is None or record.outcome == "active":
-                    job.missing_records += 1  # sacct lags behind squeue for a moment
+                record = ended_record(queued.get(job_id), records.get(job_id))
+                if record is None:  # purged from squeue, and sacct has (not yet) a record
+                    job.missing_records += 1
                     if job.missing_records < SACCT_GRACE:
                         continue
-                    record = JobRecord(job_id, "UNKNOWN", "UNKNOWN (no sacct record)")
+                    record = JobRecord(job_id, "UNKNOWN",
+                                       "UNKNOWN (neither squeue nor sacct knows it)")
                 del self.active[job_id]
                 self._collect(job, record)
 
@@ -221,15 +228,21 @@ class SlurmCampaign:
         outcome = record.outcome
         status = "timeout" if outcome == "timeout" else "failed"
         detail = ", ".join(part for part in (
-            f"exit code {record.exit_code}" if record.exit_code else "",
+            f"exit code {record.exit_code}" if record.exit_code not in ("", "0:0") else "",
             f"reason {record.reason}" if record.reason else "") if part)
         state = record.state_text or record.state
+        output = directory / f"job-{job.job_id}.out"
+        if output.exists():
+            where = f"its output: {output}"
+        elif not record.node_list and not (directory / f"job-{job.job_id}.node").exists():
+            where = "it never started on a node (no job output)"
+        else:
+            where = f"its output {output} is missing"
         reason = (f"Slurm job {job.job_id} ended {state}" + (f" ({detail})" if detail else "") +
-                  f" before repetition {rep} finished; its output: "
-                  f"{directory / f'job-{job.job_id}.out'}")
+                  f" before repetition {rep} finished; {where}")
         if outcome == "ok":
             reason = (f"Slurm job {job.job_id} COMPLETED without running repetition {rep} "
-                      f"(see {directory / f'job-{job.job_id}.out'})")
+                      f"({where})")
         rep_dir = directory / f"rep-{rep}"
         stdout = _read_tail(rep_dir / "stdout")
         stderr = _read_tail(rep_dir / "stderr") or _read_tail(directory /
@@ -269,9 +282,10 @@ def job_directory(results: Path, run_key: str) -> Path:
 
 
 def job_spec(planned: PlannedRun, reps: list[JobRep], results: Path,
-             base: dict[str, str] | None = None) -> JobSpec:
+             base: dict[str, str] | None = None, walls: list[float] | None = None) -> JobSpec:
     """The job running `reps` of `planned`: the run's environment is what the runner adds to
-    or removes from `base` (default: this environment; sbatch passes the rest on)."""
+    or removes from `base` (default: this environment; sbatch passes the rest on); `walls`:
+    the wall times of its stored repetitions that count, for the profile's time bins."""
     config = planned.config
     base = dict(os.environ) if base is None else base
     exports = {name: value for name, value in planned.env.items()
@@ -283,7 +297,10 @@ def job_spec(planned: PlannedRun, reps: list[JobRep], results: Path,
                    directory=job_directory(results, config.key), scratch=planned.scratch,
                    nodes=config.nodes, ranks=config.ranks, ranks_per_node=config.ranks_per_node,
                    timeout=config.timeout, argv=list(planned.argv), reps=reps, exports=exports,
-                   unsets=unsets, profiler=planned.profiler)
+                   unsets=unsets, profiler=planned.profiler,
+                   bin_walls=(None if "ESMPROF_BIN_SECONDS" in planned.env  # the study's wins
+                              else list(walls or [])),
+                   timeline_bins=TIMELINE_BINS, min_bin_seconds=MIN_BIN_SECONDS)
 
 
 def read_key_values(path: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ from esmperf.knobs import KNOBS, implementation_of, knob_table
 from esmperf.knobs import FOLD_AUTO_RANKS
 from esmperf.machines import machine
 from esmperf.platforms import check_topology, interconnect
-from esmperf.slurm import LAUNCHERS, with_command_line
+from esmperf.slurm import LAUNCHERS, MPI_LAUNCHERS, with_command_line
 from esmperf.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study import STACK_IDS, Study, load_study, study_from_dict
 from esmperf.workloads import load_workloads
@@ -99,6 +99,10 @@ def add_commands(commands: Any) -> None:
                           "B:1 blocking), torus (3-D); comma-separated")
     simulate.add_argument("--nodes", type=_list, default=["1", "2", "4", "8"],
                           help="node counts, comma-separated (default: 1,2,4,8)")
+    simulate.add_argument("--ranks", type=_list, metavar="504,2442",
+                          help="rank counts instead of --nodes: each on ceil(ranks / "
+                          "ranks-per-node) nodes, the last one partly filled (the seeds' 504 "
+                          "cores on 48-core nodes)")
     simulate.add_argument("--ranks-per-node", type=int, default=1, metavar="N",
                           help="ranks (cores used) per node (default 1)")
     simulate.add_argument("--size", type=_list, help="sizes, comma-separated (default: the "
@@ -179,6 +183,11 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     for name, what in (("partition", "partition"), ("account", "account to charge"),
                        ("qos", "quality of service"), ("constraint", "node features")):
         slurm.add_argument(f"--{name}", help=f"sbatch --{name}: the {what}")
+    slurm.add_argument("--mpi-launcher", choices=MPI_LAUNCHERS,
+                       help="in a batch job: the stack's mpirun (default) or srun")
+    slurm.add_argument("--srun-mpi", metavar="PLUGIN",
+                       help="srun --mpi=PLUGIN when srun starts the ranks (default: pmix for "
+                       "Open MPI, pmi2 for MPICH when this Slurm has them; srun --mpi=list)")
 
 
 def _list(text: str) -> list[str]:
@@ -246,6 +255,9 @@ def _simulate(args: argparse.Namespace) -> int:
     nodes = [_positive(text, "--nodes", "node counts", "1,2,4,8") for text in args.nodes]
     if not nodes:
         raise EsmperfError("--nodes is empty: give node counts, e.g. --nodes 1,2,4,8")
+    ranks = [count * args.ranks_per_node for count in nodes]
+    if args.ranks:
+        ranks = [_positive(text, "--ranks", "rank counts", "48,96,504") for text in args.ranks]
     if args.ranks_per_node < 1:
         raise EsmperfError(f"--ranks-per-node {args.ranks_per_node}: give 1 or more ranks per "
                            "node, e.g. --ranks-per-node 2")
@@ -276,7 +288,7 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["fold"] = args.fold
     block: dict[str, Any] = {
         "workload": args.workload, "stack": [SMPI], "knobs": knobs,
-        "ranks": [count * args.ranks_per_node for count in nodes],
+        "ranks": ranks,
         "ranks_per_node": args.ranks_per_node,
         "repeats": {"warmup": 0, "min": args.repeats, "max": args.repeats},
         "timeout": args.timeout,
@@ -294,7 +306,9 @@ def _simulate(args: argparse.Namespace) -> int:
     data = {"name": f"simulate-{args.workload}",
             "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)}"
                      f"{' (' + ', '.join(args.topology) + ')' if args.topology else ''} on "
-                     f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks",
+                     + (f"{', '.join(map(str, ranks))} ranks, {args.ranks_per_node} per node"
+                        if args.ranks else
+                        f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks"),
             "matrix": [block]}
     study = study_from_dict(data, "the command line", command, [SMPI])
     return _run_study(study, args, stacks, command)
@@ -325,7 +339,8 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
     store_path = args.out or RESULTS / f"{study.name}.duckdb"
     workloads = load_workloads()
     slurm = with_command_line(study.slurm, launcher=args.launcher, partition=args.partition,
-                              account=args.account, qos=args.qos, constraint=args.constraint)
+                              account=args.account, qos=args.qos, constraint=args.constraint,
+                              mpi_launcher=args.mpi_launcher, srun_mpi=args.srun_mpi)
     if getattr(args, "dry_run", False):
         for note in study.notes:
             console.print(f"[yellow]note:[/] {escape(note)}")

@@ -1,12 +1,20 @@
 """A TEST DOUBLE for Slurm's sbatch, squeue, sacct and scancel (tests/test_slurm.py), not Slurm.
 
-It answers in the real commands' output formats for the options esmperf uses, and runs a
-submitted batch script on this machine, in the background, as a job on one node called
-`fakenode01`. State lives in $FAKE_SLURM_DIR (jobs/<id>.*, calls.log: every invocation).
+It answers as Slurm 22.05 does (measured against the real one, docs/slurm.md) for the options
+esmperf uses, and runs a submitted batch script on this machine, in the background, as a job
+on one node called `fakenode01`. A job asking for --exclusive waits (PENDING, reason
+Resources) while another exclusive job holds the node. Its final states, reasons, exit codes
+and node lists are Slurm's: COMPLETED (reason None), FAILED (NonZeroExitCode, exit code N:0),
+TIMEOUT (sacct: exit code 0:0, reason None; squeue: reason TimeLimit), CANCELLED by UID (sacct
+exit code 0:0; NodeList "None assigned" when it never started). State lives in
+$FAKE_SLURM_DIR (jobs/<id>.*, calls.log: every invocation).
 Knobs for the tests:
   FAKE_SLURM_BAD_PARTITIONS  comma-separated partitions sbatch rejects as real sbatch does
   FAKE_SLURM_TIME_LIMIT      seconds after which a job is killed and ends TIMEOUT
   FAKE_SLURM_OUTCOME=CANCELLED  jobs never run and end "CANCELLED by <uid>"
+  FAKE_SLURM_ACCOUNTING=off  sacct says "Slurm accounting storage is disabled" (exit 1), as
+                             on a cluster with AccountingStorageType=accounting_storage/none
+  FAKE_SLURM_MIN_JOB_AGE=0   squeue forgets ended jobs at once (Slurm: after MinJobAge, 300 s)
 """
 
 import json
@@ -42,22 +50,29 @@ def sbatch(args: list[str]) -> int:
             "name": options.get("job-name", script.name)}
     (JOBS / f"{job_id}.json").write_text(json.dumps(info))
     if os.environ.get("FAKE_SLURM_OUTCOME") == "CANCELLED":
-        (JOBS / f"{job_id}.end").write_text(f"CANCELLED by {os.getuid()}|0:0")
+        _finish(job_id, f"CANCELLED by {os.getuid()}", "0:0", "Priority", "None assigned")
     else:
         env = dict(os.environ, SLURM_JOB_ID=str(job_id), SLURM_JOB_NODELIST=NODE,
                    SLURM_JOB_NUM_NODES=options.get("nodes", "1"), SLURM_CPUS_ON_NODE="2",
                    SLURM_NTASKS=options.get("ntasks", "1"))
         limit = os.environ.get("FAKE_SLURM_TIME_LIMIT", "")
         runner = (f"timeout -s KILL {limit} bash {script!s}" if limit else f"bash {script!s}")
-        # the job: the script, then how it ended (exit code, or TIMEOUT when the limit hit)
-        wrapper = (f"{runner} > {output} 2>&1; code=$?; "
-                   f"if [ -n '{limit}' ] && [ $code = 137 ]; then state=TIMEOUT; code=0; "
-                   f"elif [ $code = 0 ]; then state=COMPLETED; else state=FAILED; fi; "
-                   f"echo \"$state|$code:0\" > {JOBS}/{job_id}.end.part; "
-                   f"mv {JOBS}/{job_id}.end.part {JOBS}/{job_id}.end")
-        subprocess.Popen(["sh", "-c", wrapper], env=env, cwd=script.parent,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        # the job: wait for the node if exclusive, run the script, then how it ended (exit
+        # code, or TIMEOUT when the limit hit), unless scancel ended it first
+        lock = f"flock {JOBS}/node.lock " if "exclusive" in options else ""
+        end = f"{JOBS}/{job_id}.end"
+        wrapper = (f"{lock}sh -c 'touch {JOBS}/{job_id}.started; {runner} > {output} 2>&1'; "
+                   f"code=$?; "
+                   f"if [ -n '{limit}' ] && [ $code = 137 ]; then end='TIMEOUT|0:0|TimeLimit'; "
+                   f"elif [ $code = 0 ]; then end='COMPLETED|0:0|None'; "
+                   f"else end=\"FAILED|$code:0|NonZeroExitCode\"; fi; "
+                   f"echo \"$end|{NODE}\" > {end}.part; "
+                   f"[ -e {end} ] || mv {end}.part {end}")
+        process = subprocess.Popen(["sh", "-c", wrapper], env=env, cwd=script.parent,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        info["process_group"] = process.pid
+        (JOBS / f"{job_id}.json").write_text(json.dumps(info))
     print(job_id if "--parsable" in args else f"Submitted batch job {job_id}")
     return 0
 
@@ -66,25 +81,54 @@ def _jobs() -> list[int]:
     return sorted(int(p.stem) for p in JOBS.glob("*.json")) if JOBS.exists() else []
 
 
-def _end(job_id: int) -> tuple[str, str] | None:
+def _finish(job_id: int, state: str, code: str, reason: str, node_list: str) -> None:
+    (JOBS / f"{job_id}.end").write_text(f"{state}|{code}|{reason}|{node_list}")
+
+
+def _end(job_id: int) -> list[str] | None:
+    """state, exit code, reason, node list of an ended job."""
     path = JOBS / f"{job_id}.end"
     if not path.exists():
         return None
-    state, code = path.read_text().strip().split("|")
-    return state, code
+    return path.read_text().strip().split("|")
 
 
-def squeue(args: list[str]) -> int:  # squeue -h -u USER -o "%i|%T"
+def _now(job_id: int) -> list[str]:
+    """What squeue says of a job that has not ended: state, reason."""
+    if (JOBS / f"{job_id}.started").exists():
+        return ["RUNNING", "None"]
+    return ["PENDING", "Resources"]
+
+
+def squeue(args: list[str]) -> int:  # squeue -h -t all -j IDS -o "%i|%T|%r"
+    assert args[:3] == ["-h", "-t", "all"] and args[5:] == ["-o", "%i|%T|%r"], args
+    wanted = args[args.index("-j") + 1].split(",")
+    forget = os.environ.get("FAKE_SLURM_MIN_JOB_AGE") == "0"
+    lines = []
     for job_id in _jobs():
-        if _end(job_id) is None:
-            print(f"{job_id}|RUNNING")
+        end = _end(job_id)
+        if str(job_id) not in wanted or (end and forget):
+            continue
+        state, reason = (end[0].split()[0], _squeue_reason(end)) if end else _now(job_id)
+        lines.append(f"{job_id}|{state}|{reason}")
+    if not lines:  # every id purged (or never known): squeue refuses the list
+        print("slurm_load_jobs error: Invalid job id specified", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
     return 0
+
+
+def _squeue_reason(end: list[str]) -> str:
+    return "TimeLimit" if end[0] == "TIMEOUT" else end[2]
 
 
 FIELDS = {"jobidraw", "state", "exitcode", "elapsed", "nodelist", "reason"}
 
 
 def sacct(args: list[str]) -> int:  # sacct -n -P -X -j IDS --format=...
+    if os.environ.get("FAKE_SLURM_ACCOUNTING") == "off":
+        print("Slurm accounting storage is disabled", file=sys.stderr)
+        return 1
     wanted = args[args.index("-j") + 1].split(",")
     fmt = next(a.split("=", 1)[1] for a in args if a.startswith("--format="))
     fields = [f.lower() for f in fmt.split(",")]
@@ -97,19 +141,32 @@ def sacct(args: list[str]) -> int:  # sacct -n -P -X -j IDS --format=...
             continue
         info = json.loads((JOBS / f"{job_id}.json").read_text())
         end = _end(job_id)
-        state, code = end if end else ("RUNNING", "0:0")
-        seconds = int(time.time() - info["submitted"])
+        if end:
+            state, code, reason, node_list = end
+            reason = "None" if state == "TIMEOUT" else reason  # sacct's, unlike squeue's
+        else:
+            state, reason = _now(job_id)
+            code, node_list = "0:0", NODE if state == "RUNNING" else "None assigned"
+        seconds = int(time.time() - info["submitted"]) if node_list != "None assigned" else 0
         values = {"jobidraw": str(job_id), "state": state, "exitcode": code,
                   "elapsed": time.strftime("%H:%M:%S", time.gmtime(seconds)),
-                  "nodelist": "None assigned" if state.startswith("CANCELLED") else NODE,
-                  "reason": "None"}
+                  "nodelist": node_list, "reason": reason}
         print("|".join(values[f] for f in fields))
     return 0
 
 
 def scancel(args: list[str]) -> int:
     for job_id in args:
-        (JOBS / f"{job_id}.end").write_text(f"CANCELLED by {os.getuid()}|0:15")
+        if _end(int(job_id)):
+            continue
+        info = json.loads((JOBS / f"{job_id}.json").read_text())
+        started = (JOBS / f"{job_id}.started").exists()
+        _finish(int(job_id), f"CANCELLED by {os.getuid()}", "0:0", "None",
+                NODE if started else "None assigned")
+        try:
+            os.killpg(info["process_group"], signal.SIGTERM)
+        except (KeyError, ProcessLookupError, PermissionError):
+            pass
     return 0
 
 
