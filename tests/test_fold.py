@@ -21,6 +21,7 @@ from esmperf.launch import mpirun_command, run_environment
 from esmperf.results import RunResult
 from esmperf.runner import _last_message, simulated_time
 from esmperf.stacks import Stack, discover_stacks
+from esmperf.workloads import read_manifest
 
 STEPS = 10
 SAMPLES = 3
@@ -190,3 +191,12 @@ def test_findings_say_where_preconnection_stops_fitting_the_node():
         "ranks; this study's largest run (13824 ranks) needs on-demand connections "
         "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node."]
     assert "fits pre-connected" in connection_findings([simulated(1024)])[0].text
+
+
+def test_a_manifest_says_whether_its_workload_folds(tmp_path):
+    manifest = tmp_path / "workload.toml"
+    manifest.write_text('name = "w"\nexecutable = "w"\nsizes = ["S"]\nfom_unit = "steps/s"\n'
+                        'higher_is_better = true\nfolds = true\n')
+    assert read_manifest(manifest).folds is True
+    manifest.write_text(manifest.read_text().replace("folds = true\n", ""))
+    assert read_manifest(manifest).folds is False

@@ -309,3 +309,50 @@ def matrix_figure(figure_id: str, title: str, matrix: Sequence[Sequence[float]],
     colorbar.set_label("MiB sent")
     axes.set_title(title)
     return _finish(figure, figure_id, "peers", title, caption)
+
+
+def claims_figure(figure_id: str, title: str, labels: Sequence[str], ratios: Sequence[float],
+                  tolerances: Sequence[float | None], reproduced: Sequence[bool],
+                  caption: str = "") -> Figure:
+    """A seed's numeric claims: our figure over the seed's, one marker per claim on a log axis,
+    1 (the seed's figure) marked and each claim's tolerance as a band."""
+    figure, axes = plt.subplots(figsize=(6.4, max(2.4, 0.28 * len(labels) + 1.2)))
+    positions = list(range(len(labels)))[::-1]
+    for y, ratio, tolerance, ok in zip(positions, ratios, tolerances, reproduced):
+        if tolerance:
+            axes.plot([1 / (1 + tolerance), 1 + tolerance], [y, y], color="#bbbbbb", lw=6,
+                      solid_capstyle="butt", zorder=1)
+        axes.plot([ratio], [y], "o", color=COLORS[2] if ok else COLORS[1], ms=6, zorder=2,
+                  mfc=COLORS[2] if ok else "white")
+    axes.axvline(1, color="#333333", lw=0.8)
+    axes.set_xscale("log")
+    axes.set_yticks(positions)
+    axes.set_yticklabels(labels, fontsize=7)
+    axes.set_xlabel("ours / the seed's figure (1 = the seed's)")
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0)
+    return _finish(figure, figure_id, "seed_claims", title, caption)
+
+
+def seed_points_figure(figure_id: str, title: str, ours: dict[str, Sequence[tuple[float, float]]],
+                       seed: Sequence[tuple[float, float]], y_label: str, x_label: str,
+                       caption: str = "", log_y: bool = False) -> Figure:
+    """Our curves with the seed's own numbers beside them (black stars, labelled "seed")."""
+    figure, axes = plt.subplots(figsize=(6.4, 3.6))
+    xs = [x for points in ours.values() for x, _ in points] + [x for x, _ in seed]
+    _rank_axis(axes, [int(x) for x in xs], x_label)
+    for index, (label, points) in enumerate(ours.items()):
+        points = sorted(points)
+        axes.plot([x for x, _ in points], [y for _, y in points], "o-",
+                  color=COLORS[index % len(COLORS)], ms=4, lw=1.5, label=f"ours: {label}")
+    seed = sorted(seed)
+    axes.plot([x for x, _ in seed], [y for _, y in seed], "*", color="#111111", ms=10,
+              label="seed (stated)")
+    if log_y:
+        axes.set_yscale("log")
+    else:
+        axes.set_ylim(bottom=0)
+    axes.set_ylabel(y_label)
+    axes.set_title(title)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _finish(figure, figure_id, "seed_points", title, caption)

@@ -21,11 +21,13 @@ from esmperf.findings import Finding, all_findings
 from esmperf.results import (RunResult, killed_after_result, killed_after_result_text,
                              load_results)
 from esmperf.runner import results_dir
+from esmperf.seed_report import claims_section
 from esmperf.store import Store
 from esmperf.summary import bucket_label
 
-TOPICS = (("scaling", "Scaling"), ("knob", "Knobs"), ("library", "MPI libraries"),
-          ("profile", "Communication profile"), ("quality", "Measurement quality"))
+TOPICS = (("seed", "The seed's claims"), ("scaling", "Scaling"), ("knob", "Knobs"),
+          ("library", "MPI libraries"), ("profile", "Communication profile"),
+          ("quality", "Measurement quality"))
 
 
 def default_report_dir(store_path: Path) -> Path:
@@ -41,12 +43,15 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         results = load_results(store)
         groups = build_groups(results, info.get("base_ranks"), store)
         sessions = store.rows("SELECT * FROM session ORDER BY session_id")
+        claims = claims_section(store, info, results, groups, _figure_html)
     cores = _cores(results, sessions)
     figures: list[fig.Figure] = []
     for group in groups:
         figures += group_figures(group, cores)
-    found = all_findings(groups, results, cores)
-    page = render_page(info, results, groups, figures, found, sessions, cores, store_path)
+    found = claims.findings + all_findings(groups, results, cores)
+    page = render_page(info, results, groups, figures, found, sessions, cores, store_path,
+                       claims.html)
+    figures += claims.figures
     try:
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
         for figure in figures:
@@ -309,7 +314,7 @@ def _number(value: float | None, digits: int = 4) -> str:
 
 def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Group],
                 figures: list[fig.Figure], found: list[Finding], sessions: list[dict[str, Any]],
-                cores: int, store_path: Path) -> str:
+                cores: int, store_path: Path, claims_html: str = "") -> str:
     title = info.get("title") or info.get("name")
     counts = {status: sum(1 for r in results if r.status == status)
               for status in ("complete", "failed", "timeout", "skipped", "pending")}
@@ -324,7 +329,8 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
         f"<p class='small'>Reproduces: {_e(info.get('seed'))}</p>" if info.get("seed") else "",
         f"<p class='small'>Study <b>{_e(info.get('name'))}</b> · store {_e(store_path)} · "
         f"report generated {generated}</p>",
-        "<nav><a href='#findings'>Findings</a>",
+        "<nav><a href='#findings'>Findings</a>"
+        + ("<a href='#seed-claims'>The seed's claims</a>" if claims_html else ""),
         *(f"<a href='#{_slug(g.title)}'>{_e(g.title)}</a>" for g in groups),
         "<a href='#failures'>Failures</a><a href='#environment'>Environment</a>"
         "<a href='#method'>Method</a></nav></header><main>",
@@ -344,6 +350,7 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
            "exact, their numbers are not verified (docs/simulate.md, Folding)."
            if any(r.folded for r in results) else "") + "</p></section>",
         _findings_html(found),
+        claims_html,
     ]
     for group in groups:
         prefix = _slug(group.title)

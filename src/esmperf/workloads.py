@@ -14,7 +14,7 @@ from esmperf.paths import build_root, repo_root
 
 MANIFEST = "workload.toml"
 MANIFEST_KEYS = {"name", "executable", "description", "sizes", "default_size", "fom_unit",
-                 "higher_is_better", "options"}
+                 "higher_is_better", "options", "folds"}
 REQUIRED_KEYS = ("name", "executable", "sizes", "fom_unit", "higher_is_better")
 
 
