@@ -1,5 +1,8 @@
 """The PFLOTRAN proxy (native/apps/pflotran, docs/pflotran.md): its verifications, its MPI pattern
-under the profiler (counts and sizes only, never times), and its errors on bad input.
+under the profiler (counts and sizes only, never times), its DMDA-style decomposition at any rank
+count (real MPI up to 6 ranks, SimGrid SMPI at the seed's 48-528), folding (SMPI: the same
+messages and bytes, and the same simulated time with the deterministic cost model, as a full
+run), and its errors on bad input.
 
 Sizes are kept small so the file runs in well under a minute on 2 shared cores: the S deck
 (32^3) for a few steps, 16^3 and smaller for convergence studies. Numerical checks run on one
@@ -7,6 +10,7 @@ stack; the MPI pattern, rank independence and errors on each Debian stack found.
 
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -16,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from esmperf.build import build_dir
+from esmperf.knobs import knob_setting, write_files
 from esmperf.launch import mpirun_command, run_environment
 from esmperf.profile import read_profile
+from esmperf.runner import simulated_time
 from esmperf.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
@@ -26,6 +32,7 @@ STACKS = [s for s in _FOUND if s.id in ("openmpi", "mpich")] or _FOUND[:1]
 STACK_IDS = [s.id for s in STACKS]
 FIRST = STACKS[0] if STACKS else None
 S_STEPS = "2"  # S deck, few steps
+FOLDED_COUNTS = (2, 15)  # pflotran.c FOLDED_*_ITERATIONS: a full 100^3 run's (docs)
 
 
 def binary(stack) -> Path:
@@ -290,14 +297,167 @@ def test_profile_seed_regime_on_8_ranks(stack_id):
     assert max(everything) <= 12  # all messages < 4 KiB
     assert message_buckets(profile, ["MPI_Start"]) == {12: calls["MPI_Start"]}  # 2048 bytes
 
+# ---- any rank count: PETSc DMDA's decomposition --------------------------------------------
+
+
+def assert_fields_agree(fields: dict, reference: dict, label) -> None:
+    """Block Jacobi: fields agree with another rank count's to the solver tolerance."""
+    for group, values in reference.items():
+        for key, value in values.items():
+            assert fields[group][key] == pytest.approx(value, rel=1e-6, abs=1e-9), (
+                label, group, key)
+
+
+@pytest.mark.parametrize("stack_id", STACK_IDS)
+def test_uneven_cuts_agree_with_one_rank(stack_id):
+    """Any rank count cuts the grid as PETSc's DMDA does, the remainder cells on the first ranks
+    of a direction: 3 ranks give 1x1x3 boxes of 11, 11 and 10 layers of the S deck's 32; the
+    fields agree with 1 rank's to the solver tolerance, as even cuts do."""
+    one, three = run(stack_id, 1, "--steps", S_STEPS), run(stack_id, 3, "--steps", S_STEPS)
+    assert three["params"]["rank_grid"] == "1x1x3"
+    assert three["verification"]["passed"] is True
+    assert_fields_agree(three["fields"], one["fields"], 3)
+    # one face of 32 x 32 cells, 4 unknowns: the boxes meet on whole faces
+    assert three["model"]["largest_message_bytes"] == 32 * 32 * 4 * 8
+
+
+def test_six_ranks_cut_two_directions_unevenly():
+    """6 ranks: DMDA's 1x2x3 (y halves, z 11/11/10)."""
+    one, six = run(FIRST.id, 1, "--steps", "1"), run(FIRST.id, 6, "--steps", "1")
+    assert six["params"]["rank_grid"] == "1x2x3"
+    assert six["verification"]["passed"] is True
+    assert_fields_agree(six["fields"], one["fields"], 6)
+
+
+# ---- SimGrid SMPI: the seed's rank counts, folding -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smpi():
+    stack = discover_stacks().by_id("smpi")
+    if stack is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    if not (build_dir(stack) / "apps" / "pflotran" / "pflotran").is_file():
+        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
+    return stack
+
+
+def simulate(stack, tmp_path: Path, ranks: int, ranks_per_node: int, env: dict[str, str],
+             *args: str, statuses: tuple[int, ...] = (0,)) -> dict:
+    """A run on the smpi stack, network only (computation off), driven through smpirun as the
+    study runner drives it: its result line with the simulated time added."""
+    setting = knob_setting(stack, {"computation": "off"}, ranks, 2, ranks_per_node,
+                           tmp_path / "platforms")
+    write_files(setting)
+    program = [str(binary(stack)), *args]
+    command = mpirun_command(stack, ranks, program, setting.launcher_args)
+    full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | env
+    done = subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode in statuses, done.stdout[-2000:] + done.stderr[-2000:]
+    record = result_line(done.stdout)
+    record["simulated_time"] = simulated_time(done.stderr)
+    return record
+
+
+GRID_16 = ("--nx", "16", "--ny", "16", "--nz", "16")
+
+
+def test_simulated_48_ranks_agree_with_one_rank(smpi, tmp_path):
+    """The seed's one node (48 ranks) under SMPI: DMDA's 3x4x4 rank grid cuts 16^3 unevenly
+    along x (6, 5, 5); the run verifies and its fields agree with one rank's on real MPI."""
+    one = run(FIRST.id, 1, *GRID_16, "--steps", "1")
+    record = simulate(smpi, tmp_path, 48, 48, {}, *GRID_16, "--steps", "1", "--stream-mb", "0")
+    assert record["params"]["rank_grid"] == "3x4x4"
+    assert record["verification"]["passed"] is True
+    assert_fields_agree(record["fields"], one["fields"], 48)
+
+
+def test_simulated_and_real_mpi_agree_bit_for_bit(smpi, tmp_path):
+    """Same algorithm, same sums (two ranks add in one order on any MPI): identical bits."""
+    real = run(FIRST.id, 2, "--steps", "1")
+    record = simulate(smpi, tmp_path, 2, 1, {}, "--steps", "1", "--stream-mb", "0")
+    assert record["fields"] == real["fields"]
+    assert record["newton"] == real["newton"]
+
+
+@pytest.mark.parametrize("ranks, rank_grid", [(96, "4x4x6"), (192, "4x6x8"), (384, "8x6x8"),
+                                              (528, "6x8x11")])
+def test_seed_rank_counts_get_dmda_rank_grids(smpi, tmp_path, ranks, rank_grid):
+    """2, 4, 8 and 11 nodes of 48 cores: the rank grid DMDA chooses for a cube (the 100^3
+    deck's shape, here 12^3 to be quick), one Newton and one Krylov iteration."""
+    record = simulate(smpi, tmp_path, ranks, 48, {}, "--nx", "12", "--ny", "12", "--nz", "12",
+                      "--steps", "1", "--newton-iterations", "1", "--krylov-iterations", "1",
+                      "--stream-mb", "0", statuses=(0, 2))
+    assert record["params"]["rank_grid"] == rank_grid
+
+
+FOLD_MODEL = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_NODE_RANKS": "4",
+              "ESM_RESULT_PER_RANK": "1"}
+
+
+@pytest.mark.parametrize("solver", ["bicgstab", "gmres"])
+def test_folded_run_communicates_and_takes_the_time_of_a_full_run(smpi, tmp_path, solver):
+    """12 ranks (DMDA's 2x2x3, z cut 6/5/5), 3 nodes of 4, fixed iteration counts (GMRES
+    restarting within them): folded, every rank sends the same messages and bytes as in the
+    full run, and with the deterministic cost model (kernel bytes over the node's bandwidth
+    share, computation off) the simulated times are identical. The folded run reports no
+    verdict; the full one still judges its fields."""
+    args = (*GRID_16, "--steps", "2", "--newton-iterations", "2", "--krylov-iterations", "4",
+            "--solver", solver, "--restart", "3")
+    full = simulate(smpi, tmp_path, 12, 4, FOLD_MODEL, *args, "--stream-mb", "0",
+                    statuses=(0, 2))
+    folded = simulate(smpi, tmp_path, 12, 4, FOLD_MODEL | {"ESM_FOLD": "1"}, *args)
+    assert full["params"]["rank_grid"] == folded["params"]["rank_grid"] == "2x2x3"
+    assert folded["comm"] == full["comm"] and folded["comm"]["messages"] > 0
+    assert folded["comm_per_rank"] == full["comm_per_rank"]
+    assert folded["newton"]["linear_iterations"] == full["newton"]["linear_iterations"] == 2 * 2 * 4
+    assert folded["simulated_time"] == full["simulated_time"] > 0
+    assert folded["wall"] == full["wall"]
+    assert folded["fold"]["kernel_seconds_max"] == full["fold"]["kernel_seconds_max"] > 0
+    assert folded["fold"]["folded"] is True and full["fold"]["folded"] is False
+    assert folded["fold"]["kernel_calls_charged"] > 10 * folded["fold"]["kernel_calls_run"]
+    assert folded["verification"]["passed"] is None
+    assert folded["verification"]["what"] == "not verified: folded run"
+    assert "fields" not in folded and isinstance(full["verification"]["passed"], bool)
+
+
+def test_folded_run_defaults_to_the_measured_iteration_counts(smpi, tmp_path):
+    record = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, *GRID_16, "--steps", "1")
+    params = record["params"]
+    assert (params["newton_iterations"], params["krylov_iterations"]) == FOLDED_COUNTS
+    assert record["newton"]["iterations"] == FOLDED_COUNTS[0]
+    assert record["newton"]["linear_iterations"] == FOLDED_COUNTS[0] * FOLDED_COUNTS[1]
+    assert "stream" not in record
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--stream-mb", "64"), "--stream-mb 64: a folded run cannot measure STREAM"),
+    (("--newton-iterations", "0"), "--newton-iterations"),
+])
+def test_folded_run_refuses_what_it_cannot_do(smpi, tmp_path, args, message):
+    setting = knob_setting(smpi, {"computation": "off"}, 2, 2, 2, tmp_path / "platforms")
+    write_files(setting)
+    command = mpirun_command(smpi, 2, [str(binary(smpi)), *GRID_16, *args], setting.launcher_args)
+    env = run_environment(smpi, os.environ) | setting.env | {"ESM_FOLD": "1", "TMPDIR": str(tmp_path)}
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert message in done.stderr and "pflotran: error:" in done.stderr
+    assert '{"workload"' not in done.stdout
+
 # ---- bad input --------------------------------------------------------------------------
 
 
 BAD_DECOMPOSITIONS = [
-    (3, ("--steps", "1"), "cannot be cut evenly over 3 ranks"),
-    (2, ("--px", "3", "--steps", "1"), "cannot be cut into 3x1x1 equal boxes"),
+    (5, ("--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1"),
+     "the 4x4x4 grid cannot be cut over 5 ranks: the 1x1x5 rank grid (chosen as PETSc's DMDA "
+     "does) has 5 ranks along z for its 4 cells: use fewer ranks"),
+    (2, ("--px", "3", "--steps", "1"), "--px 3 --py 0 --pz 0 (0: chosen) cannot make a rank grid "
+     "of 2 ranks: the ranks given along x, y, z must divide the number of ranks"),
     (2, ("--px", "2", "--py", "2", "--pz", "1", "--steps", "1"), "must be the number of ranks"),
-    (2, ("--px", "2", "--pz", "2", "--steps", "1"), "no rank grid with --px 2 --py 0 --pz 2"),
+    (2, ("--px", "2", "--pz", "2", "--steps", "1"), "cannot make a rank grid of 2 ranks"),
+    (2, ("--px", "2", "--nx", "1", "--steps", "1"), "has 2 ranks along x for its 1 cells"),
 ]
 BAD_OPTIONS = [
     (2, ("--solver", "cg"), "invalid value --solver cg: use one of {bicgstab,gmres}"),

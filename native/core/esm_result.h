@@ -24,6 +24,10 @@ void esm_result_verification(esm_result *r, bool passed, const char *what);
  * "passed" is null, neither PASS nor FAIL, and the exit status 0. */
 void esm_result_unverified(esm_result *r, const char *why);
 void esm_result_norm(esm_result *r, const char *name, double value);
+/* No verification was possible: the run's values mean nothing (a folded simulation,
+ * esm_fold.h). "verification.passed" is null, "verification.what" says why ("not verified:
+ * folded run"), and the exit status stays 0: never PASS, never FAIL. */
+void esm_result_unverified(esm_result *r, const char *why);
 
 void esm_result_real(esm_result *r, const char *path, double value);
 void esm_result_int(esm_result *r, const char *path, long value);

@@ -77,6 +77,7 @@ void esm_scatter_begin(esm_scatter *sc, const double *x)
         esm_runs_pack(m->runs, m->buffer, x);
         MPI_Start(&sc->send_requests[p]);
         counts.start++;
+        c->messages++;
         c->bytes_sent += m->runs->doubles * (long)sizeof(double);
     }
 }

@@ -99,8 +99,9 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
 void esm_use_win(esm_call *c, MPI_Win win);
 
 /* ---- requests ---- */
-enum { ESM_REQ_RECV = 1, ESM_REQ_PRECV, ESM_REQ_PSEND, ESM_REQ_MESSAGE };
+enum { ESM_REQ_RECV = 1, ESM_REQ_PRECV, ESM_REQ_PSEND, ESM_REQ_MESSAGE, ESM_REQ_PCOLL };
 void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank);
+void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv);
 void esm_req_start(esm_call *c, MPI_Request req);
 void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status);
 void esm_req_free(MPI_Request req);
@@ -113,27 +114,42 @@ esm_comm *esm_comm_of(MPI_Comm comm);
 void esm_comm_created(esm_call *c, MPI_Comm comm);
 void esm_comm_freed(esm_call *c, MPI_Comm comm);   /* comm: the freed handle, not used */
 void esm_comm_named(MPI_Comm comm, const char *name);
+void esm_spawned(esm_call *c);       /* MPI_Comm_spawn(_multiple) returned (prof_spawn.c) */
 
 /* ---- bytes of a call (prof_bytes.c) ---- */
-uint64_t esm_bytes(int count, MPI_Datatype type);
+uint64_t esm_bytes(MPI_Count count, MPI_Datatype type);
 void esm_types_changed(void);       /* after MPI_Type_free: cached type sizes are stale */
-uint64_t esm_vbytes(const int *counts, int n, MPI_Datatype type);
-uint64_t esm_wbytes(const int *counts, const MPI_Datatype *types, int n);
-uint64_t esm_wbytes_inplace(const void *sendbuf, const int *sendcounts, const MPI_Datatype *sendtypes,
-                            const int *recvcounts, const MPI_Datatype *recvtypes, int n);
-uint64_t esm_root_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type);
-uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, int count, MPI_Datatype type);
-uint64_t esm_inplace_or(const void *buf, int count, MPI_Datatype type, int ipcount, MPI_Datatype iptype);
-uint64_t esm_gather_recv(int count, MPI_Datatype type, int root, MPI_Comm comm);
-uint64_t esm_gatherv_recv(const int *counts, MPI_Datatype type, int root, MPI_Comm comm);
-uint64_t esm_gatherv_send(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          const int *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm);
-uint64_t esm_all_bytes(MPI_Comm comm, int count, MPI_Datatype type);
-int esm_inplace_count(const void *sendbuf, int sendcount, int recvcount);
+uint64_t esm_root_bytes(int root, MPI_Comm comm, MPI_Count count, MPI_Datatype type);
+uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, MPI_Count count, MPI_Datatype type);
+uint64_t esm_inplace_or(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Count ipcount, MPI_Datatype iptype);
+uint64_t esm_gather_recv(MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm);
+uint64_t esm_all_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
+MPI_Count esm_inplace_count(const void *sendbuf, MPI_Count sendcount, MPI_Count recvcount);
 MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype);
-const int *esm_inplace_counts(const void *sendbuf, const int *sendcounts, const int *recvcounts);
-uint64_t esm_out_bytes(MPI_Comm comm, int count, MPI_Datatype type);
-uint64_t esm_in_bytes(MPI_Comm comm, int count, MPI_Datatype type);
+/* Helpers over count arrays: int counts (MPI-3.1) or MPI_Count counts (MPI-4 `_c` calls). */
+#define ESM_COUNT_ARRAY_DECLS(SUFFIX, T)                                                           \
+    uint64_t esm_vbytes##SUFFIX(const T *counts, int n, MPI_Datatype type);                        \
+    uint64_t esm_wbytes##SUFFIX(const T *counts, const MPI_Datatype *types, int n);                \
+    uint64_t esm_wbytes_inplace##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
+                                        const MPI_Datatype *sendtypes, const T *recvcounts,        \
+                                        const MPI_Datatype *recvtypes, int n);                     \
+    uint64_t esm_gatherv_recv##SUFFIX(const T *counts, MPI_Datatype type, int root, MPI_Comm comm); \
+    uint64_t esm_gatherv_send##SUFFIX(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
+                                      const T *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm); \
+    const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts, const T *recvcounts);
+ESM_COUNT_ARRAY_DECLS(_int, int)
+ESM_COUNT_ARRAY_DECLS(_count, MPI_Count)
+#define ESM_BY_COUNTS(name, counts) _Generic((counts), const MPI_Count *: name##_count, \
+                                             MPI_Count *: name##_count, default: name##_int)
+#define esm_vbytes(counts, ...) ESM_BY_COUNTS(esm_vbytes, counts)(counts, __VA_ARGS__)
+#define esm_wbytes(counts, ...) ESM_BY_COUNTS(esm_wbytes, counts)(counts, __VA_ARGS__)
+#define esm_wbytes_inplace(buf, counts, ...) ESM_BY_COUNTS(esm_wbytes_inplace, counts)(buf, counts, __VA_ARGS__)
+#define esm_gatherv_recv(counts, ...) ESM_BY_COUNTS(esm_gatherv_recv, counts)(counts, __VA_ARGS__)
+#define esm_gatherv_send(buf, count, type, ipcounts, ...) \
+    ESM_BY_COUNTS(esm_gatherv_send, ipcounts)(buf, count, type, ipcounts, __VA_ARGS__)
+#define esm_inplace_counts(buf, counts, ...) ESM_BY_COUNTS(esm_inplace_counts, counts)(buf, counts, __VA_ARGS__)
+uint64_t esm_out_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
+uint64_t esm_in_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 int esm_comm_size(MPI_Comm comm);   /* remote size for intercommunicators */
 int esm_comm_rank(MPI_Comm comm);
 int esm_indegree(MPI_Comm comm);

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Generate every libesmprof wrapper from the one spec file (mpi.spec).
 
-    gen_wrappers.py mpi.spec OUTDIR   ->  esm_functions.h  wrappers_c.c  wrappers_f.c
+    gen_wrappers.py mpi.spec OUTDIR [MPI_H_PREPROCESSED]  ->  esm_functions.h  wrappers.c
+
+With the stack's preprocessed mpi.h, only the calls it declares are wrapped (MPI-4 lines on an
+MPI-3.1 library are left out), and every call whose large-count twin MPI_X_c it declares gets that
+twin too: the same clauses over MPI_Count counts and MPI_Aint displacements (C only; Fortran has
+no large-count binding before mpi_f08's, which the profiler does not wrap).
 
 Per spec line it writes one accounting function (the clauses, in terms of C arguments), one C
 wrapper (MPI_X -> PMPI_X) and one Fortran wrapper body shared by the entry points mpi_x,
@@ -58,6 +63,9 @@ CLAUSES = {
     "freecomm": (["in"], "esm_comm_freed(c, *{0});"),
     "setname": (["", ""], "esm_comm_named({0}, {1});"),
     "coll": ([], "c->coll = 1;"),
+    "pcoll": (["out"], "esm_req_post_coll(c, *{0}, {send}, {recv});"),
+    "spawn": ([], "esm_spawned(c);"),
+    "nofortran": ([], ""),
     "typefree": ([], "esm_types_changed();"),
 }
 CLAUSES["testsome"] = CLAUSES["waitsome"]
@@ -114,6 +122,7 @@ class Call:
     args: list[Arg]
     clauses: list[tuple[str, str]]
     roles: dict[str, str] = field(default_factory=dict)  # arg name -> in/out/status/index
+    fortran: bool = True
 
     @property
     def lower(self) -> str:
@@ -165,7 +174,7 @@ def parse_spec(path: Path) -> list[Call]:
         for tok in split_top(clause_text, " "):
             key, _, value = tok.partition("=")
             clauses.append((key, value))
-        call = Call(m.group(1), args, clauses)
+        call = Call(m.group(1), args, clauses, fortran=not any(k == "nofortran" for k, _ in clauses))
         for key, value in clauses:
             if key not in CLAUSES and key not in BYTE_CLAUSES:
                 raise SystemExit(f"mpi.spec:{lineno}: unknown clause {key!r}")
@@ -184,6 +193,8 @@ def clause_code(call: Call) -> list[str]:
         out.append(f"c->comm = esm_comm_of({cl['comm']});")
     if "win" in cl:
         out.append(f"esm_use_win(c, {cl['win']});")
+    if "pcoll" in cl:          # bytes counted at each start (esm_req_start)
+        cl = {k: v for k, v in cl.items() if k not in ("send", "recv")}
     if "send" in cl and "psend" not in cl:
         if "to" in cl:
             out.append(f"esm_msg_to(c, {cl['to']}, {cl['send']});")
@@ -196,7 +207,11 @@ def clause_code(call: Call) -> list[str]:
             out.append(f"c->recv += {cl['recv']};")
     for key, value in call.clauses:
         if key in CLAUSES:
-            out.append(CLAUSES[key][1].format(*value.split(","), send=cl.get("send"), to=cl.get("to")))
+            full = dict(call.clauses)
+            stmt = CLAUSES[key][1].format(*value.split(","), send=full.get("send", "0"),
+                                           to=full.get("to"), recv=full.get("recv", "0"))
+            if stmt:
+                out.append(stmt)
     return out
 
 
@@ -256,7 +271,7 @@ def f_param(a: Arg) -> str:
         return f"void *f_{a.name}"
     if a.kind == "string":
         return f"char *f_{a.name}"
-    if a.base in ("MPI_Aint", "MPI_Offset"):
+    if a.base in ("MPI_Aint", "MPI_Offset", "MPI_Count"):
         return f"{a.base} *f_{a.name}"
     return f"MPI_Fint *f_{a.name}"
 
@@ -342,9 +357,44 @@ def gen_f_wrapper(call: Call) -> list[str]:
     return out
 
 
+def large_count_twin(call: Call) -> Call:
+    """MPI_X_c: counts become MPI_Count, displacement arrays and disp_unit MPI_Aint (MPI-4.0)."""
+    args = []
+    for a in call.args:
+        ctype = a.ctype
+        if a.base == "int" and not a.is_ptr and a.length is None and a.name.endswith("count"):
+            ctype = ctype.replace("int", "MPI_Count")
+        elif a.base == "int" and a.length is not None and a.name.endswith("counts"):
+            ctype = ctype.replace("int", "MPI_Count")
+        elif a.base == "int" and a.length is not None and a.name.endswith("displs"):
+            ctype = ctype.replace("int", "MPI_Aint")
+        elif a.name == "disp_unit":
+            ctype = ctype.replace("int", "MPI_Aint")
+        args.append(Arg(ctype, a.name, a.length))
+    return Call(call.name + "_c", args, call.clauses, dict(call.roles), fortran=False)
+
+
+def declared_calls(preprocessed: Path) -> set[str]:
+    """MPI_X for every PMPI_X(...) the stack's mpi.h declares."""
+    return {"MPI_" + m for m in re.findall(r"\bPMPI_(\w+)\s*\(", preprocessed.read_text())}
+
+
+def select_calls(calls: list[Call], declared: set[str] | None) -> list[Call]:
+    if declared is None:
+        return calls
+    out = []
+    for call in calls:
+        if call.name in declared:
+            out.append(call)
+            if call.name + "_c" in declared:
+                out.append(large_count_twin(call))
+    return out
+
+
 def main() -> None:
     spec, outdir = Path(sys.argv[1]), Path(sys.argv[2])
-    calls = parse_spec(spec)
+    declared = declared_calls(Path(sys.argv[3])) if len(sys.argv) > 3 else None
+    calls = select_calls(parse_spec(spec), declared)
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "esm_functions.h").write_text(gen_header(calls))
     src = ["/* Generated by gen_wrappers.py from mpi.spec: do not edit. */", '#include "esmprof.h"', "",
@@ -353,7 +403,7 @@ def main() -> None:
     src += ["const unsigned char esm_function_is_file[ESM_NFUNC + 1] = {"]
     src += [f"    {int(c.name.startswith('MPI_File_'))}, /* {c.name} */" for c in calls] + ["};", ""]
     for call in calls:
-        src += gen_acct(call) + gen_c_wrapper(call) + gen_f_wrapper(call)
+        src += gen_acct(call) + gen_c_wrapper(call) + (gen_f_wrapper(call) if call.fortran else [])
     (outdir / "wrappers.c").write_text("\n".join(src) + "\n")
 
 

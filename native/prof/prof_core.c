@@ -94,9 +94,8 @@ static esm_commstat *comm_stat(esm_thread *t, const esm_comm *comm)
         esm_commstat *grown = xcalloc((size_t)cap, sizeof *grown);
         if (t->comms)
             memcpy(grown, t->comms, sizeof *grown * (size_t)t->comm_cap);
-        free(t->comms);
-        t->comms = grown;
-        t->comm_cap = cap;
+        t->comms = grown;       /* the old array is retired, not freed: a snapshot may read it */
+        __atomic_store_n(&t->comm_cap, cap, __ATOMIC_RELEASE);
     }
     return &t->comms[comm->id];
 }
@@ -160,20 +159,6 @@ void *esm_copy(esm_call *c, const void *src, size_t bytes)
     return memcpy(esm_tmp(c, bytes), src, bytes);
 }
 
-void esm_io_record(int kind, uint64_t bytes, uint64_t t0, uint64_t t1)
-{
-    esm_thread *t = esm_self();
-    t->io[kind].calls++;
-    t->io[kind].bytes += bytes;
-    t->io[kind].ticks += t1 - t0;
-    esm_bin *b = esm_bin_at(t, t1);
-    if (kind == ESM_IO_WRITE)
-        b->io_write += bytes;
-    else
-        b->io_read += bytes;
-    b->io_ticks += t1 - t0;
-}
-
 /* ---------------------------------------------------------------- peers */
 
 static esm_peer *peer_at(esm_thread *t, int rank)
@@ -191,9 +176,8 @@ static esm_peer *peer_at(esm_thread *t, int rank)
                 j = (j + 1) & (cap - 1);
             grown[j] = t->peers[i];
         }
-        free(t->peers);
-        t->peers = grown;
-        t->peer_cap = cap;
+        t->peers = grown;       /* the old table is retired, not freed: a snapshot may read it */
+        __atomic_store_n(&t->peer_cap, cap, __ATOMIC_RELEASE);
     }
     size_t j = (size_t)rank & (t->peer_cap - 1);
     while (t->peers[j].rank >= 0 && t->peers[j].rank != rank)
@@ -292,7 +276,7 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
 typedef struct slot {
     uint64_t key;                   /* 0: empty */
     int kind, post_fid, rank, active;
-    uint64_t bytes;
+    uint64_t bytes, recv_bytes;     /* recv_bytes: persistent collectives */
     esm_comm *comm;
 } slot;
 
@@ -385,6 +369,20 @@ void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int ra
     pthread_mutex_unlock(&lock);
 }
 
+void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    pthread_mutex_lock(&lock);
+    slot *s = table_insert(&requests, key_of(&req, sizeof req));
+    s->kind = ESM_REQ_PCOLL;
+    s->post_fid = c->fid;
+    s->comm = c->comm;
+    s->bytes = sent;
+    s->recv_bytes = recv;
+    pthread_mutex_unlock(&lock);
+}
+
 void esm_req_start(esm_call *c, MPI_Request req)
 {
     pthread_mutex_lock(&lock);
@@ -397,6 +395,14 @@ void esm_req_start(esm_call *c, MPI_Request req)
     pthread_mutex_unlock(&lock);
     if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
         record_sent(c, copy.comm, copy.rank, copy.bytes);
+    if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */
+        esm_thread *t = esm_self();
+        c->sent += copy.bytes;
+        c->recv += copy.recv_bytes;
+        t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        if (copy.comm)
+            comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
+    }
 }
 
 void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
@@ -518,8 +524,7 @@ static esm_comm *comm_register(MPI_Comm comm, uint64_t key, int created_by)
         esm_comm **grown = xcalloc((size_t)comms_cap, sizeof *grown);
         if (comms)
             memcpy(grown, comms, sizeof *grown * (size_t)ncomms);
-        free(comms);   /* readers hold entries, never this array */
-        comms = grown;
+        comms = grown;  /* the old array is retired, not freed: a snapshot may read it */
     }
     e->id = ncomms;
     comms[ncomms++] = e;

@@ -6,14 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
 static const void *f_in_place, *f_bottom, *f08_in_place, *f08_bottom;
 static const MPI_Fint *f_status_ignore, *f_statuses_ignore, *f08_status_ignore, *f08_statuses_ignore;
+static const MPI_Fint *c_f_status_ignore, *c_f_statuses_ignore;     /* MPI_F_STATUS(ES)_IGNORE */
 
 esm_fptr esm_fsym(const char *name)
 {
+    esm_bind_mpi();                 /* a library loaded locally is made global first */
     esm_fptr f = (esm_fptr)dlsym(RTLD_NEXT, name);
     if (!f) {
         fprintf(stderr, "esmprof: the MPI library has no Fortran symbol %s: was the profiler built "
@@ -27,6 +30,10 @@ esm_fptr esm_fsym(const char *name)
  * callers pass for MPI_IN_PLACE, MPI_BOTTOM and MPI_STATUS(ES)_IGNORE. */
 static void capture_sentinels(void)
 {
+    MPI_Fint *const *c_ignore = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
+    MPI_Fint *const *c_ignores = dlsym(RTLD_DEFAULT, "MPI_F_STATUSES_IGNORE");
+    c_f_status_ignore = c_ignore ? *c_ignore : NULL;
+    c_f_statuses_ignore = c_ignores ? *c_ignores : NULL;
 #ifdef OPEN_MPI
     f_in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
     f_bottom = dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
@@ -65,13 +72,13 @@ const void *esm_fbuf(const void *fbuf, int descriptor)
 int esm_fstatus_ignored(const MPI_Fint *f)
 {
     return f && (f == f_status_ignore || f == f08_status_ignore ||
-                 (&MPI_F_STATUS_IGNORE && f == MPI_F_STATUS_IGNORE));
+                 (c_f_status_ignore && f == c_f_status_ignore));
 }
 
 int esm_fstatuses_ignored(const MPI_Fint *f)
 {
     return f && (f == f_statuses_ignore || f == f08_statuses_ignore ||
-                 (&MPI_F_STATUSES_IGNORE && f == MPI_F_STATUSES_IGNORE));
+                 (c_f_statuses_ignore && f == c_f_statuses_ignore));
 }
 
 MPI_Status *esm_fstatuses(esm_call *c, const MPI_Fint *f, int n)

@@ -23,10 +23,22 @@ typedef struct esm_run {
     double ns_per_call;         /* calibrated cost of one wrapped call */
     esm_fortran_check fortran;
     char out_path[4096];
+    int spawned;                /* started by MPI_Comm_spawn */
+    char parent_path[4096];     /* then: the parent job's profile */
 } esm_run;
 
 extern esm_run esm_run_info;
+void esm_output_path(void);
 void esm_write_running_marker(void);
+
+/* prof_spawn.c */
+void esm_spawn_setup(MPI_Comm world);
+void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(void *, const char *), void *b);
 void esm_write_profile(MPI_Comm comm);
+char *esm_rank_line(const char *partial, size_t *len);
+
+/* prof_signal.c */
+void esm_signals_start(void);
+void esm_signals_finished(void);
 
 #endif

@@ -5,12 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
 esm_run esm_run_info;
 static int hooked;
-static MPI_Comm private_comm = MPI_COMM_NULL;
+static MPI_Comm private_comm;      /* a dup of MPI_COMM_WORLD while profiling */
 
 static double mono_seconds(void)
 {
@@ -80,10 +81,15 @@ void esm_init_hook(void)
     const char *disable = getenv("ESMPROF_DISABLE");
     if (disable && *disable == '1')
         return;
+    esm_bind_mpi();                 /* Fortran entry points come here first */
     PMPI_Comm_rank(MPI_COMM_WORLD, &esm_world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &esm_world_size);
     PMPI_Query_thread(&esm_run_info.thread_level);
+    esm_scan_unwrapped();
+    esm_report_unwrapped();
     PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+    esm_output_path();
+    esm_spawn_setup(private_comm);  /* first: a spawned job's name is what its parent waits for */
     calibrate_clock();
     const char *bin = getenv("ESMPROF_BIN_SECONDS");
     double bin_seconds = bin ? atof(bin) : 1.0;
@@ -99,6 +105,7 @@ void esm_init_hook(void)
     esm_run_info.init_mono = mono_seconds();
     esm_run_info.init_ticks = esm_t0 = esm_now();
     esm_write_running_marker();
+    esm_signals_start();
     PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */
     esm_on = 1;
 }
@@ -114,11 +121,13 @@ void esm_finalize_hook(void)
     if (span > 0.5)
         esm_ticks_per_second = (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / span;
     esm_write_profile(private_comm);
+    esm_signals_finished();
     PMPI_Comm_free(&private_comm);
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
+    esm_bind_mpi();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS && esm_depth == 0)
         esm_init_hook();
@@ -127,6 +136,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    esm_bind_mpi();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS && esm_depth == 0)
         esm_init_hook();

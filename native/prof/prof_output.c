@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
+#include "prof_files.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
@@ -54,6 +56,9 @@ static void put_string(sbuf *b, const char *s)
     }
     put(b, "\"");
 }
+
+static void put_str_cb(void *b, const char *s) { put_string(b, s); }
+static void put_raw_cb(void *b, const char *s) { put(b, "%s", s); }
 
 static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
 
@@ -123,6 +128,28 @@ static const char *thread_level_name(int level)
     }
 }
 
+/* The MPI library the profiler bound to, and the calls it exports that are not wrapped. */
+static void put_binding(sbuf *b)
+{
+    const esm_binding *m = &esm_mpi_binding;
+    put(b, ",\"mpi_binding\":{\"library\":");
+    put_string(b, m->library);
+    put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
+        m->exported, ESM_NFUNC + 3);
+    for (int pass = 0; pass < 2; pass++) {
+        put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
+        for (int i = 0, first = 1; i < m->nunwrapped; i++) {
+            if (esm_communicates(m->unwrapped[i]) == pass)
+                continue;
+            put(b, first ? "" : ",");
+            put_string(b, m->unwrapped[i]);
+            first = 0;
+        }
+        put(b, "]");
+    }
+    put(b, "}");
+}
+
 static void put_header(sbuf *b, const char *state)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
@@ -150,7 +177,10 @@ static void put_header(sbuf *b, const char *state)
     if (fc->bindings_loaded && !fc->wrappers_reached)
         put(b, ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
                "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
-    put(b, "},\"thread_level\":\"%s\"}\n", thread_level_name(esm_run_info.thread_level));
+    put(b, "},\"thread_level\":\"%s\"", thread_level_name(esm_run_info.thread_level));
+    esm_spawn_header(put_str_cb, put_raw_cb, b);
+    put_binding(b);
+    put(b, "}\n");
 }
 
 /* ------------------------------------------------------------ rank line */
@@ -275,6 +305,27 @@ static void put_io(sbuf *b)
         (unsigned long long)m[1].calls, (unsigned long long)m[1].bytes, seconds(m[1].ticks));
 }
 
+/* Files with I/O: POSIX and stdio, writes and reads: [calls, bytes, seconds] each. */
+static void put_files(sbuf *b)
+{
+    static const char *names[] = {"write", "read", "stdio_write", "stdio_read"};
+    put(b, "\"files\":[");
+    for (int f = 0, first = 1; f < esm_file_count(); f++) {
+        const esm_file_stat *s = esm_file_stats(f);
+        if (!s[0].calls && !s[1].calls && !s[2].calls && !s[3].calls)
+            continue;
+        put(b, first ? "{\"name\":" : ",{\"name\":");
+        put_string(b, esm_file_name(f));
+        for (int k = 0; k < 4; k++)
+            if (s[k].calls)
+                put(b, ",\"%s\":[%llu,%llu,%.9g]", names[k], (unsigned long long)s[k].calls,
+                    (unsigned long long)s[k].bytes, seconds(s[k].ticks));
+        put(b, "}");
+        first = 0;
+    }
+    put(b, "]");
+}
+
 static void put_bins(sbuf *b)
 {
     uint64_t width = esm_base_bin_ticks;
@@ -312,12 +363,15 @@ static void put_bins(sbuf *b)
     free(m);
 }
 
-static void put_rank(sbuf *b)
+static void put_rank(sbuf *b, const char *partial)
 {
     char host[256] = "";
     uint64_t calls = 0, mpi_ticks = 0;
     gethostname(host, sizeof host - 1);
-    put(b, "{\"rank\":%d,\"host\":", esm_world_rank);
+    put(b, "{\"rank\":%d,", esm_world_rank);
+    if (partial)
+        put(b, "\"partial\":\"%s\",", partial);
+    put(b, "\"host\":");
     put_string(b, host);
     put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(), esm_run_info.init_epoch,
         seconds(esm_run_info.final_ticks - esm_run_info.init_ticks));
@@ -329,14 +383,27 @@ static void put_rank(sbuf *b)
     put(b, ",");
     put_io(b);
     put(b, ",");
+    put_files(b);
+    put(b, ",");
     put_bins(b);
     put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
         esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
 }
 
+/* This rank's line as recorded so far, marked partial (why: a signal's name or "snapshot"); the
+ * caller frees it. Makes no MPI call (the signal helper thread uses it). */
+char *esm_rank_line(const char *partial, size_t *len)
+{
+    sbuf b = {0};
+    esm_run_info.final_ticks = esm_now();   /* finalize sets it again */
+    put_rank(&b, partial);
+    *len = b.len;
+    return b.p;
+}
+
 /* ------------------------------------------------------------ files */
 
-static void output_path(void)
+void esm_output_path(void)
 {
     const char *out = getenv("ESMPROF_OUT");
     if (!out || !*out)
@@ -365,7 +432,6 @@ static int write_all(int fd, const char *p, size_t n, off_t offset)
 
 void esm_write_running_marker(void)
 {
-    output_path();
     if (esm_world_rank != 0)
         return;
     sbuf b = {0};
@@ -386,7 +452,7 @@ void esm_write_profile(MPI_Comm comm)
     sbuf b = {0};
     if (esm_world_rank == 0)
         put_header(&b, "complete");
-    put_rank(&b);
+    put_rank(&b, NULL);
     if (esm_world_rank == esm_world_size - 1)
         put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
     long long mine = (long long)b.len, offset = 0;

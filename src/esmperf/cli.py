@@ -238,7 +238,12 @@ def _failure(command: list[str], returncode: int, out: Path) -> str:
         outcome = f"failed with exit code {returncode}"
     message = f"`{' '.join(command)}` {outcome}"
     if profile_state(out) == "running":
-        message += f"; the run died before MPI_Finalize ({out} holds only the start-up marker)"
+        kept = out.with_name(out.name + ".partial")
+        if kept.is_dir() and any(kept.glob("*.jsonl")):
+            message += (f"; the run died before MPI_Finalize, its ranks' partial profiles are in "
+                        f"{kept} (esmperf show {out})")
+        else:
+            message += f"; the run died before MPI_Finalize ({out} holds only the start-up marker)"
     return message + ": see its output above"
 
 

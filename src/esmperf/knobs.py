@@ -41,9 +41,12 @@ from esmperf.paths import build_root
 from esmperf.stacks import SMPI, Stack
 
 
-# fold = auto folds a simulated run of a workload that folds from this many ranks up: below it
-# every run fits here unfolded (a few GB), above it the seeds' sizes need folding.
-FOLD_AUTO_RANKS = 256
+# fold = auto folds a simulated run of a workload that folds from this many ranks up. A full
+# simulation runs every rank's computation one after another here, so a seed-size problem costs
+# its whole computation whatever the rank count: pflotran 100_100_100 unfolded on 48-192
+# simulated ranks took 15-25 minutes a run, folded 2-9 s of CPU for 2 steps (docs/pflotran.md).
+# The seeds' smallest runs are one 48-core node: folding starts below it.
+FOLD_AUTO_RANKS = 32
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ class Profile:
     path: Path
     header: dict[str, Any]
     ranks: list[dict[str, Any]]  # one record per world rank, in rank order
+    # A run that did not finalise: {"reasons": {rank: "SIGTERM" | "snapshot" | ...},
+    # "missing": [ranks with no partial file]}; `ranks` then holds the ranks that wrote one.
+    partial: dict[str, Any] | None = None
 
 
 def read_profile(path: Path) -> Profile:
@@ -61,6 +64,8 @@ def _read_lines(path: Path, file: TextIO) -> Profile:
         record = _parse_line(path, number, line)
         if header is None:
             header = _check_header(path, record)
+            if header.get("state") == "running":
+                return _read_partial(path, header)
         elif trailer is not None:
             raise ProfileError(f"{path} line {number}: data after the trailer line (corrupt file)")
         elif "end" in record:
@@ -83,6 +88,35 @@ def _read_lines(path: Path, file: TextIO) -> Profile:
             f" of {size} ranks): profile the run again"
         )
     return Profile(path, header, [ranks[rank] for rank in range(size)])
+
+
+def partial_dir(path: Path) -> Path:
+    """Where the ranks of a run that did not finalise write what they have (on SIGTERM, SIGINT,
+    SIGUSR1, or every ESMPROF_SNAPSHOT_SECONDS): one RANK.jsonl each."""
+    return path.with_name(path.name + ".partial")
+
+
+def _read_partial(path: Path, header: dict[str, Any]) -> Profile:
+    size = header.get("ranks")
+    if not isinstance(size, int) or size < 1:
+        raise ProfileError(f"{path} has no valid rank count on line 1: corrupt header")
+    ranks: dict[int, dict[str, Any]] = {}
+    directory = partial_dir(path)
+    files = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        if text.strip():
+            _add_rank(file, 1, _parse_line(file, 1, text), size, ranks)
+    if not ranks:
+        raise ProfileError(
+            f"{path}: the run did not reach MPI_Finalize (only the start-up marker was written, "
+            f"no partial profile in {directory.name}/): it crashed, was killed with SIGKILL or is "
+            "still running; set ESMPROF_SNAPSHOT_SECONDS to keep snapshots, or fix the run and "
+            "profile it again"
+        )
+    partial = {"reasons": {rank: record.get("partial", "unknown") for rank, record in ranks.items()},
+               "missing": [rank for rank in range(size) if rank not in ranks]}
+    return Profile(path, header, [ranks[rank] for rank in sorted(ranks)], partial)
 
 
 def _parse_line(path: Path, number: int, line: str) -> dict[str, Any]:
@@ -109,12 +143,7 @@ def _check_header(path: Path, header: dict[str, Any]) -> dict[str, Any]:
             f"{path} was written by a newer esmperf (format version {version}; this esmperf "
             f"reads version {VERSION}): upgrade esmperf"
         )
-    if header.get("state") == "running":
-        raise ProfileError(
-            f"{path}: the run did not reach MPI_Finalize (only the start-up marker was written): "
-            "it crashed, was killed or is still running; fix the run and profile it again"
-        )
-    if header.get("state") != "complete":
+    if header.get("state") not in ("complete", "running"):
         raise ProfileError(f"{path} has an unknown state {header.get('state')!r}: corrupt header")
     size = header.get("ranks")
     if not isinstance(size, int) or size < 1:

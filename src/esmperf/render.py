@@ -32,6 +32,8 @@ def format_seconds(seconds: float) -> str:
 
 def render_summary(summary: dict[str, Any], console: Console) -> None:
     console.print(f"[bold]esmperf profile[/] {escape(summary['file'])}")
+    if summary.get("partial"):
+        console.print(f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}")
     console.print(_overview(summary))
     console.print()
     console.print(_calls_by_time(summary))
@@ -40,8 +42,42 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(_message_sizes(summary))
     if summary["communicators"]:
         console.print(_communicators(summary))
+    if summary.get("files"):
+        console.print(_files(summary))
     if summary["fortran_warning"]:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
+    if summary.get("unwrapped_communicating"):
+        names = ", ".join(summary["unwrapped_communicating"])
+        console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
+                      f"and the profiler does not wrap: {escape(names)}")
+    spawn = summary.get("spawn") or {}
+    if spawn.get("parent"):
+        console.print(f"[bold]spawned by[/] the job profiled in {escape(spawn['parent'])}")
+    if spawn.get("children"):
+        console.print(f"[bold]spawned jobs' profiles:[/] {escape(', '.join(spawn['children']))}")
+
+
+def _partial_text(partial: dict[str, Any]) -> str:
+    parts = [f"ranks {_ranks(ranks)} wrote what they had at {reason}"
+             for reason, ranks in partial["reasons"].items()]
+    if partial["missing"]:
+        parts.append(f"ranks {_ranks(partial['missing'])} wrote nothing")
+    return "the run did not reach MPI_Finalize; " + "; ".join(parts)
+
+
+def _ranks(ranks: list[int]) -> str:
+    shown = ", ".join(map(str, ranks[:8]))
+    return shown + (" ..." if len(ranks) > 8 else "")
+
+
+def _files(summary: dict[str, Any]) -> Table:
+    table = _table("Top files by bytes (POSIX and stdio, outside MPI)", "file", "written", "read",
+                   "of which stdio", "calls", "time", "ranks")
+    for row in summary["files"][:TOP]:
+        table.add_row(escape(row["name"]), format_bytes(row["write_bytes"]),
+                      format_bytes(row["read_bytes"]), format_bytes(row["stdio_bytes"]),
+                      str(row["calls"]), format_seconds(row["time"]), str(row["ranks"]))
+    return table
 
 
 def _overview(summary: dict[str, Any]) -> Table:

@@ -74,7 +74,43 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "io": io,
         "profiler_overhead": _overhead(ranks, wall_sum),
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
+        "files": _files(ranks),
+        "partial": _partial(profile),
+        "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
+        "spawn": header.get("spawn"),
     }
+
+
+FILE_FIELDS = ("write", "read", "stdio_write", "stdio_read")
+
+
+def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """I/O per file over all ranks (POSIX and stdio), most bytes first."""
+    files: dict[str, dict[str, Any]] = {}
+    for rank in ranks:
+        for entry in rank.get("files", []):
+            total = files.setdefault(entry["name"], {
+                "name": entry["name"], "write_bytes": 0, "read_bytes": 0, "stdio_bytes": 0,
+                "calls": 0, "time": 0.0, "ranks": 0})
+            total["ranks"] += 1
+            for field in FILE_FIELDS:
+                calls, nbytes, seconds = entry.get(field, (0, 0, 0.0))
+                total["write_bytes" if field.endswith("write") else "read_bytes"] += nbytes
+                total["stdio_bytes"] += nbytes if field.startswith("stdio") else 0
+                total["calls"] += calls
+                total["time"] += seconds
+    return sorted(files.values(),
+                  key=lambda f: (-(f["write_bytes"] + f["read_bytes"]), f["name"]))
+
+
+def _partial(profile: Profile) -> dict[str, Any] | None:
+    """A run that did not finalise: the ranks by why they wrote (SIGTERM, snapshot, ...)."""
+    if profile.partial is None:
+        return None
+    reasons: dict[str, list[int]] = {}
+    for rank, reason in sorted(profile.partial["reasons"].items()):
+        reasons.setdefault(reason, []).append(rank)
+    return {"reasons": reasons, "missing": list(profile.partial["missing"])}
 
 
 def _percent(part: float, whole: float) -> float:

@@ -8,7 +8,10 @@
  *   P_c = A_cc - sum over lower neighbours l (west, south, bottom) of  A_cl P_l^-1 A_lc
  *
  * so the factor is L_cl = A_cl P_l^-1 (stored), U = the upper face blocks of A (shared) and
- * P_c^-1 (stored). */
+ * P_c^-1 (stored).
+ *
+ * The product's local and off-rank parts, the factorisation and the solve are kernels
+ * (esm_fold.h) with the bytes per cell below. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +20,18 @@
 void block_matrix_create(block_matrix *A, const grid *g)
 {
     *A = (block_matrix){.g = g};
-    A->block = esm_calloc(g->ncells * BLOCKS * BLOCK_SIZE, sizeof(double));
-    A->lower = esm_calloc(g->ncells * 3 * BLOCK_SIZE, sizeof(double));
-    A->inverse = esm_calloc(g->ncells * BLOCK_SIZE, sizeof(double));
-    A->ghost = esm_calloc(g->nghosts * NS + 1, sizeof(double));
+    A->block = esm_field_alloc(g->ncells * BLOCKS * BLOCK_SIZE * sizeof(double));
+    A->lower = esm_field_alloc(g->ncells * 3 * BLOCK_SIZE * sizeof(double));
+    A->inverse = esm_field_alloc(g->ncells * BLOCK_SIZE * sizeof(double));
+    A->ghost = esm_field_alloc((g->nghosts * NS + 1) * sizeof(double));
 }
 
 void block_matrix_free(block_matrix *A)
 {
-    free(A->block);
-    free(A->lower);
-    free(A->inverse);
-    free(A->ghost);
+    esm_field_free(A->block);
+    esm_field_free(A->lower);
+    esm_field_free(A->inverse);
+    esm_field_free(A->ghost);
 }
 
 double block_matrix_product_bytes(void)
@@ -40,6 +43,16 @@ double block_ilu_solve_bytes(void)
 {
     return (6 * BLOCK_SIZE + BLOCK_SIZE + 4 * NS) * sizeof(double);  /* L, U, P^-1, r, z twice */
 }
+
+double block_ilu_factor_bytes(void)
+{
+    /* reads the diagonal, 3 lower and 3 neighbours' upper blocks and 3 neighbours' P^-1;
+     * writes 3 L blocks and P^-1 */
+    return (7 * BLOCK_SIZE + 3 * BLOCK_SIZE + 4 * BLOCK_SIZE) * sizeof(double);
+}
+
+/* The off-rank part of the product: a face block, a ghost and y, per face cell. */
+static double ghost_product_bytes(void) { return (BLOCK_SIZE + 2 * NS) * sizeof(double); }
 
 /* y += b x for a 4x4 row-major block */
 static inline void multiply_add(const double *restrict b, const double *restrict x,
@@ -106,12 +119,11 @@ static inline const double *block_of(const block_matrix *A, long c, int which)
     return A->block + (c * BLOCKS + which) * BLOCK_SIZE;
 }
 
-void block_matrix_multiply(block_matrix *A, const double *x, double *y)
+/* y = the product of this rank's part of A with x (no ghosts). */
+static void local_product(const block_matrix *A, const double *x, double *y)
 {
     const grid *g = A->g;
     const long sj = g->mx, sk = (long)g->mx * g->my;
-    esm_timer_start(A->product_timer);
-    esm_scatter_begin(g->scatter, x);
     for (int k = 0; k < g->mz; k++)
         for (int j = 0; j < g->my; j++) {
             bool south = j > 0, north = j < g->my - 1, bottom = k > 0, top = k < g->mz - 1;
@@ -135,8 +147,13 @@ void block_matrix_multiply(block_matrix *A, const double *x, double *y)
                 memcpy(y + NS * c, sum, sizeof sum);
             }
         }
-    esm_scatter_end(g->scatter, A->ghost);
-    for (int f = 0; f < FACES; f++) { /* the off-rank part: face cells times ghosts */
+}
+
+/* y += the off-rank part: each face cell's face block times the ghost across it. */
+static void off_rank_product(const block_matrix *A, double *y)
+{
+    const grid *g = A->g;
+    for (int f = 0; f < FACES; f++) {
         if (g->neighbour[f] < 0)
             continue;
         int i0 = f == EAST ? g->mx - 1 : 0, i1 = f == WEST ? 1 : g->mx;
@@ -151,14 +168,37 @@ void block_matrix_multiply(block_matrix *A, const double *x, double *y)
                     multiply_add(block_of(A, c, f), ghost, y + NS * c);
                 }
     }
+}
+
+void block_matrix_multiply(block_matrix *A, const double *x, double *y)
+{
+    static esm_kernel local = {.name = "pflotran.matvec_local"};
+    static esm_kernel off_rank = {.name = "pflotran.matvec_ghosts"};
+    const grid *g = A->g;
+    esm_timer_start(A->product_timer);
+    esm_scatter_begin(g->scatter, x);
+    if (esm_kernel_begin(&local, (double)g->ncells, block_matrix_product_bytes() * g->ncells)) {
+        local_product(A, x, y);
+        esm_kernel_end(&local);
+    }
+    esm_scatter_end(g->scatter, A->ghost);
+    if (esm_kernel_begin(&off_rank, (double)g->nghosts, ghost_product_bytes() * g->nghosts)) {
+        off_rank_product(A, y);
+        esm_kernel_end(&off_rank);
+    }
     esm_timer_stop(A->product_timer);
 }
 
 void block_ilu_factor(block_matrix *A)
 {
+    static esm_kernel kernel = {.name = "pflotran.ilu_factor"};
     const grid *g = A->g;
     const long sj = g->mx, sk = (long)g->mx * g->my;
     esm_timer_start(A->factor_timer);
+    if (!esm_kernel_begin(&kernel, (double)g->ncells, block_ilu_factor_bytes() * g->ncells)) {
+        esm_timer_stop(A->factor_timer);
+        return;
+    }
     for (int k = 0; k < g->mz; k++)
         for (int j = 0; j < g->my; j++)
             for (int i = 0; i < g->mx; i++) {
@@ -183,14 +223,20 @@ void block_ilu_factor(block_matrix *A)
                 }
                 block_inverse(pivot, A->inverse + c * BLOCK_SIZE);
             }
+    esm_kernel_end(&kernel);
     esm_timer_stop(A->factor_timer);
 }
 
 void block_ilu_solve(const block_matrix *A, const double *r, double *z)
 {
+    static esm_kernel kernel = {.name = "pflotran.ilu_solve"};
     const grid *g = A->g;
     const long sj = g->mx, sk = (long)g->mx * g->my;
     esm_timer_start(A->solve_timer);
+    if (!esm_kernel_begin(&kernel, (double)g->ncells, block_ilu_solve_bytes() * g->ncells)) {
+        esm_timer_stop(A->solve_timer);
+        return;
+    }
     for (int k = 0; k < g->mz; k++) /* forward: L w = r, w kept in z */
         for (int j = 0; j < g->my; j++)
             for (int i = 0; i < g->mx; i++) {
@@ -220,5 +266,6 @@ void block_ilu_solve(const block_matrix *A, const double *r, double *z)
                 multiply_add(A->inverse + c * BLOCK_SIZE, w, out);
                 memcpy(z + NS * c, out, sizeof out);
             }
+    esm_kernel_end(&kernel);
     esm_timer_stop(A->solve_timer);
 }

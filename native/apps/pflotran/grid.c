@@ -1,83 +1,100 @@
-/* The structured grid, cut into equal boxes (one per rank), and its ghost plan. */
-#include <limits.h>
+/* The structured grid cut into boxes as PETSc's DMDA cuts it (DMSetUp_DA_3D): a px x py x pz
+ * rank grid, chosen from the rank count and the grid's shape when not given, and along each
+ * direction n cells split over p ranks as PetscSplitOwnership does: n / p each, and one more
+ * for the first n % p ranks. Ranks are numbered x fastest, as DMDA numbers them. Every box
+ * meets its face neighbour on a whole face (both share the ranges of the other two
+ * directions), so a ghost update sends and receives exactly one face per neighbour. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "pflotran.h"
 
-/* Faces cut by a px x py x pz rank grid (the messages' total size, up to a factor). */
-static double cut_faces(int nx, int ny, int nz, int px, int py, int pz)
+/* Direction by direction: cells of part i of n over p, its first cell, the part holding cell. */
+static int part_cells(int n, int p, int i) { return n / p + (n % p > i); }
+static int part_first(int n, int p, int i) { return i * (n / p) + (i < n % p ? i : n % p); }
+static int part_of(int n, int p, int cell)
 {
-    return (double)(px - 1) * ny * nz + (double)(py - 1) * nx * nz + (double)(pz - 1) * nx * ny;
+    int q = n / p, r = n % p;
+    return cell < r * (q + 1) ? cell / (q + 1) : r + (cell - r * (q + 1)) / q;
 }
 
-static bool fits(int n, int p, int wanted) { return n % p == 0 && (!wanted || p == wanted); }
-
-/* Rank counts up to 64 that split nx x ny x nz evenly, for the error message. */
-static void workable_ranks(int nx, int ny, int nz, char *out, int size)
+/* Two directions (a with `na` cells, b with `nb`) share `ranks`: DMDA's "squarish" choice of a,
+ * the largest count at most round(sqrt(na ranks / nb)) that divides them (1 always does); the
+ * larger count goes to the direction with more cells. */
+static void split_two(int ranks, int na, int nb, int *a, int *b)
 {
-    int used = 0, shown = 0;
-    out[0] = '\0';
-    for (int p = 1; p <= 64 && used < size; p++) {
-        bool ok = false;
-        for (int a = 1; a <= p && !ok; a++)
-            for (int b = 1; a * b <= p && !ok; b++)
-                if (p % (a * b) == 0)
-                    ok = nx % a == 0 && ny % b == 0 && nz % (p / (a * b)) == 0;
-        if (ok)
-            used += snprintf(out + used, size - used, "%s%d", shown++ ? ", " : "", p);
+    int m = (int)(0.5 + sqrt((double)na * ranks / nb));
+    for (m = m ? m : 1; m > 1 && ranks % m; m--)
+        ;
+    *a = m, *b = ranks / m;
+    if (na > nb && *a < *b)
+        *a = ranks / m, *b = m;
+}
+
+void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz)
+{
+    int n[3] = {nx, ny, nz}, p[3] = {*px, *py, *pz}, given = 1, free_axes = 0;
+    for (int a = 0; a < 3; a++)
+        given *= p[a] ? p[a] : 1, free_axes += !p[a];
+    if (free_axes == 0 && given != ranks)
+        esm_fail("--px %d --py %d --pz %d makes %d boxes for %d ranks: their product must be the "
+                 "number of ranks", p[0], p[1], p[2], given, ranks);
+    if (ranks % given)
+        esm_fail("--px %d --py %d --pz %d (0: chosen) cannot make a rank grid of %d ranks: the "
+                 "ranks given along x, y, z must divide the number of ranks; change them, or leave "
+                 "them 0 to choose as PETSc's DMDA does", p[0], p[1], p[2], ranks);
+    int rest = ranks / given;
+    if (free_axes == 1) {
+        for (int a = 0; a < 3; a++)
+            p[a] = p[a] ? p[a] : rest;
+    } else if (free_axes == 2) { /* the two free directions share what is left */
+        int a = !p[0] ? 0 : 1, b = !p[2] ? 2 : 1;
+        split_two(rest, n[a], n[b], &p[a], &p[b]);
+    } else if (free_axes == 3) {
+        /* y first: the largest count at most round(cbrt(ny^2 ranks / (nx nz))) dividing ranks */
+        int m = (int)(0.5 + cbrt((double)ny * ny * ranks / ((double)nx * nz)));
+        for (m = m ? m : 1; m > 1 && ranks % m; m--)
+            ;
+        p[1] = m;
+        int cx = (int)(0.5 + sqrt((double)nx * ranks / ((double)nz * m)));
+        for (cx = cx ? cx : 1; cx > 1 && ranks % (cx * m); cx--)
+            ;
+        p[0] = cx, p[2] = ranks / (cx * m);
+        if (nx > nz && p[0] < p[2]) {
+            int swap = p[0];
+            p[0] = p[2], p[2] = swap;
+        }
     }
+    const char *axis = "xyz";
+    for (int a = 0; a < 3; a++)
+        if (p[a] > n[a])
+            esm_fail("the %dx%dx%d grid cannot be cut over %d ranks: the %dx%dx%d rank grid "
+                     "(%s) has %d ranks along %c for its %d cells: use fewer ranks, or give "
+                     "--px, --py, --pz (their product the number of ranks, each at most its "
+                     "direction's cells)", nx, ny, nz, ranks, p[0], p[1], p[2],
+                     free_axes ? "chosen as PETSc's DMDA does" : "given", p[a], axis[a], n[a]);
+    *px = p[0], *py = p[1], *pz = p[2];
 }
 
 void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
 {
-    int ranks = esm_ranks(), rank = esm_rank();
-    if ((px && nx % px) || (py && ny % py) || (pz && nz % pz))
-        esm_fail("the %dx%dx%d grid cannot be cut into %dx%dx%d equal boxes (each of --px, "
-                 "--py, --pz must divide the cells along its direction): change them or the grid",
-                 nx, ny, nz, px ? px : 1, py ? py : 1, pz ? pz : 1);
-    if (px && py && pz && px * py * pz != ranks)
-        esm_fail("--px %d --py %d --pz %d makes %d boxes for %d ranks: their product must be the "
-                 "number of ranks", px, py, pz, px * py * pz, ranks);
-    double best = -1;
-    int bx = 0, by = 0, bz = 0;
-    for (int a = 1; a <= ranks; a++) /* every factorisation a b c = ranks that divides evenly */
-        for (int b = 1; a * b <= ranks; b++) {
-            if (ranks % (a * b))
-                continue;
-            int c = ranks / (a * b);
-            if (!fits(nx, a, px) || !fits(ny, b, py) || !fits(nz, c, pz))
-                continue;
-            double cost = cut_faces(nx, ny, nz, a, b, c);
-            if (best < 0 || cost < best || (cost == best && c > bz)) { /* ties: cut z first */
-                best = cost;
-                bx = a, by = b, bz = c;
-            }
-        }
-    if (best < 0 && (px || py || pz))
-        esm_fail("no rank grid with --px %d --py %d --pz %d (0: free) cuts the %dx%dx%d grid "
-                 "evenly over %d ranks: change them, or leave them 0 to let the ranks be placed",
-                 px, py, pz, nx, ny, nz, ranks);
-    if (best < 0) {
-        char workable[400];
-        workable_ranks(nx, ny, nz, workable, sizeof workable);
-        esm_fail("the %dx%dx%d grid cannot be cut evenly over %d ranks (the ranks along each "
-                 "direction must divide its cells): run on one of %s ranks, or choose --nx, "
-                 "--ny, --nz divisible by them", nx, ny, nz, ranks, workable);
-    }
-    *g = (grid){.nx = nx, .ny = ny, .nz = nz, .px = bx, .py = by, .pz = bz};
-    g->ix = rank % bx;
-    g->iy = rank / bx % by;
-    g->iz = rank / (bx * by);
-    g->mx = nx / bx, g->my = ny / by, g->mz = nz / bz;
+    int rank = esm_rank();
+    grid_rank_grid(esm_ranks(), nx, ny, nz, &px, &py, &pz);
+    *g = (grid){.nx = nx, .ny = ny, .nz = nz, .px = px, .py = py, .pz = pz};
+    g->ix = rank % px;
+    g->iy = rank / px % py;
+    g->iz = rank / (px * py);
+    g->mx = part_cells(nx, px, g->ix), g->i0 = part_first(nx, px, g->ix);
+    g->my = part_cells(ny, py, g->iy), g->j0 = part_first(ny, py, g->iy);
+    g->mz = part_cells(nz, pz, g->iz), g->k0 = part_first(nz, pz, g->iz);
     g->ncells = (long)g->mx * g->my * g->mz;
-    g->i0 = g->ix * g->mx, g->j0 = g->iy * g->my, g->k0 = g->iz * g->mz;
     g->width[0] = 1.0 / nx, g->width[1] = 1.0 / ny, g->width[2] = 1.0 / nz;
-    int count[3] = {bx, by, bz};
+    int count[3] = {px, py, pz};
     for (int f = 0; f < FACES; f++) {
         int axis = f / 2, step = f % 2 ? 1 : -1, there[3] = {g->ix, g->iy, g->iz};
         there[axis] += step;
         g->neighbour[f] = there[axis] < 0 || there[axis] >= count[axis]
-                              ? -1 : there[0] + bx * (there[1] + by * there[2]);
+                              ? -1 : there[0] + px * (there[1] + py * there[2]);
     }
     /* Ghost plan: for each face with a neighbour, this rank sends its layer of cells on that
      * face and receives the neighbour's layer facing it, both in the face's natural order. */
@@ -137,7 +154,22 @@ long grid_global_cell(const grid *g, long c)
     return (g->i0 + i) + (long)g->nx * ((g->j0 + j) + (long)g->ny * (g->k0 + k));
 }
 
-int grid_owner(const grid *g, int gi, int gj, int gk)
+long grid_cells_before(const grid *g, int rank)
 {
-    return gi / g->mx + g->px * (gj / g->my + g->py * (gk / g->mz));
+    int ix = rank % g->px, iy = rank / g->px % g->py, iz = rank / (g->px * g->py);
+    long mz = part_cells(g->nz, g->pz, iz), my = part_cells(g->ny, g->py, iy);
+    return (long)g->nx * g->ny * part_first(g->nz, g->pz, iz)   /* whole slabs below */
+         + (long)g->nx * part_first(g->ny, g->py, iy) * mz      /* rows of boxes in front */
+         + (long)part_first(g->nx, g->px, ix) * my * mz;        /* boxes to the west */
+}
+
+int grid_owner(const grid *g, int gi, int gj, int gk, long *local)
+{
+    int ix = part_of(g->nx, g->px, gi), iy = part_of(g->ny, g->py, gj);
+    int iz = part_of(g->nz, g->pz, gk);
+    int mx = part_cells(g->nx, g->px, ix), my = part_cells(g->ny, g->py, iy);
+    *local = (gi - part_first(g->nx, g->px, ix))
+           + (long)mx * ((gj - part_first(g->ny, g->py, iy))
+                         + (long)my * (gk - part_first(g->nz, g->pz, iz)));
+    return ix + g->px * (iy + g->py * iz);
 }

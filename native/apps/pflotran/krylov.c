@@ -7,7 +7,12 @@
  *   BiCGStab   per iteration two products, two preconditioner solves and four allreduces
  *              (rho, (v, r~), (s, t) with (t, t) fused, and the residual norm).
  *
- * Every dot product and norm is one MPI_Allreduce through esm_global_dots. */
+ * Every dot product and norm is one MPI_Allreduce through esm_global_dots.
+ *
+ * With fixed_iterations set (a folded run, whose values mean nothing: esm_fold.h) a solve
+ * makes exactly that many iterations and tests neither convergence nor breakdown, so its
+ * communication is the same whatever the values. Every loop over the vectors is a kernel
+ * (esm_fold.h), charged by the doubles it reads and writes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +38,8 @@ krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer)
     k->nvectors = settings.method == SOLVER_GMRES ? m + 1 : 6;
     k->v = esm_calloc(k->nvectors, sizeof *k->v);
     for (int i = 0; i < k->nvectors; i++)
-        k->v[i] = esm_calloc(n + 1, sizeof(double));
-    k->work = esm_calloc(n + 1, sizeof(double));
+        k->v[i] = esm_field_alloc((n + 1) * sizeof(double));
+    k->work = esm_field_alloc((n + 1) * sizeof(double));
     k->hessenberg = esm_calloc((size_t)(m + 1) * m + 1, sizeof(double));
     k->cosine = esm_calloc(m + 1, sizeof(double));
     k->sine = esm_calloc(m + 1, sizeof(double));
@@ -46,9 +51,9 @@ krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer)
 void krylov_free(krylov *k)
 {
     for (int i = 0; i < k->nvectors; i++)
-        free(k->v[i]);
+        esm_field_free(k->v[i]);
     free(k->v);
-    free(k->work);
+    esm_field_free(k->work);
     free(k->hessenberg);
     free(k->cosine);
     free(k->sine);
@@ -58,6 +63,13 @@ void krylov_free(krylov *k)
 }
 
 /* ---- vector operations (VecDot, VecMDot, VecNorm, VecAXPY, ...) ------------------------ */
+
+/* Start a kernel over n elements of `vectors` vectors (8 bytes each read or written): its
+ * work and bytes are n times `vectors`. */
+static bool vectors_begin(esm_kernel *kernel, long n, int vectors)
+{
+    return esm_kernel_begin(kernel, (double)n * vectors, 8.0 * vectors * n);
+}
 
 static double local_dot(const double *a, const double *b, long n)
 {
@@ -71,9 +83,13 @@ static double local_dot(const double *a, const double *b, long n)
 static void global_dots(krylov *k, double *const a[], const double *const b[], int count,
                         double *out)
 {
+    static esm_kernel kernel = {.name = "pflotran.dot"};
     esm_timer_start(k->dots_timer);
-    for (int i = 0; i < count; i++)
-        out[i] = local_dot(a[i], b[i], k->n);
+    if (vectors_begin(&kernel, k->n, 2 * count)) {
+        for (int i = 0; i < count; i++)
+            out[i] = local_dot(a[i], b[i], k->n);
+        esm_kernel_end(&kernel);
+    }
     esm_global_dots(out, count);
     esm_timer_stop(k->dots_timer);
 }
@@ -87,10 +103,9 @@ static double global_dot(krylov *k, const double *a, const double *b)
 
 static double global_norm(krylov *k, const double *a) { return sqrt(global_dot(k, a, a)); }
 
-/* out[i] = (v_i, w) for i <= j, four vectors per sweep of w like VecMDot_Seq. */
-static void global_mdot(krylov *k, int count, const double *w, double *out)
+/* out[i] = (v_i, w) for i < count, four vectors per sweep of w like VecMDot_Seq. */
+static void local_mdot(krylov *k, int count, const double *w, double *out)
 {
-    esm_timer_start(k->dots_timer);
     long n = k->n;
     int i = 0;
     for (; i + 4 <= count; i += 4) {
@@ -103,6 +118,17 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
     }
     for (; i < count; i++)
         out[i] = local_dot(k->v[i], w, n);
+}
+
+/* The same over all ranks: one allreduce. */
+static void global_mdot(krylov *k, int count, const double *w, double *out)
+{
+    static esm_kernel kernel = {.name = "pflotran.mdot"};
+    esm_timer_start(k->dots_timer);
+    if (vectors_begin(&kernel, k->n, count + 1)) {
+        local_mdot(k, count, w, out);
+        esm_kernel_end(&kernel);
+    }
     esm_global_dots(out, count);
     esm_timer_stop(k->dots_timer);
 }
@@ -110,6 +136,9 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
 /* w -= sum of h_i v_i (VecMAXPY), four at a time. */
 static void maxpy(krylov *k, int count, const double *h, double *w)
 {
+    static esm_kernel kernel = {.name = "pflotran.maxpy"};
+    if (!vectors_begin(&kernel, k->n, count + 2))
+        return;
     long n = k->n;
     int i = 0;
     for (; i + 4 <= count; i += 4) {
@@ -121,6 +150,7 @@ static void maxpy(krylov *k, int count, const double *h, double *w)
     for (; i < count; i++)
         for (long e = 0; e < n; e++)
             w[e] -= h[i] * k->v[i][e];
+    esm_kernel_end(&kernel);
 }
 
 /* z = B A x */
@@ -157,20 +187,43 @@ static bool converged(const krylov_settings *s, double rnorm, double rnorm0,
 
 /* ---- GMRES ------------------------------------------------------------------------------ */
 
+/* x = 0 */
+static void vector_zero(long n, double *x)
+{
+    static esm_kernel kernel = {.name = "pflotran.vec_zero"};
+    if (vectors_begin(&kernel, n, 1)) {
+        memset(x, 0, n * sizeof *x);
+        esm_kernel_end(&kernel);
+    }
+}
+
+/* x /= a */
+static void vector_divide(long n, double a, double *x)
+{
+    static esm_kernel kernel = {.name = "pflotran.vec_divide"};
+    if (vectors_begin(&kernel, n, 2)) {
+        for (long e = 0; e < n; e++)
+            x[e] /= a;
+        esm_kernel_end(&kernel);
+    }
+}
+
 static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double *x)
 {
+    static esm_kernel update = {.name = "pflotran.gmres_update"};
+    static esm_kernel residual = {.name = "pflotran.gmres_residual"};
     const krylov_settings *s = &k->settings;
-    const int m = s->restart;
+    const int m = s->restart, fixed = s->fixed_iterations;
     const long n = k->n;
-    krylov_outcome out = {.reason = "max_it"};
+    krylov_outcome out = {.reason = fixed ? "fixed" : "max_it"};
     double *H = k->hessenberg; /* column j holds h(0..j+1, j) at H[j (m+1) + i] */
-    memset(x, 0, n * sizeof *x);
+    vector_zero(n, x);
     block_ilu_solve(A, b, k->v[0]); /* B (b - A 0) */
     for (;;) {
         double beta = global_norm(k, k->v[0]);
         if (out.iterations == 0)
             out.rnorm0 = beta;
-        if (beta == 0.0 || converged(s, beta, out.rnorm0, &out)) {
+        if (!fixed && (beta == 0.0 || converged(s, beta, out.rnorm0, &out))) {
             if (beta == 0.0) {
                 out.converged = true;
                 out.reason = "atol";
@@ -178,8 +231,7 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
             }
             return out;
         }
-        for (long e = 0; e < n; e++)
-            k->v[0][e] /= beta;
+        vector_divide(n, beta, k->v[0]);
         memset(k->g, 0, (m + 2) * sizeof *k->g);
         k->g[0] = beta;
         int j = 0;
@@ -191,9 +243,8 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
             maxpy(k, j + 1, h, w);
             double norm = global_norm(k, w);         /* VecNormalize */
             h[j + 1] = norm;
-            if (norm > 0.0)
-                for (long e = 0; e < n; e++)
-                    w[e] /= norm;
+            if (fixed || norm > 0.0)
+                vector_divide(n, norm, w);
             for (int i = 0; i < j; i++) {           /* earlier rotations on the new column */
                 double a = h[i], c = h[i + 1];
                 h[i] = k->cosine[i] * a + k->sine[i] * c;
@@ -208,6 +259,12 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
             k->g[j] = k->cosine[j] * k->g[j];
             out.iterations++;
             double rnorm = fabs(k->g[j + 1]);
+            if (fixed) {
+                done = out.iterations >= fixed;
+                if (done)
+                    converged(s, rnorm, out.rnorm0, &out); /* the verdict, not a test */
+                continue;
+            }
             done = converged(s, rnorm, out.rnorm0, &out) || norm == 0.0
                 || out.iterations >= s->max_iterations;
             if (norm == 0.0 && !out.converged) { /* happy breakdown: the solution is exact */
@@ -221,14 +278,23 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
                 sum -= H[(size_t)l * (m + 1) + i] * k->y[l];
             k->y[i] = sum / H[(size_t)i * (m + 1) + i];
         }
-        for (int i = 0; i < j; i++)
-            for (long e = 0; e < n; e++)
-                x[e] += k->y[i] * k->v[i][e];
-        if (done)
+        if (vectors_begin(&update, n, 2 * j + 1)) {
+            for (int i = 0; i < j; i++)
+                for (long e = 0; e < n; e++)
+                    x[e] += k->y[i] * k->v[i][e];
+            esm_kernel_end(&update);
+        }
+        if (done) {
+            if (fixed)
+                out.reason = "fixed";
             return out;
+        }
         block_matrix_multiply(A, x, k->work);      /* restart: B (b - A x) */
-        for (long e = 0; e < n; e++)
-            k->work[e] = b[e] - k->work[e];
+        if (vectors_begin(&residual, n, 3)) {
+            for (long e = 0; e < n; e++)
+                k->work[e] = b[e] - k->work[e];
+            esm_kernel_end(&residual);
+        }
         block_ilu_solve(A, k->work, k->v[0]);
     }
 }
@@ -237,64 +303,85 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
 
 static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, double *x)
 {
+    static esm_kernel start = {.name = "pflotran.bicgstab_start"};
+    static esm_kernel direction = {.name = "pflotran.bicgstab_p"};
+    static esm_kernel half = {.name = "pflotran.bicgstab_s"};
+    static esm_kernel update = {.name = "pflotran.bicgstab_update"};
     const krylov_settings *s = &k->settings;
+    const int fixed = s->fixed_iterations;
     const long n = k->n;
-    krylov_outcome out = {.reason = "max_it"};
+    krylov_outcome out = {.reason = fixed ? "fixed" : "max_it"};
     double *r = k->v[0], *r_tilde = k->v[1], *p = k->v[2], *v = k->v[3], *sv = k->v[4];
     double *t = k->v[5];
-    memset(x, 0, n * sizeof *x);
-    memset(p, 0, n * sizeof *p);
-    memset(v, 0, n * sizeof *v);
+    vector_zero(n, x);
+    vector_zero(n, p);
+    vector_zero(n, v);
     block_ilu_solve(A, b, r);
-    memcpy(r_tilde, r, n * sizeof *r);
+    if (vectors_begin(&start, n, 2)) {
+        memcpy(r_tilde, r, n * sizeof *r);
+        esm_kernel_end(&start);
+    }
     double dp = global_norm(k, r);
     out.rnorm0 = dp;
-    if (dp == 0.0) {
+    if (!fixed && dp == 0.0) {
         out.converged = true;
         out.reason = "atol";
         return out;
     }
-    if (converged(s, dp, out.rnorm0, &out))
+    if (!fixed && converged(s, dp, out.rnorm0, &out))
         return out;
     double rho_old = 1.0, alpha = 1.0, omega_old = 1.0;
-    while (out.iterations < s->max_iterations) {
+    while (out.iterations < (fixed ? fixed : s->max_iterations)) {
         double rho = global_dot(k, r, r_tilde);
-        if (rho == 0.0) {
+        if (!fixed && rho == 0.0) {
             out.reason = "breakdown";
             return out;
         }
         double beta = (rho / rho_old) * (alpha / omega_old);
-        for (long e = 0; e < n; e++)
-            p[e] = r[e] + beta * (p[e] - omega_old * v[e]);
+        if (vectors_begin(&direction, n, 4)) {
+            for (long e = 0; e < n; e++)
+                p[e] = r[e] + beta * (p[e] - omega_old * v[e]);
+            esm_kernel_end(&direction);
+        }
         apply_preconditioned(k, A, p, v);
         double d1 = global_dot(k, v, r_tilde);
-        if (d1 == 0.0) {
+        if (!fixed && d1 == 0.0) {
             out.reason = "breakdown";
             return out;
         }
         alpha = rho / d1;
-        for (long e = 0; e < n; e++)
-            sv[e] = r[e] - alpha * v[e];
+        if (vectors_begin(&half, n, 3)) {
+            for (long e = 0; e < n; e++)
+                sv[e] = r[e] - alpha * v[e];
+            esm_kernel_end(&half);
+        }
         apply_preconditioned(k, A, sv, t);
         double st_tt[2];
         global_dots(k, (double *const[]){sv, t}, (const double *const[]){t, t}, 2, st_tt);
         out.iterations++;
-        if (st_tt[1] == 0.0) { /* t = 0: s is the residual and x + alpha p the solution */
+        if (!fixed && st_tt[1] == 0.0) { /* t = 0: s is the residual, x + alpha p the solution */
             for (long e = 0; e < n; e++)
                 x[e] += alpha * p[e];
             converged(s, global_norm(k, sv), out.rnorm0, &out);
             return out;
         }
         double omega = st_tt[0] / st_tt[1];
-        for (long e = 0; e < n; e++) {
-            x[e] += alpha * p[e] + omega * sv[e];
-            r[e] = sv[e] - omega * t[e];
+        if (vectors_begin(&update, n, 6)) {
+            for (long e = 0; e < n; e++) {
+                x[e] += alpha * p[e] + omega * sv[e];
+                r[e] = sv[e] - omega * t[e];
+            }
+            esm_kernel_end(&update);
         }
         dp = global_norm(k, r);
-        if (converged(s, dp, out.rnorm0, &out))
+        if (!fixed && converged(s, dp, out.rnorm0, &out))
             return out;
         rho_old = rho;
         omega_old = omega;
+    }
+    if (fixed) {
+        converged(s, dp, out.rnorm0, &out); /* the verdict, not a test */
+        out.reason = "fixed";
     }
     return out;
 }

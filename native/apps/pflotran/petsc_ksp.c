@@ -31,7 +31,7 @@ petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings)
 {
     petsc_solver *p = esm_calloc(1, sizeof *p);
     p->g = g;
-    p->first = (PetscInt)esm_rank() * g->ncells; /* ranks own equal, consecutive block rows */
+    p->first = (PetscInt)grid_cells_before(g, esm_rank()); /* consecutive block rows per rank */
     PetscInt n = (PetscInt)g->ncells * NS;
     PetscCallAbort(PETSC_COMM_WORLD, MatCreateBAIJ(PETSC_COMM_WORLD, NS, n, n, PETSC_DETERMINE,
                                                    PETSC_DETERMINE, BLOCKS, NULL, FACES, NULL,
@@ -64,9 +64,9 @@ static PetscInt column_across(const grid *g, int f, int i, int j, int k)
         if (at[f / 2] < 0 || at[f / 2] >= n[f / 2])
             return -1;
     }
-    int owner = grid_owner(g, at[0], at[1], at[2]);
-    long local = at[0] % g->mx + (long)g->mx * (at[1] % g->my + (long)g->my * (at[2] % g->mz));
-    return (PetscInt)(owner * g->ncells + local);
+    long local;
+    int owner = grid_owner(g, at[0], at[1], at[2], &local);
+    return (PetscInt)(grid_cells_before(g, owner) + local);
 }
 
 krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double *b, double *x)

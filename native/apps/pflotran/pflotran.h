@@ -1,7 +1,8 @@
 /* pflotran.h: what the parts of the PFLOTRAN proxy share.
  *
- *   grid.c       the structured 3D grid cut into equal boxes, one per rank (like a PETSc DMDA),
- *                and the ghost plan (esm_scatter) of the 4 unknowns per cell
+ *   grid.c       the structured 3D grid cut into boxes, one per rank, as a PETSc DMDA cuts it
+ *                (any rank count, remainders spread), and the ghost plan (esm_scatter) of the
+ *                4 unknowns per cell
  *   chemistry.c  the calcite reaction network: rate, its derivatives, initial waters, and
  *                the batch reaction's ODE solution
  *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction (7-point stencil)
@@ -29,7 +30,8 @@ typedef struct grid {
     int nx, ny, nz;        /* global cells; the domain is the unit cube */
     int px, py, pz;        /* ranks along x, y, z */
     int ix, iy, iz;        /* this rank's place */
-    int mx, my, mz;        /* local cells along x, y, z (equal on every rank) */
+    int mx, my, mz;        /* local cells along x, y, z (one more on the first ranks of a
+                              direction whose cells do not divide evenly) */
     long ncells;           /* mx my mz */
     int i0, j0, k0;        /* global index of the first local cell */
     double width[3];       /* cell sizes dx, dy, dz (m) */
@@ -39,8 +41,13 @@ typedef struct grid {
     esm_scatter *scatter;  /* ghost update of NS unknowns per cell */
 } grid;
 
-/* Cut nx x ny x nz over the ranks: px py pz given (0: chosen to cut the fewest faces), each
- * dividing its direction evenly. Bad input ends the run with a clear message. Collective. */
+/* The px x py x pz rank grid for `ranks` ranks, as PETSc's DMDA chooses it: those given (non
+ * zero) kept, the others chosen "squarish" from the grid's shape (DMSetUp_DA_3D). A rank grid
+ * that does not multiply out or has more ranks than cells along a direction ends the run with
+ * a message naming the fix. */
+void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz);
+/* Cut nx x ny x nz over the ranks on that rank grid (px py pz: 0 chosen), each direction's
+ * cells split as PetscSplitOwnership splits them. Collective. */
 void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz);
 void grid_free(grid *g);
 
@@ -53,9 +60,12 @@ static inline long grid_cell(const grid *g, int i, int j, int k)
 /* Index of local cell (i, j, k) on face f (which must lie on it) in that face's ghost run. */
 long grid_face_index(const grid *g, int face, int i, int j, int k);
 
-/* Global cell number of local cell c (x fastest) and the rank owning global cell (gi, gj, gk). */
+/* Global cell number of local cell c (x fastest); the rank owning global cell (gi, gj, gk)
+ * and the cell's local index there; the cells owned by the ranks before `rank` (the first
+ * block row of `rank` in PETSc's numbering). */
 long grid_global_cell(const grid *g, long c);
-int grid_owner(const grid *g, int gi, int gj, int gk);
+int grid_owner(const grid *g, int gi, int gj, int gk, long *local);
+long grid_cells_before(const grid *g, int rank);
 
 /* ---- chemistry ----------------------------------------------------------------------- */
 
@@ -138,9 +148,11 @@ void block_matrix_multiply(block_matrix *A, const double *x, double *y);
 void block_ilu_factor(block_matrix *A);
 /* z = (LU)^-1 r: forward and backward block substitution. */
 void block_ilu_solve(const block_matrix *A, const double *r, double *z);
-/* Bytes one product, one factor solve read and write per cell (for bandwidth figures). */
+/* Bytes one product, one factor solve, one factorisation read and write per cell (for
+ * bandwidth figures and the node model). */
 double block_matrix_product_bytes(void);
 double block_ilu_solve_bytes(void);
+double block_ilu_factor_bytes(void);
 
 /* ---- Krylov solvers ------------------------------------------------------------------ */
 
@@ -150,12 +162,14 @@ typedef struct krylov_settings {
     krylov_method method;
     double rtol, atol, dtol;
     int max_iterations, restart;
+    int fixed_iterations;   /* > 0: exactly this many, no convergence or breakdown test (a
+                               folded run's values mean nothing: esm_fold.h) */
 } krylov_settings;
 
 typedef struct krylov_outcome {
     int iterations;
     bool converged;
-    const char *reason;     /* "rtol", "atol", "max_it", "breakdown", "diverged" */
+    const char *reason;     /* "rtol", "atol", "max_it", "breakdown", "diverged", "fixed" */
     double rnorm0, rnorm;   /* preconditioned residual norms, first and last */
 } krylov_outcome;
 

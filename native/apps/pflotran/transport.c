@@ -6,50 +6,70 @@
  * with nu = (+1, -1, +1, 0) for (Ca++, H+, HCO3-, Tracer). A face on the domain's edge carries
  * no flux (zero gradient). The H+ rows are divided by [H+] at the start of the step, so that
  * the Newton and Krylov norms weigh every species by its relative change, and the H+ unknown
- * is ln[H+], so [H+] stays positive across orders of magnitude. */
+ * is ln[H+], so [H+] stays positive across orders of magnitude.
+ *
+ * Each loop over the cells is a kernel (esm_fold.h) with the bytes it moves per cell: folded,
+ * it runs on its first calls and is charged by that cost afterwards. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pflotran.h"
+
+/* Bytes per cell each kernel reads and writes (doubles: 4 unknowns, 16 in a 4x4 block). */
+enum {
+    UPDATE_BYTES = (NS + NS) * 8,                        /* x, conc */
+    BEGIN_STEP_BYTES = (NS + NS + 1) * 8,                /* conc, conc_old, h_scale */
+    RESIDUAL_BYTES = (NS + NS + 1 + NS) * 8,             /* conc, conc_old, h_scale, f */
+    JACOBIAN_BYTES = (NS + 1) * 8 + BLOCKS * BLOCK_SIZE * 8, /* conc, h_scale, 7 blocks */
+    RATES_BYTES = (NS + 1) * 8,                          /* conc, r */
+};
 
 void transport_create(transport *t, const grid *g, const chemistry *chem, double dt)
 {
     *t = (transport){.g = g, .chem = chem, .dt = dt};
     for (int a = 0; a < 3; a++)
         t->coupling[a] = dt * chem->diffusion / (g->width[a] * g->width[a]);
-    t->conc = esm_calloc(g->ncells * NS, sizeof(double));
-    t->conc_old = esm_calloc(g->ncells * NS, sizeof(double));
-    t->conc_ghost = esm_calloc(g->nghosts * NS + 1, sizeof(double));
-    t->h_scale = esm_calloc(g->ncells, sizeof(double));
+    t->conc = esm_field_alloc(g->ncells * NS * sizeof(double));
+    t->conc_old = esm_field_alloc(g->ncells * NS * sizeof(double));
+    t->conc_ghost = esm_field_alloc((g->nghosts * NS + 1) * sizeof(double));
+    t->h_scale = esm_field_alloc(g->ncells * sizeof(double));
 }
 
 void transport_free(transport *t)
 {
-    free(t->conc);
-    free(t->conc_old);
-    free(t->conc_ghost);
-    free(t->h_scale);
+    esm_field_free(t->conc);
+    esm_field_free(t->conc_old);
+    esm_field_free(t->conc_ghost);
+    esm_field_free(t->h_scale);
 }
 
 void transport_update(transport *t, const double *x)
 {
+    static esm_kernel kernel = {.name = "pflotran.update"};
     long n = t->g->ncells;
-    for (long c = 0; c < n; c++) {
-        const double *u = x + NS * c;
-        double *v = t->conc + NS * c;
-        v[CA] = u[CA];
-        v[H] = exp(u[H]);
-        v[HCO3] = u[HCO3];
-        v[TRACER] = u[TRACER];
+    if (esm_kernel_begin(&kernel, (double)n, (double)UPDATE_BYTES * n)) {
+        for (long c = 0; c < n; c++) {
+            const double *u = x + NS * c;
+            double *v = t->conc + NS * c;
+            v[CA] = u[CA];
+            v[H] = exp(u[H]);
+            v[HCO3] = u[HCO3];
+            v[TRACER] = u[TRACER];
+        }
+        esm_kernel_end(&kernel);
     }
     esm_scatter_update(t->g->scatter, t->conc, t->conc_ghost); /* DMGlobalToLocal */
 }
 
 void transport_begin_step(transport *t)
 {
+    static esm_kernel kernel = {.name = "pflotran.begin_step"};
+    if (!esm_kernel_begin(&kernel, (double)t->g->ncells, (double)BEGIN_STEP_BYTES * t->g->ncells))
+        return;
     memcpy(t->conc_old, t->conc, t->g->ncells * NS * sizeof(double));
     for (long c = 0; c < t->g->ncells; c++)
         t->h_scale[c] = 1.0 / t->conc_old[NS * c + H];
+    esm_kernel_end(&kernel);
 }
 
 /* The concentrations across face f of local cell (i, j, k): a local cell, a ghost, or NULL
@@ -76,7 +96,10 @@ static inline const double *across(const transport *t, int f, int i, int j, int 
 
 void transport_residual(const transport *t, double *f)
 {
+    static esm_kernel kernel = {.name = "pflotran.residual"};
     const grid *g = t->g;
+    if (!esm_kernel_begin(&kernel, (double)g->ncells, (double)RESIDUAL_BYTES * g->ncells))
+        return;
     const double per_porosity = t->dt / t->chem->porosity;
     for (int k = 0; k < g->mz; k++)
         for (int j = 0; j < g->my; j++)
@@ -100,13 +123,17 @@ void transport_residual(const transport *t, double *f)
                 out[HCO3] = now[HCO3] - old[HCO3] - diffusion[HCO3] - reacted;
                 out[TRACER] = now[TRACER] - old[TRACER] - diffusion[TRACER];
             }
+    esm_kernel_end(&kernel);
 }
 
 #define AT(s, q) ((s) * NS + (q))
 
 void transport_jacobian(const transport *t, block_matrix *A)
 {
+    static esm_kernel kernel = {.name = "pflotran.jacobian"};
     const grid *g = t->g;
+    if (!esm_kernel_begin(&kernel, (double)g->ncells, (double)JACOBIAN_BYTES * g->ncells))
+        return;
     const double per_porosity = t->dt / t->chem->porosity;
     for (int k = 0; k < g->mz; k++)
         for (int j = 0; j < g->my; j++)
@@ -140,12 +167,17 @@ void transport_jacobian(const transport *t, block_matrix *A)
                 d[AT(HCO3, HCO3)] = 1.0 + coupled - p * r.d_hco3;
                 d[AT(TRACER, TRACER)] = 1.0 + coupled;
             }
+    esm_kernel_end(&kernel);
 }
 
 void transport_rates(const transport *t, double *r)
 {
+    static esm_kernel kernel = {.name = "pflotran.rates"};
+    if (!esm_kernel_begin(&kernel, (double)t->g->ncells, (double)RATES_BYTES * t->g->ncells))
+        return;
     for (long c = 0; c < t->g->ncells; c++) {
         const double *now = t->conc + NS * c;
         r[c] = calcite_rate(t->chem, now[CA], now[H], now[HCO3]).r;
     }
+    esm_kernel_end(&kernel);
 }

@@ -1,0 +1,126 @@
+"""PFLOTRAN 100_100_100 at the seed's scale under SimGrid SMPI: what simulating it costs here
+(wall time, CPU time, peak resident memory, per simulated rank-step) on 1-8 (and 11) Dell R815
+nodes of 48 cores, folded or not.
+
+    .venv/bin/python benchmarks/pflotran_scale.py [--ranks 384] [--fold on] [--steps 2]
+        [--repeats 1] [--platform ib-qdr] [--computation off|model] [--cfg FLAG ...]
+        [--raw FILE] [-- extra pflotran options]
+
+Each run is `pflotran --size 100_100_100 --steps N` launched by smpirun directly (the smpi
+stack's platform and host files for the platform, `machine = dell-r815`, 48 ranks per node),
+with ESM_FOLD=1 when folded (then the Newton and Krylov counts are the program's folded
+defaults unless given after `--`). `--computation off` (default) simulates the network alone;
+`model` charges each kernel its modelled bytes over the node's bandwidth share
+(deterministic). Peak RSS is the run's (os.wait4: smpirun and every process it starts); wall
+and CPU are this machine's; "simulated" is SimGrid's clock at the end of the run.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from esmperf.build import build_dir  # noqa: E402
+from esmperf.knobs import knob_setting, write_files  # noqa: E402
+from esmperf.launch import mpirun_command, run_environment  # noqa: E402
+from esmperf.runner import simulated_time  # noqa: E402
+from esmperf.stacks import discover_stacks  # noqa: E402
+
+RANKS_PER_NODE = 48  # Dell R815: 4 x twelve-core Opteron 6174
+
+
+def one_run(stack, ranks: int, fold: bool, steps: int, platform: str, computation: str,
+            flags: tuple[str, ...], extra: list[str], workdir: Path) -> dict:
+    knobs = {"platform": platform, "machine": "dell-r815", "computation": computation}
+    setting = knob_setting(stack, knobs, ranks, 2, RANKS_PER_NODE, workdir / "platforms")
+    write_files(setting)
+    program = [str(build_dir(stack) / "apps" / "pflotran" / "pflotran"), "--size",
+               "100_100_100", "--steps", str(steps), "--stream-mb", "0", *extra]
+    command = mpirun_command(stack, ranks, program, (*flags, *setting.launcher_args))
+    env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
+    if fold:
+        env["ESM_FOLD"] = "1"
+    load = os.getloadavg()[0]
+    started = time.monotonic()
+    with open(workdir / "stdout", "w") as out, open(workdir / "stderr", "w") as err:
+        process = subprocess.Popen(command, env=env, cwd=workdir, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - started
+    stdout, stderr = (workdir / "stdout").read_text(), (workdir / "stderr").read_text()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 2):
+        raise SystemExit(f"{' '.join(command)} failed ({code}):\n{stderr[-2000:]}")
+    result = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+    return {"ranks": ranks, "fold": fold, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_gb": usage.ru_maxrss * 1024 / 1e9, "simulated": simulated_time(stderr),
+            "rank_grid": result["params"]["rank_grid"],
+            "newton": result["newton"]["iterations"],
+            "krylov": result["newton"]["linear_iterations"],
+            "messages": result["comm"]["messages"], "load": load,
+            "load_after": os.getloadavg()[0], "flags": list(flags)}
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return (f"{statistics.median(values):.{digits}f} "
+            f"[{min(values):.{digits}f}..{max(values):.{digits}f}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranks", default="384")
+    parser.add_argument("--fold", default="on", help="on, off or on,off")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--platform", default="ib-qdr")
+    parser.add_argument("--computation", default="off", choices=("off", "model"))
+    parser.add_argument("--cfg", action="append", default=[], help="an extra SMPI flag")
+    parser.add_argument("--raw", type=Path, help="also write every run's figures here (JSON lines)")
+    parser.add_argument("extra", nargs="*", help="pflotran options (after --)")
+    args = parser.parse_args()
+    stack = discover_stacks().by_id("smpi")
+    if stack is None or not (build_dir(stack) / "apps" / "pflotran" / "pflotran").is_file():
+        raise SystemExit("the smpi stack is not built: run `esmperf build --stack smpi`")
+    folds = [f == "on" for f in args.fold.split(",")]
+    runs: dict[tuple[int, bool], list[dict]] = {}
+    for _ in range(args.repeats):
+        for ranks in map(int, args.ranks.split(",")):
+            for fold in folds:
+                with tempfile.TemporaryDirectory() as tmp:
+                    run = one_run(stack, ranks, fold, args.steps, args.platform,
+                                  args.computation, tuple(args.cfg), args.extra, Path(tmp))
+                runs.setdefault((ranks, fold), []).append(run)
+                print(f"  {ranks} ranks, fold {'on' if fold else 'off'}: {run['wall']:.1f} s, "
+                      f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}", file=sys.stderr)
+                if args.raw:
+                    with args.raw.open("a") as raw:
+                        raw.write(json.dumps(run) + "\n")
+    print(f"pflotran 100_100_100, {args.steps} steps, {args.platform}, computation "
+          f"{args.computation}, {RANKS_PER_NODE} ranks per node, extra: "
+          f"{' '.join(args.cfg + args.extra) or 'none'}")
+    print("| ranks | nodes | rank grid | fold | Newton / Krylov its | wall (s) | CPU (s) | "
+          "peak RSS (GB) | simulated (s) | messages | CPU per simulated rank-step (ms) | "
+          "load before, after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (ranks, fold), reps in runs.items():
+        first = reps[0]
+        print(f"| {ranks} | {-(-ranks // RANKS_PER_NODE)} | {first['rank_grid']} | "
+              f"{'on' if fold else 'off'} | {first['newton']} / {first['krylov']} | "
+              f"{spread([r['wall'] for r in reps])} | {spread([r['cpu'] for r in reps])} | "
+              f"{spread([r['rss_gb'] for r in reps], 2)} | {first['simulated']:.6g} | "
+              f"{first['messages']} | "
+              f"{spread([r['cpu'] / (ranks * args.steps) * 1e3 for r in reps], 2)} | "
+              f"{first['load']:.1f}, {first['load_after']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+/* Killed runs keep their profile. On SIGTERM (Slurm's wall-clock limit, mpirun passing on a
+ * kill), SIGINT or SIGUSR1 each rank writes what it has recorded to OUT.partial/RANK.jsonl, then
+ * the signal goes on to the program's own handler or default action. With ESMPROF_SNAPSHOT_SECONDS
+ * set, each rank also rewrites that file every so many seconds, so the last snapshot survives
+ * even SIGKILL. Each file is written to a temporary name and renamed: a reader sees a whole line.
+ *
+ * The writing is done by a helper thread the profiler starts at MPI_Init: the signal handler only
+ * wakes it (write to a pipe) and waits for it (poll, at most 10 s), so no allocation or stdio
+ * runs in the interrupted context. The helper makes no MPI call. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "prof_hooks.h"
+#include "prof_state.h"
+
+static const int caught[] = {SIGTERM, SIGINT, SIGUSR1};
+#define NCAUGHT 3
+static struct sigaction previous[NCAUGHT];
+static int wake_pipe[2] = {-1, -1}, done_pipe[2] = {-1, -1};
+static double snapshot_seconds;
+static volatile sig_atomic_t writing;
+
+static void partial_path(char *out, size_t size, int temporary)
+{
+    snprintf(out, size, "%s.partial/%d.jsonl%s", esm_run_info.out_path, esm_world_rank,
+             temporary ? ".tmp" : "");
+}
+
+/* The rank's line, marked partial with why it was written, to OUT.partial/RANK.jsonl. */
+static void write_partial(const char *reason)
+{
+    char dir[sizeof esm_run_info.out_path + 16], tmp[sizeof dir + 32], final[sizeof dir + 32];
+    snprintf(dir, sizeof dir, "%s.partial", esm_run_info.out_path);
+    mkdir(dir, 0755);
+    partial_path(tmp, sizeof tmp, 1);
+    partial_path(final, sizeof final, 0);
+    size_t len = 0;
+    char *line = esm_rank_line(reason, &len);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ok = fd >= 0;
+    for (size_t off = 0; ok && off < len;) {
+        ssize_t w = write(fd, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    if (fd >= 0)
+        ok = close(fd) == 0 && ok;
+    if (ok)
+        rename(tmp, final);
+    else
+        unlink(tmp);
+    free(line);
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "SIGUSR1";
+    }
+}
+
+static void *helper(void *arg)
+{
+    (void)arg;
+    esm_depth = 1;              /* the helper's own writes are not the program's I/O */
+    struct pollfd p = {.fd = wake_pipe[0], .events = POLLIN};
+    int timeout = snapshot_seconds > 0 ? (int)(snapshot_seconds * 1000) : -1;
+    for (;;) {
+        int n = poll(&p, 1, timeout);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (!esm_on)
+            continue;           /* finalised: the complete profile is being written */
+        if (n == 0) {
+            write_partial("snapshot");
+            continue;
+        }
+        unsigned char sig = 0;
+        if (read(wake_pipe[0], &sig, 1) != 1)
+            continue;
+        write_partial(signal_name(sig));
+        unsigned char done = 1;
+        (void)!write(done_pipe[1], &done, 1);
+    }
+    return NULL;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *context)
+{
+    int saved = errno, slot = 0;
+    while (slot < NCAUGHT && caught[slot] != sig)
+        slot++;
+    if (esm_on && !writing) {
+        writing = 1;
+        unsigned char byte = (unsigned char)sig, done;
+        if (write(wake_pipe[1], &byte, 1) == 1) {
+            struct pollfd p = {.fd = done_pipe[0], .events = POLLIN};
+            if (poll(&p, 1, 10000) == 1)
+                (void)!read(done_pipe[0], &done, 1);
+        }
+        writing = 0;
+    }
+    errno = saved;
+    /* then what the signal would have done without the profiler */
+    struct sigaction *old = &previous[slot];
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction)
+            old->sa_sigaction(sig, info, context);
+    } else if (old->sa_handler == SIG_DFL) {
+        sigaction(sig, old, NULL);
+        raise(sig);
+    } else if (old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+}
+
+/* At MPI_Init (after the output path is known). ESMPROF_SIGNALS=0 leaves signals alone. */
+void esm_signals_start(void)
+{
+    const char *off = getenv("ESMPROF_SIGNALS");
+    const char *every = getenv("ESMPROF_SNAPSHOT_SECONDS");
+    snapshot_seconds = every ? atof(every) : 0;
+    int handle = !(off && strcmp(off, "0") == 0);
+    char stale[sizeof esm_run_info.out_path + 64];
+    partial_path(stale, sizeof stale, 0);
+    unlink(stale);              /* left by an earlier run of the same profile */
+    if (!handle && snapshot_seconds <= 0)
+        return;
+    if (pipe2(wake_pipe, O_CLOEXEC) != 0 || pipe2(done_pipe, O_CLOEXEC) != 0)
+        return;
+    pthread_t thread;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);     /* the helper takes no signals */
+    int started = pthread_create(&thread, NULL, helper, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!started)
+        return;
+    pthread_detach(thread);
+    if (!handle)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NCAUGHT; i++)
+        sigaction(caught[i], &sa, &previous[i]);
+}
+
+/* At MPI_Finalize, once the complete profile is written: the partial files are stale. */
+void esm_signals_finished(void)
+{
+    char final[sizeof esm_run_info.out_path + 64], dir[sizeof esm_run_info.out_path + 16];
+    partial_path(final, sizeof final, 0);
+    unlink(final);
+    snprintf(dir, sizeof dir, "%s.partial", esm_run_info.out_path);
+    rmdir(dir);                 /* the last rank's rmdir succeeds */
+}
