@@ -20,9 +20,6 @@ esm_result *esm_result_new(const char *workload, const char *size, long steps);
 void esm_result_wall(esm_result *r, double seconds);
 void esm_result_fom(esm_result *r, double value, const char *unit, bool higher_is_better);
 void esm_result_verification(esm_result *r, bool passed, const char *what);
-/* Verification that did not happen, and why (a folded run: "not verified: folded run"):
- * "passed" is null, neither PASS nor FAIL, and the exit status 0. */
-void esm_result_unverified(esm_result *r, const char *why);
 void esm_result_norm(esm_result *r, const char *name, double value);
 /* No verification was possible: the run's values mean nothing (a folded simulation,
  * esm_fold.h). "verification.passed" is null, "verification.what" says why ("not verified:
