@@ -35,9 +35,10 @@ def smpi_stack(workload: str) -> Stack:
 def simulate(stack: Stack, tmp_path: Path, workload: str, ranks: int, ranks_per_node: int,
              args: tuple[str, ...], env: dict[str, str] | None = None,
              timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """The workload on `ranks` simulated ranks, network only (computation off)."""
-    setting = knob_setting(stack, {"computation": "off", "platform": "ib-qdr"}, ranks, 2,
-                           ranks_per_node, tmp_path / "platforms")
+    """The workload on `ranks` simulated ranks, network only (computation off), unfolded
+    unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks)."""
+    setting = knob_setting(stack, {"computation": "off", "platform": "ib-qdr", "fold": "off"},
+                           ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     program = [str(build_dir(stack) / "apps" / workload / workload), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
