@@ -2,12 +2,15 @@
 gravity wave against the scheme's discrete dispersion relation and the continuous one,
 bit-identical results whatever the rank count, tile size (with all-land tiles dropped),
 halo width, halo engine, distribution and MPI stack; wide halos exchanged less often; the
-persistent Startall/Waitall + Allreduce call mix seen by the profiler; clean errors."""
+persistent Startall/Waitall + Allreduce call mix seen by the profiler; clean errors. At the
+seeds' scale (issue 11): tiles cut for the rank count, 48 simulated ranks with real MPI's
+bits, folded runs communicating exactly as full ones (tests/ocean_smpi.py)."""
 
 import tomllib
 from pathlib import Path
 
 import pytest
+from ocean_smpi import FOLD, MODEL, error_of, result_of, simulate, smpi_stack
 from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
 
 QUICK = ("--size", "S", "--steps", "3", "--stream", "off")
@@ -113,3 +116,57 @@ def test_bad_input_is_one_clear_error():
         stack, "hycom", "--halo-width", "7")
     assert "halo width 6 is wider than block" in bad_input(stack, "hycom", *QUICK, "--block", "5x5")
     assert "2 ranks but only 1 ocean blocks" in bad_input(stack, "hycom", *QUICK, "--block", "128x96")
+
+
+# -- the seeds' rank counts and folding (issue 11), under SimGrid SMPI --------------------------
+
+def test_patch_chooses_tiles_for_the_rank_count_with_the_same_bits():
+    """HYCOM's patch (the default): without --block the tile grid is cut for the rank count,
+    land tiles dropped, one tile per rank where the land allows."""
+    stack = first_stack()
+    reference = hycom(stack, 1, *TILES, "--distribution", "cartesian")
+    for ranks in (1, 3):
+        result = hycom(stack, ranks)
+        params = result["params"]
+        assert params["distribution"].startswith("patch ")
+        assert params["tiles"] >= ranks and params["tiles_per_rank_min"] >= 1
+        assert result["checksum"] == reference["checksum"], ranks
+
+
+def test_48_simulated_ranks_give_the_bits_of_real_mpi(tmp_path):
+    """S on 48 ranks of one 48-core node: tiles chosen for 48 ranks (the deck's 16 tiles are
+    too few), the same state as on 1 real rank."""
+    smpi = smpi_stack("hycom")
+    reference = hycom(first_stack(), 1, *TILES)
+    result = result_of(simulate(smpi, tmp_path, "hycom", 48, 48, QUICK))
+    assert result["verification"]["passed"] is True
+    assert result["checksum"] == reference["checksum"]
+    params = result["params"]
+    assert params["tiles"] >= 48 and params["idle_ranks"] == 0
+    assert params["distribution"].startswith("patch ")
+
+
+def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_path):
+    """Folded (fields shared, kernels charged after their samples) against full, with the
+    deterministic cost model: every rank's messages and bytes, and the simulated time, equal;
+    the folded result says it was not verified."""
+    smpi = smpi_stack("hycom")
+    args = (*QUICK, "--block", "32x24")
+    full = result_of(simulate(smpi, tmp_path, "hycom", 6, 2, args, MODEL))
+    folded = result_of(simulate(smpi, tmp_path, "hycom", 6, 2, args, MODEL | FOLD))
+    assert full["verification"]["passed"] is True
+    assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
+                                      "norms": {}}
+    assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
+    assert folded["comm"] == full["comm"]
+    assert folded["comm_per_rank"] == full["comm_per_rank"]
+    assert folded["simulated_time"] == full["simulated_time"] > 0
+    assert folded["wall"] == full["wall"]
+
+
+def test_too_many_ranks_for_any_tiling_is_one_clear_error(tmp_path):
+    smpi = smpi_stack("hycom")
+    done = simulate(smpi, tmp_path, "hycom", 40, 8, (*QUICK, "--grid", "36x24"))
+    message = error_of(done, "hycom")
+    assert "40 ranks: no cut of the 36x24 grid into blocks of at least 6x6 points" in message
+    assert "use at most" in message and "--halo-width" in message

@@ -3,12 +3,15 @@ content conserved, tracers within range), bit-identical results whatever the ran
 distribution, halo engine, layout (blocks or POPperf's compressed ocean points) and MPI
 stack, the three solvers agreeing, the MPI call mix seen by the profiler matching the core's
 own counts and the algorithm, clean errors. Size S, 3 steps: fast; ranks past 2 oversubscribe
-this machine, which changes no figure checked here."""
+this machine, which changes no figure checked here. At the seeds' scale (issue 11): 48 and 96
+simulated ranks, fixed iteration counts, folded runs communicating exactly as full ones
+(tests/ocean_smpi.py)."""
 
 import tomllib
 from pathlib import Path
 
 import pytest
+from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
 from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
 
 QUICK = ("--size", "S", "--steps", "2", "--stream", "off")
@@ -126,3 +129,68 @@ def test_failed_verification_exits_2_with_its_result():
     verification = done.result["verification"]
     assert verification["passed"] is False
     assert verification["norms"]["unconverged_solves"] == 3  # warm-up + 2 timed steps
+
+
+# -- the seeds' rank counts and folding (issue 11), under SimGrid SMPI --------------------------
+
+def test_48_simulated_ranks_give_the_bits_of_real_mpi(tmp_path):
+    """S's 136 ocean blocks along the curve on 48 ranks: 2 or 3 blocks each (POPperf's uneven
+    counts), the same bits as on 1 real rank."""
+    smpi = smpi_stack("pop")
+    reference = pop(first_stack(), 1)
+    result = result_of(simulate(smpi, tmp_path, "pop", 48, 8, QUICK))
+    assert result["verification"]["passed"] is True
+    assert result["checksum"] == reference["checksum"]
+    assert result["solver"] == reference["solver"]
+    params = result["params"]
+    assert (params["blocks_per_rank_min"], params["blocks_per_rank_max"]) == (2, 3)
+
+
+def test_too_few_blocks_are_cut_smaller_for_the_rank_count(tmp_path):
+    """gx1's 40x48 blocks leave 62 ocean blocks: on 96 ranks smaller blocks are chosen. The
+    tracers keep the bits of 2 real ranks on the deck's blocks; the solver's dot products are
+    summed per block, so its answer agrees to the solver's tolerance."""
+    smpi = smpi_stack("pop")
+    args = ("--size", "gx1", "--steps", "1", "--levels", "4", "--stream", "off")
+    reference = passed(first_stack(), 2, "pop", *args)
+    result = result_of(simulate(smpi, tmp_path, "pop", 96, 48, args))
+    assert result["verification"]["passed"] is True
+    assert result["checksum"]["tracers"] == reference["checksum"]["tracers"]
+    assert result["solver"]["solution_sum"] == pytest.approx(
+        reference["solver"]["solution_sum"], rel=1e-9)
+    assert reference["params"]["blocks"] < 96 <= result["params"]["blocks"]
+    assert (result["params"]["bx"], result["params"]["by"]) != (40, 48)
+
+
+def test_fixed_iterations_run_whatever_the_residual():
+    """--iterations N: N iterations per solve, its convergence checks made but not obeyed."""
+    result = run(first_stack(), 2, "pop", *QUICK, "--iterations", "40").result
+    assert result["solver"]["iterations"] == 40 * result["steps"]
+    assert result["solver"]["checks"] == 4 * result["steps"]
+    assert result["params"]["iterations"] == 40
+
+
+def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_path):
+    """Folded (fields shared, kernels charged after their samples, a fixed iteration count)
+    against full with the same count and the deterministic cost model: every rank's messages
+    and bytes, and the simulated time, equal; the folded result says it was not verified."""
+    smpi = smpi_stack("pop")
+    args = (*QUICK, "--iterations", "40")
+    full = result_of(simulate(smpi, tmp_path, "pop", 6, 2, args, MODEL))
+    folded = result_of(simulate(smpi, tmp_path, "pop", 6, 2, args, MODEL | FOLD))
+    assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
+                                      "norms": {}}
+    assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
+    assert folded["comm"] == full["comm"]
+    assert folded["comm_per_rank"] == full["comm_per_rank"]
+    assert folded["simulated_time"] == full["simulated_time"] > 0
+    assert folded["solver"]["iterations"] == full["solver"]["iterations"] == 40 * 2
+
+
+def test_folded_run_takes_its_size_s_iteration_count(tmp_path):
+    """Without --iterations a folded solve runs the count a full run of its size needs."""
+    smpi = smpi_stack("pop")
+    full = pop(first_stack(), 2)
+    folded = result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, FOLD))
+    assert folded["params"]["iterations"] == full["solver"]["iterations_max"] == 160
+    assert folded["solver"]["iterations"] == 160 * folded["steps"]

@@ -17,6 +17,8 @@
  *
  * The loops live in *_level functions (one level of a block's region each, see below); the
  * kernels (*_block) walk the levels around them. */
+#include <stdio.h>
+#include <string.h>
 #include "hycom.h"
 
 #define BLOCK(m) (&(m)->d.block[(m)->d.local[lb]])
@@ -35,21 +37,52 @@ static double points(const hycom *m, esm_region r)
     return n;
 }
 
-/* Queue kernel `run` over region r (with its argument), counting its bytes. */
-static void defer(hycom *m, block_kernel run, esm_region r, double arg, double doubles_per_point)
+/* Queue kernel `run` (`name`) over region r (with its argument), counting its bytes. */
+static void defer(hycom *m, block_kernel run, const char *name, esm_region r, double arg,
+                  double doubles_per_point)
 {
     if (m->queued == HYCOM_QUEUE)
         hycom_flush(m);
-    m->queue[m->queued++] = (queued_kernel){run, r, arg};
-    m->bytes += points(m, r) * doubles_per_point * sizeof(double);
+    double n = points(m, r), bytes = n * doubles_per_point * sizeof(double);
+    m->queue[m->queued++] = (queued_kernel){run, r, arg, name, n, bytes};
+    m->bytes += bytes;
+}
+
+/* The kernel (for esm_fold.h) of the mix of kernels queued now. */
+static esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes)
+{
+    char name[sizeof m->flush_kernels[0]->name] = "hycom";
+    *points = *bytes = 0;
+    for (int k = 0; k < m->queued; k++) {
+        size_t used = strlen(name);
+        snprintf(name + used, sizeof name - used, ".%s", m->queue[k].name);
+        *points += m->queue[k].points;
+        *bytes += m->queue[k].bytes;
+    }
+    for (int f = 0; f < m->nflush_kernels; f++)
+        if (!strcmp(m->flush_kernels[f]->name, name))
+            return &m->flush_kernels[f]->kernel;
+    m->flush_kernels = esm_realloc(m->flush_kernels, (m->nflush_kernels + 1) * sizeof *m->flush_kernels);
+    flush_kernel *f = esm_calloc(1, sizeof *f);
+    memcpy(f->name, name, sizeof name);
+    f->kernel.name = f->name;
+    m->flush_kernels[m->nflush_kernels++] = f;
+    return &f->kernel;
 }
 
 void hycom_flush(hycom *m)
 {
     m->flushes++;
-    for (int lb = 0; lb < m->d.nlocal; lb++)
-        for (int k = 0; k < m->queued; k++)
-            m->queue[k].run(m, lb, m->queue[k].r, m->queue[k].arg);
+    if (!m->queued)
+        return;
+    double work, bytes;
+    esm_kernel *kernel = flush_kernel_of(m, &work, &bytes);
+    if (esm_kernel_begin(kernel, work, bytes)) { /* folded: run on its first calls only */
+        for (int lb = 0; lb < m->d.nlocal; lb++)
+            for (int k = 0; k < m->queued; k++)
+                m->queue[k].run(m, lb, m->queue[k].r, m->queue[k].arg);
+        esm_kernel_end(kernel);
+    }
     m->queued = 0;
 }
 
@@ -159,7 +192,7 @@ static void pressure_block(hycom *m, int lb, esm_region r, double unused)
 void kernel_pressure(hycom *m, esm_region r)
 {
     m->queued_temporaries = m->flushes;
-    defer(m, pressure_block, r, 0, 2.0 * m->nz + 3);
+    defer(m, pressure_block, "pressure", r, 0, 2.0 * m->nz + 3);
 }
 
 /* ---- 2. faces ---------------------------------------------------------------------------- */
@@ -231,13 +264,13 @@ static void faces_v_block(hycom *m, int lb, esm_region r, double unused) { (void
 void kernel_faces_u(hycom *m, esm_region r)
 {
     temporaries_needed(m, "faces_u");
-    defer(m, faces_u_block, r, 0, 3.0 * m->nz + 4);
+    defer(m, faces_u_block, "faces_u", r, 0, 3.0 * m->nz + 4);
 }
 
 void kernel_faces_v(hycom *m, esm_region r)
 {
     temporaries_needed(m, "faces_v");
-    defer(m, faces_v_block, r, 0, 3.0 * m->nz + 4);
+    defer(m, faces_v_block, "faces_v", r, 0, 3.0 * m->nz + 4);
 }
 
 /* ---- 3. baroclinic velocities ------------------------------------------------------------- */
@@ -299,13 +332,13 @@ static void momentum_v_block(hycom *m, int lb, esm_region r, double unused) { (v
 void kernel_momentum_u(hycom *m, esm_region r)
 {
     temporaries_needed(m, "momentum_u");
-    defer(m, momentum_u_block, r, 0, 4.0 * m->nz + 2);
+    defer(m, momentum_u_block, "momentum_u", r, 0, 4.0 * m->nz + 2);
 }
 
 void kernel_momentum_v(hycom *m, esm_region r)
 {
     temporaries_needed(m, "momentum_v");
-    defer(m, momentum_v_block, r, 0, 4.0 * m->nz + 2);
+    defer(m, momentum_v_block, "momentum_v", r, 0, 4.0 * m->nz + 2);
 }
 
 ESM_SIMD static void transport_sum_level(int rows, int n, long s, const double *restrict thick,
@@ -357,8 +390,8 @@ static void project_v_block(hycom *m, int lb, esm_region r, double unused) { (vo
 void kernel_project(hycom *m, esm_region ru, esm_region rv)
 {
     temporaries_needed(m, "project");
-    defer(m, project_u_block, ru, 0, 3.0 * m->nz + 1);
-    defer(m, project_v_block, rv, 0, 3.0 * m->nz + 1);
+    defer(m, project_u_block, "project_u", ru, 0, 3.0 * m->nz + 1);
+    defer(m, project_v_block, "project_v", rv, 0, 3.0 * m->nz + 1);
 }
 
 /* ---- 4. barotropic substeps ---------------------------------------------------------------- */
@@ -386,8 +419,8 @@ static void mean_add_v_block(hycom *m, int lb, esm_region r, double first) { mea
 
 void kernel_mean_add(hycom *m, esm_region ru, esm_region rv, int first)
 {
-    defer(m, mean_add_u_block, ru, first, first ? 2.0 : 3.0);
-    defer(m, mean_add_v_block, rv, first, first ? 2.0 : 3.0);
+    defer(m, mean_add_u_block, "mean_add_u", ru, first, first ? 2.0 : 3.0);
+    defer(m, mean_add_v_block, "mean_add_v", rv, first, first ? 2.0 : 3.0);
 }
 
 ESM_SIMD static void share_level(int rows, int n, long s, double factor,
@@ -418,8 +451,8 @@ static void mean_scale_v_block(hycom *m, int lb, esm_region r, double factor) { 
 
 void kernel_mean_scale(hycom *m, esm_region ru, esm_region rv, double factor)
 {
-    defer(m, mean_scale_u_block, ru, factor, 4.0);
-    defer(m, mean_scale_v_block, rv, factor, 4.0);
+    defer(m, mean_scale_u_block, "mean_scale_u", ru, factor, 4.0);
+    defer(m, mean_scale_v_block, "mean_scale_v", rv, factor, 4.0);
 }
 
 /* eta -= dtau div(u, v) on one level; per row the cell's width dxt and its faces' dxv. */
@@ -449,7 +482,7 @@ static void barotropic_eta_block(hycom *m, int lb, esm_region r, double unused)
               m->mt + q, m->eta + q);
 }
 
-void kernel_barotropic_eta(hycom *m, esm_region r) { defer(m, barotropic_eta_block, r, 0, 5.0); }
+void kernel_barotropic_eta(hycom *m, esm_region r) { defer(m, barotropic_eta_block, "barotropic_eta", r, 0, 5.0); }
 
 /* One level of a barotropic transport: surface pressure gradient, Coriolis from the other
  * transport's 4 neighbours, slow forcing. Per row: the distance across the gradient
@@ -494,8 +527,8 @@ static void barotropic_transport_block(hycom *m, int lb, esm_region r, int along
 
 static void barotropic_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; barotropic_transport_block(m, lb, r, 0); }
 static void barotropic_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; barotropic_transport_block(m, lb, r, 1); }
-void kernel_barotropic_u(hycom *m, esm_region r) { defer(m, barotropic_u_block, r, 0, 7.0); }
-void kernel_barotropic_v(hycom *m, esm_region r) { defer(m, barotropic_v_block, r, 0, 7.0); }
+void kernel_barotropic_u(hycom *m, esm_region r) { defer(m, barotropic_u_block, "barotropic_u", r, 0, 7.0); }
+void kernel_barotropic_v(hycom *m, esm_region r) { defer(m, barotropic_v_block, "barotropic_v", r, 0, 7.0); }
 
 /* ---- 5. continuity ------------------------------------------------------------------------ */
 
@@ -558,4 +591,4 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
     }
 }
 
-void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, r, 0, 4.0 * m->nz + 5); }
+void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, "continuity", r, 0, 4.0 * m->nz + 5); }

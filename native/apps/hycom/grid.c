@@ -8,6 +8,7 @@
  * wave:  a flat 4000 m deep, doubly periodic f-plane basin, unstratified, with a small surface
  *        wave eta = A cos(k x) at rest: a linear inertia-gravity wave (docs/ocean.md). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "hycom.h"
 
@@ -15,7 +16,10 @@ static const double EARTH_RADIUS = 6.371e6, OMEGA = 7.292e-5, GRAVITY = 9.806;
 static const double LAT_EDGE = 78.0, UPPER_DEPTH = 3000.0, DENSITY_STEP = 0.005;
 static const double WAVE_DX = 20e3, WAVE_DEPTH = 4000.0, WAVE_F = 1e-4, WAVE_AMPLITUDE = 1e-3;
 
-typedef struct { hycom_case kind; int nx, ny; unsigned char *ocean; } geometry;
+/* The basin: the land mask (1 byte a point) and the depth of every point (0 on land), the same
+ * on every rank (built once and shared when folded). */
+typedef struct { unsigned char *ocean; double *depth; } basin_map;
+typedef struct { hycom_case kind; int nx, ny; const basin_map *map; } geometry;
 
 static double lat_of(const geometry *g, double gj) { return -LAT_EDGE + (gj + 0.5) * 2 * LAT_EDGE / g->ny; }
 static double lon_of(const geometry *g, int gi) { return (gi + 0.5) * 360.0 / g->nx; }
@@ -27,7 +31,7 @@ static bool is_ocean(int gi, int gj, const void *context)
         return true;
     if (gj < 0 || gj >= g->ny)
         return false;
-    return g->ocean[(gi % g->nx + g->nx) % g->nx + (long)g->nx * gj];
+    return g->map->ocean[(gi % g->nx + g->nx) % g->nx + (long)g->nx * gj];
 }
 
 static double depth_at(const geometry *g, int gi, int gj)
@@ -36,8 +40,7 @@ static double depth_at(const geometry *g, int gi, int gj)
         return 0.0;
     if (g->kind == CASE_WAVE)
         return WAVE_DEPTH;
-    gi = (gi % g->nx + g->nx) % g->nx;
-    return fmin(5500.0, fmax(4000.0, esm_geo_depth(lon_of(g, gi), lat_of(g, gj))));
+    return g->map->depth[(gi % g->nx + g->nx) % g->nx + (long)g->nx * gj];
 }
 
 double hycom_row(const double *rows, const hycom *m, int gj) { return rows[gj + m->width]; }
@@ -78,6 +81,9 @@ static double eddy_taper(double z) { return 1.0 - 0.9 * z / UPPER_DEPTH; }
 static void initial_layers(hycom *m, const geometry *g)
 {
     const esm_layout *l = &m->l3;
+    double *rest = esm_calloc(m->nz + 1, sizeof *rest); /* interfaces at rest, k = 0 .. nz */
+    for (int k = 0; k <= m->nz; k++)
+        rest[k] = rest_interface(m->nz, k);
     for (int lb = 0; lb < m->d.nlocal; lb++) {
         const esm_block *b = &m->d.block[m->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
@@ -94,7 +100,7 @@ static void initial_layers(hycom *m, const geometry *g)
                         if (k == 0) /* the surface wave */
                             top = -m->wave_amplitude * cos(m->wave_k * (gi + 0.5) * WAVE_DX);
                     } else {
-                        double zt = rest_interface(m->nz, k), zb = rest_interface(m->nz, k + 1);
+                        double zt = rest[k], zb = rest[k + 1];
                         top = k ? zt + eddy * eddy_taper(zt) : 0.0;
                         bottom = k + 1 < m->nz ? zb + eddy * eddy_taper(zb) : depth;
                     }
@@ -102,19 +108,39 @@ static void initial_layers(hycom *m, const geometry *g)
                 }
             }
     }
+    free(rest);
+}
+
+static void *basin_map_of(const void *context)
+{
+    const geometry *g = context;
+    basin_map *map = esm_calloc(1, sizeof *map);
+    map->ocean = esm_calloc((size_t)g->nx * g->ny, 1);
+    map->depth = esm_calloc((size_t)g->nx * g->ny, sizeof *map->depth);
+    for (int gj = 0; gj < g->ny; gj++)
+        for (int gi = 0; gi < g->nx; gi++) {
+            long p = gi + (long)g->nx * gj;
+            double depth = esm_geo_depth(lon_of(g, gi), lat_of(g, gj));
+            map->ocean[p] = depth > 0;
+            map->depth[p] = depth > 0 ? fmin(5500.0, fmax(4000.0, depth)) : 0.0;
+        }
+    return map;
 }
 
 void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int by, int width,
-                  esm_distribution dist, esm_halo_engine engine)
+                  esm_distribution dist, esm_block_choice choice, esm_halo_engine engine)
 {
     *m = (hycom){.kind = kind, .width = width, .nz = nz, .gravity = GRAVITY};
-    geometry g = {kind, nx, ny, esm_calloc((size_t)nx * ny, 1)}; /* the land mask, 1 byte a point */
-    for (int gj = 0; gj < ny && kind == CASE_BASIN; gj++)
-        for (int gi = 0; gi < nx; gi++)
-            g.ocean[gi + (long)nx * gj] = esm_geo_depth(lon_of(&g, gi), lat_of(&g, gj)) > 0;
+    geometry g = {kind, nx, ny, NULL};
+    char key[96];
+    snprintf(key, sizeof key, "hycom.%s.%dx%d", kind == CASE_WAVE ? "wave" : "basin", nx, ny);
+    if (kind == CASE_BASIN)
+        g.map = esm_shared(key, basin_map_of, &g);
+    bool mask_owned = kind == CASE_BASIN && esm_shared_owned();
     esm_decomp_params params = {.nx = nx, .ny = ny, .bx = bx, .by = by, .periodic_x = true,
                                 .periodic_y = kind == CASE_WAVE, .distribution = dist,
-                                .is_ocean = is_ocean, .context = &g};
+                                .is_ocean = is_ocean, .context = &g, .choice = choice,
+                                .min_side = width, .shared_key = key};
     esm_decomp_create(&m->d, &params);
     m->l2 = esm_layout_levels_outer(&m->d, width, 1);
     m->l3 = esm_layout_levels_outer(&m->d, width, nz);
@@ -157,12 +183,12 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     double **f3[] = {&m->h, &m->u, &m->v, &m->h_next, &m->u_next, &m->v_next};
     double **temporaries[] = {&m->p, &m->hu, &m->hv};
     m->temporary_blocks = width >= 2 ? 1 : m->d.nlocal; /* see hycom.h */
-    for (unsigned a = 0; a < sizeof f2 / sizeof *f2; a++)
-        *f2[a] = esm_calloc(n2, sizeof(double));
+    for (unsigned a = 0; a < sizeof f2 / sizeof *f2; a++) /* folded: shared between ranks */
+        *f2[a] = esm_field_alloc(n2 * sizeof(double));
     for (unsigned a = 0; a < sizeof f3 / sizeof *f3; a++)
-        *f3[a] = esm_calloc(n3, sizeof(double));
+        *f3[a] = esm_field_alloc(n3 * sizeof(double));
     for (unsigned a = 0; a < sizeof temporaries / sizeof *temporaries; a++)
-        *temporaries[a] = esm_calloc(esm_layout_doubles(&m->l3, m->temporary_blocks), sizeof(double));
+        *temporaries[a] = esm_field_alloc(esm_layout_doubles(&m->l3, m->temporary_blocks) * sizeof(double));
 
     /* static fields over blocks and halos, from global indices (no exchange needed) */
     double dx_min = INFINITY, depth_max = 0;
@@ -209,8 +235,13 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     }
     m->substeps = (int)ceil(m->dt / (0.35 * dx_min / c0));
     m->dtau = m->dt / m->substeps;
-    initial_layers(m, &g);
-    free(g.ocean);
+    if (!esm_folded()) /* folded: the fields are shared, their values mean nothing */
+        initial_layers(m, &g);
+    if (mask_owned) {
+        free(g.map->ocean);
+        free(g.map->depth);
+        free((void *)g.map);
+    }
     esm_region interior = esm_region_full(0);
     m->ok = (valid){.h = interior, .u = interior, .v = interior, .p = interior, .fu = interior,
                     .fv = interior, .eta = interior, .ub = interior, .vb = interior,

@@ -27,8 +27,18 @@ typedef struct hycom hycom;
 
 /* A kernel over region r of local block lb (arg: a flag or factor some kernels take). */
 typedef void (*block_kernel)(hycom *m, int lb, esm_region r, double arg);
-typedef struct { block_kernel run; esm_region r; double arg; } queued_kernel;
+typedef struct {
+    block_kernel run;
+    esm_region r;
+    double arg;
+    const char *name;            /* "pressure" */
+    double points, bytes;        /* its work and bytes (the byte model) on this rank */
+} queued_kernel;
 #define HYCOM_QUEUE 32 /* a full queue runs early: always correct, only less reuse */
+
+/* A flush is one kernel for folding and the node model (esm_fold.h), named by the kernels it
+ * runs ("hycom.pressure.faces_u..."): each mix has its own cost per point. */
+typedef struct { char name[HYCOM_QUEUE * 20 + 8]; esm_kernel kernel; } flush_kernel;
 
 struct hycom {
     hycom_case kind;
@@ -66,11 +76,13 @@ struct hycom {
     double wave_amplitude, wave_k, wave_f, wave_depth;
     queued_kernel queue[HYCOM_QUEUE]; /* kernels called, not yet run (see hycom_flush) */
     int queued;
+    flush_kernel **flush_kernels;     /* the mixes flushed so far */
+    int nflush_kernels;
 };
 
 /* Grid, masks, depth, layers and the initial state of `kind`. Collective. */
 void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int by, int width,
-                  esm_distribution dist, esm_halo_engine engine);
+                  esm_distribution dist, esm_block_choice choice, esm_halo_engine engine);
 double hycom_row(const double *rows, const hycom *m, int gj);
 
 /* Kernels over a region of every local block (see dynamics.c). A call queues the kernel;

@@ -41,6 +41,7 @@ typedef struct solver {
     solver_kind kind;
     double tolerance;        /* converged when |r| <= tolerance |b| */
     int max_iterations, check_every;
+    int iterations;          /* > 0: exactly this many per solve (folded runs), checks ignored */
     double nu, mu;           /* P-CSI: bounds of the preconditioned operator's spectrum */
     int lanczos_steps;
     double *r, *z, *s, *q, *az, *dx; /* work vectors */
@@ -53,7 +54,7 @@ typedef struct solve_stats {
 } solve_stats;
 
 solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iterations,
-                      int check_every);
+                      int check_every, int iterations);
 /* P-CSI set-up: `steps` of Lanczos on the preconditioned operator from `start_vector` give
  * [nu, mu]. Collective. */
 void solver_bounds(solver *sv, space *s, int steps, const double *start_vector);

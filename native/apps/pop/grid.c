@@ -1,6 +1,7 @@
 /* POP proxy grid: geometry, levels, KMT, the 9-point barotropic operator, the manufactured
  * surface height. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "pop.h"
 
@@ -61,7 +62,19 @@ static bool is_ocean(int i, int j, const void *context)
     return pop_kmt_at(context, i, j) > 0;
 }
 
-void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_distribution dist)
+/* KMT of every column, 1 byte each: the same on every rank (shared when folded). */
+static void *kmt_of_grid(const void *context)
+{
+    const pop_grid *g = context;
+    unsigned char *kmt = esm_calloc((size_t)g->d.nx * g->d.ny, 1);
+    for (int gj = 0; gj < g->d.ny; gj++)
+        for (int gi = 0; gi < g->d.nx; gi++)
+            kmt[gi + (long)g->d.nx * gj] = (unsigned char)column_levels(g, gi, gj);
+    return kmt;
+}
+
+void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_distribution dist,
+                     esm_block_choice choice)
 {
     *g = (pop_grid){.nz = nz, .lat_south = -80.0, .lat_north = 84.0};
     g->dlon = 360.0 / nx;
@@ -71,12 +84,12 @@ void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_di
     make_levels(g);
     if (nz > 255)
         esm_fail("%d levels: use --levels 255 or fewer", nz);
-    g->kmt_global = esm_calloc((size_t)nx * ny, 1); /* every rank: 1 byte per column */
-    for (int gj = 0; gj < ny; gj++)
-        for (int gi = 0; gi < nx; gi++)
-            g->kmt_global[gi + (long)nx * gj] = (unsigned char)column_levels(g, gi, gj);
+    char key[64];
+    snprintf(key, sizeof key, "pop.kmt.%dx%dx%d", nx, ny, nz);
+    g->kmt_global = esm_shared(key, kmt_of_grid, g);
     esm_decomp_params p = {.nx = nx, .ny = ny, .bx = bx, .by = by, .periodic_x = true,
-                           .distribution = dist, .is_ocean = is_ocean, .context = g};
+                           .distribution = dist, .is_ocean = is_ocean, .context = g,
+                           .choice = choice, .min_side = 2, .shared_key = key};
     esm_decomp_create(&g->d, &p);
     g->l2 = esm_layout_levels_outer(&g->d, POP_HALO, 1);
     g->l3 = esm_layout_levels_inner(&g->d, POP_HALO, nz);
@@ -116,11 +129,9 @@ static double column_depth(const pop_grid *g, int gi, int gj)
 void pop_operator_create(pop_operator *a, const pop_grid *g)
 {
     long n = esm_layout_doubles(&g->l2, g->d.nlocal);
-    a->a0 = esm_calloc(n, sizeof(double));
-    a->an = esm_calloc(n, sizeof(double));
-    a->ae = esm_calloc(n, sizeof(double));
-    a->ane = esm_calloc(n, sizeof(double));
-    a->dinv = esm_calloc(n, sizeof(double));
+    double **arrays[] = {&a->a0, &a->an, &a->ae, &a->ane, &a->dinv}; /* folded: shared */
+    for (int k = 0; k < 5; k++)
+        *arrays[k] = esm_field_alloc(n * sizeof(double));
     const double dy = g->dy;
     for (int lb = 0; lb < g->d.nlocal; lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];

@@ -10,7 +10,9 @@
  *      from the last step's answer. The right-hand side is b = A eta* for a known, moving eta*
  *      (a manufactured solution), so every solve is checked against the exact answer.
  * Verified: the barotropic error |eta - eta*| / |eta*| at every step, tracer content
- * conserved to round-off, tracers within their initial range. */
+ * conserved to round-off, tracers within their initial range.
+ * Folded under SMPI (esm_fold.h): fields shared, kernels charged, every solve a fixed number
+ * of iterations (folded_iterations below), not verified (docs/ocean.md, "Seed scale"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,25 @@ static const esm_deck decks[] = {
     {"gx1", 320, 384, 60, 40, 48, 10, "POP gx1v6: 1 degree, 60 levels"},
     {"tenth", 3600, 2400, 42, 36, 24, 5, "POPperf 0.1 degree, 42 levels, Dennis 2007 blocks"},
 };
+
+/* Solver iterations per solve of a folded run (esm_fold.h), whose values mean nothing, so
+ * that convergence cannot decide: each deck's figure from a full run of it here (the timed
+ * steps' iterations per step with the default tolerance and --check 10; docs/ocean.md). */
+static const struct { const char *deck; int chrongear, pcsi; } folded_iterations[] = {
+    {"S", 160, 210}, {"M", 330, 690}, {"L", 550, 1770}, {"gx3", 160, 220}, {"gx1", 330, 700},
+    /* tenth cannot run in full here (its tracers alone take 20 GB): S, M and L's iterations
+     * grow as nx^0.46 (ChronGear) and nx^0.86 (P-CSI) from M to L; extrapolated to nx = 3600
+     * and rounded to the check interval */
+    {"tenth", 1020, 5500},
+};
+
+static int folded_iterations_of(const esm_deck *deck, const char *solver)
+{
+    for (unsigned d = 0; d < sizeof folded_iterations / sizeof *folded_iterations; d++)
+        if (!strcmp(folded_iterations[d].deck, deck->name))
+            return strcmp(solver, "pcsi") ? folded_iterations[d].chrongear : folded_iterations[d].pcsi;
+    return 0;
+}
 
 /* A start vector for Lanczos: pseudo-random on ocean points, from the global index. */
 static void lanczos_start(const pop_grid *g, double *field)
@@ -47,7 +68,8 @@ typedef struct pop_run {
     long steps, warmup;
     const char *solver_name, *layout_name, *halo_name, *stream_name;
     esm_distribution distribution;
-    int nx, ny, nz, bx, by, check_every, max_iterations, lanczos;
+    int nx, ny, nz, bx, by, check_every, max_iterations, lanczos, fixed_iterations;
+    bool blocks_given;                       /* --block: else the deck's, or fewer if needed */
     double tolerance;
     pop_grid g;
     pop_operator op;
@@ -84,16 +106,29 @@ static void parse(pop_run *run, int argc, char **argv)
     run->check_every = (int)esm_cli_int(cli, "check", 10, 1, 1000, "solver: iterations between convergence checks");
     run->max_iterations = (int)esm_cli_int(cli, "max-iterations", 20000, 1, 10000000, "solver: iteration limit");
     run->lanczos = (int)esm_cli_int(cli, "lanczos", 40, 2, 1000, "P-CSI: Lanczos steps for the spectrum bounds");
+    run->fixed_iterations = (int)esm_cli_int(cli, "iterations", 0, 0, 10000000, "solver: exactly this "
+                                       "many iterations per solve (0: until converged; a folded "
+                                       "run: the size's figure from a full run)");
+    run->blocks_given = esm_cli_given(cli, "block") != NULL;
     run->stream_name = esm_cli_choice(cli, "stream", "on,off", "measure the STREAM triad roofline");
     esm_cli_end(cli);
     run->distribution = strcmp(distribution, "sfc") ? ESM_DIST_CARTESIAN : ESM_DIST_SFC;
+    if (esm_folded() && !run->fixed_iterations) {
+        run->fixed_iterations = folded_iterations_of(run->deck, run->solver_name);
+        if (!run->fixed_iterations)
+            esm_fail("a folded run needs a fixed solver iteration count and size %s has none: "
+                     "use --iterations N", run->deck->name);
+    }
 }
 
 /* Grid and decomposition, operator, tracers, solver, vectors. */
 static void set_up(pop_run *run)
 {
     pop_grid *g = &run->g;
-    pop_grid_create(g, run->nx, run->ny, run->nz, run->bx, run->by, run->distribution);
+    pop_grid_create(g, run->nx, run->ny, run->nz, run->bx, run->by, run->distribution,
+                    run->blocks_given ? ESM_BLOCKS_GIVEN : ESM_BLOCKS_GIVEN_OR_FOR_RANKS);
+    run->bx = g->d.bx;
+    run->by = g->d.by;
     pop_operator_create(&run->op, g);
     esm_halo_engine engine = esm_halo_engine_named(run->halo_name);
     pop_tracers_create(&run->tr, g, engine);
@@ -101,14 +136,15 @@ static void set_up(pop_run *run)
                                                     : space_compressed(g, &run->op, engine);
     solver_kind kind = !strcmp(run->solver_name, "pcg") ? SOLVER_PCG
                      : !strcmp(run->solver_name, "pcsi") ? SOLVER_PCSI : SOLVER_CHRONGEAR;
-    run->sv = solver_create(kind, run->s, run->tolerance, run->max_iterations, run->check_every);
+    run->sv = solver_create(kind, run->s, run->tolerance, run->max_iterations, run->check_every,
+                            run->fixed_iterations);
     long n2 = esm_layout_doubles(&g->l2, g->d.nlocal), n = run->s->n;
-    run->eta_star = esm_calloc(n2, sizeof(double));
-    run->rhs = esm_calloc(n2, sizeof(double));
-    run->b = esm_calloc(n, sizeof(double));
-    run->x = esm_calloc(n, sizeof(double));
-    run->x_star = esm_calloc(n, sizeof(double));
-    run->error = esm_calloc(n, sizeof(double));
+    double **fields[] = {&run->eta_star, &run->rhs}, **vectors[] = {&run->b, &run->x,
+                                                                     &run->x_star, &run->error};
+    for (int f = 0; f < 2; f++) /* folded: shared between ranks */
+        *fields[f] = esm_field_alloc(n2 * sizeof(double));
+    for (int v = 0; v < 4; v++)
+        *vectors[v] = esm_field_alloc(n * sizeof(double));
     if (kind == SOLVER_PCSI) {
         lanczos_start(g, run->rhs);
         run->s->from_blocks(run->s, run->rhs, run->b);
@@ -142,19 +178,27 @@ static void start_timing(pop_run *run)
 static void barotropic(pop_run *run, long step, bool timed)
 {
     space *s = run->s;
+    static esm_kernel rhs = {.name = "pop.rhs"}, error = {.name = "pop.error"};
+    long n2 = esm_layout_doubles(&run->g.l2, run->g.d.nlocal);
     esm_timer_start(&run->t_rhs);
-    pop_manufactured(&run->g, (int)step, run->eta_star);
-    pop_operator_apply(&run->op, &run->g, run->eta_star, run->rhs);   /* b = A eta* */
-    s->from_blocks(s, run->rhs, run->b);
-    s->from_blocks(s, run->eta_star, run->x_star);
+    if (esm_kernel_begin(&rhs, (double)n2, (8.0 * n2 + 4.0 * s->n) * sizeof(double))) {
+        pop_manufactured(&run->g, (int)step, run->eta_star);
+        pop_operator_apply(&run->op, &run->g, run->eta_star, run->rhs);   /* b = A eta* */
+        s->from_blocks(s, run->rhs, run->b);
+        s->from_blocks(s, run->eta_star, run->x_star);
+        esm_kernel_end(&rhs);
+    }
     esm_timer_stop(&run->t_rhs);
 
     esm_timer_start(&run->t_solver);
     solve_stats st = solver_solve(run->sv, s, run->b, run->x);
     esm_timer_stop(&run->t_solver);
 
-    for (long p = 0; p < s->n; p++)
-        run->error[p] = run->x[p] - run->x_star[p];
+    if (esm_kernel_begin(&error, (double)s->n, 3.0 * sizeof(double) * s->n)) {
+        for (long p = 0; p < s->n; p++)
+            run->error[p] = run->x[p] - run->x_star[p];
+        esm_kernel_end(&error);
+    }
     double norms[2];
     s->dots(s, 2, (const double *[]){run->error, run->x_star},
             (const double *[]){run->error, run->x_star}, norms);
@@ -176,7 +220,10 @@ static void fingerprints(pop_run *run, esm_result *r)
     uint64_t eta = 0, tracers = 0;
     esm_sum total = {0};
     long plane = (long)run->nx * run->ny;
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    static esm_kernel kernel = {.name = "pop.fingerprint"};
+    double points = pop_tracers_bytes(g) / (7 * sizeof(double));
+    bool run_it = esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points);
+    for (int lb = 0; lb < g->d.nlocal && run_it; lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
             for (int i = 0; i < b->ni; i++) {
@@ -191,6 +238,8 @@ static void fingerprints(pop_run *run, esm_result *r)
                 }
             }
     }
+    if (run_it)
+        esm_kernel_end(&kernel);
     char hex[24];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)esm_global_checksum(eta));
     esm_result_text(r, "checksum.eta", hex);
@@ -221,15 +270,20 @@ static int report(pop_run *run)
     double error_limit = fmax(1e-6, 1e4 * run->tolerance);
     bool passed = run->worst_error <= error_limit && run->unconverged == 0 && drift[0] <= 1e-12
                   && drift[1] <= 1e-12 && excess <= 1e-12;
-    esm_result_verification(r, passed, "manufactured barotropic solution; tracer content "
-                            "conserved; tracers within their initial range");
-    esm_result_norm(r, "barotropic_error", run->worst_error);
-    esm_result_norm(r, "barotropic_error_limit", error_limit);
-    esm_result_norm(r, "solver_residual", run->worst_residual);
-    esm_result_norm(r, "unconverged_solves", (double)run->unconverged);
-    esm_result_norm(r, "tracer_mass_drift_t", drift[0]);
-    esm_result_norm(r, "tracer_mass_drift_s", drift[1]);
-    esm_result_norm(r, "tracer_range_excess", excess);
+    if (esm_folded()) /* the fields are shared between ranks: their values mean nothing */
+        esm_result_unverified(r, "not verified: folded run");
+    else
+        esm_result_verification(r, passed, "manufactured barotropic solution; tracer content "
+                                "conserved; tracers within their initial range");
+    if (!esm_folded()) { /* folded: the values mean nothing */
+        esm_result_norm(r, "barotropic_error", run->worst_error);
+        esm_result_norm(r, "barotropic_error_limit", error_limit);
+        esm_result_norm(r, "solver_residual", run->worst_residual);
+        esm_result_norm(r, "unconverged_solves", (double)run->unconverged);
+        esm_result_norm(r, "tracer_mass_drift_t", drift[0]);
+        esm_result_norm(r, "tracer_mass_drift_s", drift[1]);
+        esm_result_norm(r, "tracer_range_excess", excess);
+    }
     fingerprints(run, r);
     esm_result_real(r, "tracers.mass_t", mass[0]);
     esm_result_real(r, "tracers.mass_s", mass[1]);
@@ -274,9 +328,12 @@ static int report(pop_run *run)
     esm_result_text(r, "params.distribution", g->d.method);
     esm_result_real(r, "params.tolerance", run->tolerance);
     esm_result_int(r, "params.check", run->check_every);
+    esm_result_int(r, "params.iterations", run->fixed_iterations);
     esm_result_real(r, "params.dt", g->dt);
     esm_result_int(r, "params.blocks", g->d.nblocks);
     esm_result_int(r, "params.land_blocks", g->d.land_blocks);
+    esm_result_int(r, "params.blocks_per_rank_min", g->d.min_blocks);
+    esm_result_int(r, "params.blocks_per_rank_max", g->d.max_blocks);
     esm_result_int(r, "params.ocean_points", g->d.ocean_points);
     esm_result_real(r, "params.load_imbalance", g->d.max_rank_points * (double)ranks / g->d.ocean_points);
     esm_result_real(r, "params.courant", run->tr.courant);

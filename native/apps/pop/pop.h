@@ -18,7 +18,7 @@ typedef struct pop_grid {
     double lat_south, lat_north, dlon, dlat; /* degrees */
     double *dz, *zc, *zw;     /* level thickness, centre depth, bottom depth (m) */
     /* per local block, over the block and its halo (1D in j where only latitude matters) */
-    unsigned char *kmt_global;/* KMT of every column of the grid (nx * ny bytes) */
+    const unsigned char *kmt_global; /* KMT of every column (nx * ny bytes; shared when folded) */
     double *kmt;              /* l2 layout; a double, so kernels compare it in vector registers */
     double *dxt, *dxu;        /* per row j (index j + 1): east-west width at T and U latitude */
     double dy;                /* north-south spacing (m) */
@@ -31,7 +31,8 @@ typedef struct pop_operator {
     double *dinv;             /* 1 / a0: the diagonal preconditioner */
 } pop_operator;
 
-void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_distribution dist);
+void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_distribution dist,
+                     esm_block_choice choice);
 int pop_kmt_at(const pop_grid *g, int gi, int gj);   /* any global index; 0 off the grid */
 int pop_wrap_i(const pop_grid *g, int gi);          /* into 0 .. nx-1 */
 double pop_lon(const pop_grid *g, int gi);

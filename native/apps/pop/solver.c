@@ -4,8 +4,11 @@
  * iteration needing no global sum except for convergence checks, with spectrum bounds from
  * Lanczos at set-up). Diagonal preconditioner. Every `check_every` iterations the true
  * residual r = b - A x is formed and |r| <= tolerance |b| tested (one more halo update and
- * global sum), as POP does. */
+ * global sum), as POP does. With a fixed iteration count (`iterations`: a folded run, whose
+ * values mean nothing, or --iterations) the checks are still made, as communication, but
+ * never stop the solve. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "barotropic.h"
@@ -19,23 +22,51 @@ ESM_SIMD static void scaled_product(long n, double scale, const double *restrict
         z[p] = scale * d[p] * r[p];
 }
 
+/* The vector kernels, for folding (esm_fold.h): vector_begin starts the compute timer and
+ * says whether to run the body (folded: only on its first calls), which then ends with
+ * vector_end. `doubles`: reads and writes per slot (the byte model). */
+static esm_kernel k_precondition = {.name = "pop.barotropic.precondition"},
+                  k_residual = {.name = "pop.barotropic.residual"},
+                  k_chrongear = {.name = "pop.barotropic.chrongear_update"},
+                  k_pcg_update = {.name = "pop.barotropic.pcg_update"},
+                  k_pcg_direction = {.name = "pop.barotropic.pcg_direction"},
+                  k_pcsi_start = {.name = "pop.barotropic.pcsi_start"},
+                  k_pcsi_update = {.name = "pop.barotropic.pcsi_update"};
+
+static bool vector_begin(space *s, esm_kernel *k, double doubles)
+{
+    double bytes = doubles * sizeof(double) * s->n;
+    s->bytes += bytes;
+    esm_timer_start(&s->compute);
+    if (esm_kernel_begin(k, (double)s->n, bytes))
+        return true;
+    esm_timer_stop(&s->compute);
+    return false;
+}
+
+static void vector_end(space *s, esm_kernel *k)
+{
+    esm_kernel_end(k);
+    esm_timer_stop(&s->compute);
+}
+
 static void precondition(space *s, double scale, const double *r, double *z)
 {
-    esm_timer_start(&s->compute);
-    scaled_product(s->n, scale, s->dinv, r, z);
-    esm_timer_stop(&s->compute);
-    s->bytes += 3.0 * sizeof(double) * s->n;
+    if (vector_begin(s, &k_precondition, 3.0)) {
+        scaled_product(s->n, scale, s->dinv, r, z);
+        vector_end(s, &k_precondition);
+    }
 }
 
 static void residual(space *s, const double *b, double *x, double *ax, double *r)
 {
     s->halo(s, x);
     s->apply(s, x, ax);
-    esm_timer_start(&s->compute);
-    for (long p = 0; p < s->n; p++)
-        r[p] = b[p] - ax[p];
-    esm_timer_stop(&s->compute);
-    s->bytes += 3.0 * sizeof(double) * s->n;
+    if (vector_begin(s, &k_residual, 3.0)) {
+        for (long p = 0; p < s->n; p++)
+            r[p] = b[p] - ax[p];
+        vector_end(s, &k_residual);
+    }
 }
 
 static double dot(space *s, const double *a, const double *b)
@@ -46,14 +77,16 @@ static double dot(space *s, const double *a, const double *b)
 }
 
 solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iterations,
-                      int check_every)
+                      int check_every, int iterations)
 {
     solver *sv = esm_calloc(1, sizeof *sv);
     *sv = (solver){.kind = kind, .tolerance = tolerance, .max_iterations = max_iterations,
-                   .check_every = check_every, .lanczos_steps = 0};
+                   .check_every = check_every, .iterations = iterations, .lanczos_steps = 0};
+    if (iterations)
+        sv->max_iterations = iterations;
     double **work[] = {&sv->r, &sv->z, &sv->s, &sv->q, &sv->az, &sv->dx};
-    for (int w = 0; w < 6; w++)
-        *work[w] = esm_calloc(s->n, sizeof(double));
+    for (int w = 0; w < 6; w++) /* folded: shared between ranks */
+        *work[w] = esm_field_alloc(s->n * sizeof(double));
     return sv;
 }
 
@@ -65,7 +98,8 @@ static int start(solver *sv, space *s, const double *b, double *x, double *bb, s
     s->dots(s, 2, (const double *[]){b, sv->r}, (const double *[]){b, sv->r}, sums);
     *bb = sums[0];
     st->residual = *bb > 0 ? sqrt(sums[1] / *bb) : 0;
-    return st->converged = sums[1] <= sv->tolerance * sv->tolerance * *bb;
+    st->converged = sums[1] <= sv->tolerance * sv->tolerance * *bb;
+    return st->converged && !sv->iterations; /* a fixed count runs whatever the residual */
 }
 
 /* Every check_every iterations: the true residual, and is it small enough? */
@@ -78,7 +112,8 @@ static int check(solver *sv, space *s, const double *b, double *x, double bb, in
     residual(s, b, x, sv->az, sv->r);
     double rr = dot(s, sv->r, sv->r);
     st->residual = sqrt(rr / bb);
-    return st->converged = rr <= sv->tolerance * sv->tolerance * bb;
+    st->converged = rr <= sv->tolerance * sv->tolerance * bb;
+    return st->converged && !sv->iterations;
 }
 
 /* s = z + beta s (search direction), q = Az + beta q (= A s), x += alpha s, r -= alpha q:
@@ -115,10 +150,10 @@ static solve_stats chrongear(solver *sv, space *s, const double *b, double *x)
         sigma = delta - beta * beta * sigma;
         double alpha = rho / sigma;
         rho_old = rho;
-        esm_timer_start(&s->compute);
-        chrongear_update(s->n, alpha, beta, sv->z, sv->az, sv->s, sv->q, x, sv->r);
-        esm_timer_stop(&s->compute);
-        s->bytes += 10.0 * sizeof(double) * s->n;
+        if (vector_begin(s, &k_chrongear, 10.0)) {
+            chrongear_update(s->n, alpha, beta, sv->z, sv->az, sv->s, sv->q, x, sv->r);
+            vector_end(s, &k_chrongear);
+        }
         if (check(sv, s, b, x, bb, m, &st))
             break;
     }
@@ -139,23 +174,23 @@ static solve_stats pcg(solver *sv, space *s, const double *b, double *x)
         s->halo(s, sv->s);
         s->apply(s, sv->s, sv->q);                         /* q = A p */
         double alpha = rho / dot(s, sv->s, sv->q);
-        esm_timer_start(&s->compute);
-        for (long p = 0; p < s->n; p++) {
-            x[p] += alpha * sv->s[p];
-            sv->r[p] -= alpha * sv->q[p];
+        if (vector_begin(s, &k_pcg_update, 6.0)) {
+            for (long p = 0; p < s->n; p++) {
+                x[p] += alpha * sv->s[p];
+                sv->r[p] -= alpha * sv->q[p];
+            }
+            vector_end(s, &k_pcg_update);
         }
-        esm_timer_stop(&s->compute);
-        s->bytes += 6.0 * sizeof(double) * s->n;
         if (check(sv, s, b, x, bb, m, &st))
             break;
         precondition(s, 1.0, sv->r, sv->z);
         double rho_new = dot(s, sv->r, sv->z), beta = rho_new / rho;
         rho = rho_new;
-        esm_timer_start(&s->compute);
-        for (long p = 0; p < s->n; p++)
-            sv->s[p] = sv->z[p] + beta * sv->s[p];
-        esm_timer_stop(&s->compute);
-        s->bytes += 3.0 * sizeof(double) * s->n;
+        if (vector_begin(s, &k_pcg_direction, 3.0)) {
+            for (long p = 0; p < s->n; p++)
+                sv->s[p] = sv->z[p] + beta * sv->s[p];
+            vector_end(s, &k_pcg_direction);
+        }
     }
     return st;
 }
@@ -169,11 +204,11 @@ static solve_stats pcsi(solver *sv, space *s, const double *b, double *x)
     double gamma = 0.5 * (sv->mu + sv->nu), alpha = 2.0 / (sv->mu - sv->nu);
     double omega = 2.0 / gamma;
     precondition(s, 1.0 / gamma, sv->r, sv->dx);           /* dx = M^-1 r / gamma */
-    esm_timer_start(&s->compute);
-    for (long p = 0; p < s->n; p++)
-        x[p] += sv->dx[p];
-    esm_timer_stop(&s->compute);
-    s->bytes += 3.0 * sizeof(double) * s->n;
+    if (vector_begin(s, &k_pcsi_start, 3.0)) {
+        for (long p = 0; p < s->n; p++)
+            x[p] += sv->dx[p];
+        vector_end(s, &k_pcsi_start);
+    }
     for (int m = 1; m <= sv->max_iterations; m++) {
         st.iterations = m;
         residual(s, b, x, sv->az, sv->r);                  /* the only halo update */
@@ -181,17 +216,17 @@ static solve_stats pcsi(solver *sv, space *s, const double *b, double *x)
             st.checks++;
             double rr = dot(s, sv->r, sv->r);
             st.residual = sqrt(rr / bb);
-            if ((st.converged = rr <= sv->tolerance * sv->tolerance * bb))
+            if ((st.converged = rr <= sv->tolerance * sv->tolerance * bb) && !sv->iterations)
                 break;
         }
         omega = 1.0 / (gamma - omega / (4.0 * alpha * alpha));
-        esm_timer_start(&s->compute);
-        for (long p = 0; p < s->n; p++) {
-            sv->dx[p] = omega * s->dinv[p] * sv->r[p] + (gamma * omega - 1.0) * sv->dx[p];
-            x[p] += sv->dx[p];
+        if (vector_begin(s, &k_pcsi_update, 6.0)) {
+            for (long p = 0; p < s->n; p++) {
+                sv->dx[p] = omega * s->dinv[p] * sv->r[p] + (gamma * omega - 1.0) * sv->dx[p];
+                x[p] += sv->dx[p];
+            }
+            vector_end(s, &k_pcsi_update);
         }
-        esm_timer_stop(&s->compute);
-        s->bytes += 6.0 * sizeof(double) * s->n;
     }
     return st;
 }
@@ -261,7 +296,7 @@ void solver_bounds(solver *sv, space *s, int steps, const double *start_vector)
         for (long p = 0; p < s->n; p++)
             w[p] -= alpha[m] * u[p] + (m ? beta[m - 1] : 0.0) * u_prev[p];
         beta[m] = sqrt(dot(s, w, w));
-        if (!(beta[m] > 1e-14 * fabs(alpha[m]))) { /* invariant subspace found */
+        if (!(beta[m] > 1e-14 * fabs(alpha[m])) && !esm_folded()) { /* invariant subspace */
             m++;
             break;
         }

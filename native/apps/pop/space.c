@@ -39,8 +39,12 @@ static void blocks_halo(space *s, double *x)
 static void blocks_apply(space *s, const double *x, double *y)
 {
     blocks *b = s->data;
+    static esm_kernel kernel = {.name = "pop.barotropic.apply"};
     esm_timer_start(&s->compute);
-    pop_operator_apply(b->a, b->g, x, y);
+    if (esm_kernel_begin(&kernel, (double)s->owned, s->apply_bytes)) {
+        pop_operator_apply(b->a, b->g, x, y);
+        esm_kernel_end(&kernel);
+    }
     esm_timer_stop(&s->compute);
     s->bytes += s->apply_bytes;
 }
@@ -50,18 +54,22 @@ static void blocks_dots(space *s, int count, const double *const a[], const doub
 {
     blocks *bl = s->data;
     const pop_grid *g = bl->g;
+    static esm_kernel kernel = {.name = "pop.barotropic.dots"};
     esm_timer_start(&s->compute);
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        for (int k = 0; k < count; k++) {
-            double sum = 0;
-            for (int j = 0; j < b->nj; j++) {
-                long p0 = esm_at(&g->l2, lb, 0, j, 0);
-                for (long p = p0; p < p0 + b->ni; p++)
-                    sum += a[k][p] * c[k][p];
+    if (esm_kernel_begin(&kernel, (double)count * s->owned, count * s->dot_bytes)) {
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            for (int k = 0; k < count; k++) {
+                double sum = 0;
+                for (int j = 0; j < b->nj; j++) {
+                    long p0 = esm_at(&g->l2, lb, 0, j, 0);
+                    for (long p = p0; p < p0 + b->ni; p++)
+                        sum += a[k][p] * c[k][p];
+                }
+                bl->partial[lb * count + k] = sum;
             }
-            bl->partial[lb * count + k] = sum;
         }
+        esm_kernel_end(&kernel);
     }
     reduce_partials(s, count, g->d.nlocal, bl->partial, out);
 }
@@ -155,10 +163,14 @@ ESM_SIMD static void compressed_rows(long n, const double *restrict c0, const do
 static void compressed_apply(space *s, const double *x, double *y)
 {
     const compressed *c = s->data;
+    static esm_kernel kernel = {.name = "pop.barotropic.apply_compressed"};
     esm_timer_start(&s->compute);
-    compressed_rows(c->owned, c->c0, c->c[N], c->c[S], c->c[E], c->c[W], c->c[NE], c->c[SW],
-                    c->c[NW], c->c[SE], c->at[N], c->at[S], c->at[E], c->at[W], c->at[NE],
-                    c->at[SW], c->at[NW], c->at[SE], x, y);
+    if (esm_kernel_begin(&kernel, (double)c->owned, s->apply_bytes)) {
+        compressed_rows(c->owned, c->c0, c->c[N], c->c[S], c->c[E], c->c[W], c->c[NE],
+                        c->c[SW], c->c[NW], c->c[SE], c->at[N], c->at[S], c->at[E], c->at[W],
+                        c->at[NE], c->at[SW], c->at[NW], c->at[SE], x, y);
+        esm_kernel_end(&kernel);
+    }
     esm_timer_stop(&s->compute);
     s->bytes += s->apply_bytes;
 }
@@ -167,14 +179,18 @@ static void compressed_dots(space *s, int count, const double *const a[],
                             const double *const b[], double *out)
 {
     compressed *c = s->data;
+    static esm_kernel kernel = {.name = "pop.barotropic.dots_compressed"};
     esm_timer_start(&s->compute);
-    for (int lb = 0; lb < c->nblocks; lb++)
-        for (int k = 0; k < count; k++) {
-            double sum = 0;
-            for (long p = c->block_start[lb]; p < c->block_start[lb + 1]; p++)
-                sum += a[k][p] * b[k][p];
-            c->partial[lb * count + k] = sum;
-        }
+    if (esm_kernel_begin(&kernel, (double)count * c->owned, count * s->dot_bytes)) {
+        for (int lb = 0; lb < c->nblocks; lb++)
+            for (int k = 0; k < count; k++) {
+                double sum = 0;
+                for (long p = c->block_start[lb]; p < c->block_start[lb + 1]; p++)
+                    sum += a[k][p] * b[k][p];
+                c->partial[lb * count + k] = sum;
+            }
+        esm_kernel_end(&kernel);
+    }
     reduce_partials(s, count, c->nblocks, c->partial, out);
 }
 

@@ -82,7 +82,7 @@ static void potentials_free(potentials *p)
 static void make_flow(pop_tracers *tr, const pop_grid *g)
 {
     const esm_layout *l = &g->l3;
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) { /* folded: values mean nothing */
         const esm_block *b = &g->d.block[g->d.local[lb]];
         potentials pot;
         potentials_create(&pot, g, b);
@@ -102,7 +102,7 @@ static void make_flow(pop_tracers *tr, const pop_grid *g)
     }
     /* Scale the flow so its largest Courant number (outflow x dt / volume) is COURANT. */
     double largest = 0;
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) {
         const esm_block *b = &g->d.block[g->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
             for (int k = 0; k < g->nz; k++)
@@ -137,11 +137,11 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
     *tr = (pop_tracers){.kappa_h = KAPPA_H, .kappa_v = KAPPA_V};
     double **arrays[] = {&tr->t, &tr->s, &tr->t_next, &tr->s_next, &tr->utr, &tr->vtr, &tr->wtr};
     for (unsigned a = 0; a < sizeof arrays / sizeof *arrays; a++) /* padded: see LANES */
-        *arrays[a] = esm_calloc(n + 2 * LANES, sizeof(double));
+        *arrays[a] = esm_field_alloc((n + 2 * LANES) * sizeof(double)); /* folded: shared */
     tr->scratch = esm_calloc(scratch_doubles(g), sizeof(double));
     tr->halo = esm_halo_blocks(&g->d, l, 2, POP_HALO, engine);
     make_flow(tr, g);
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
+    for (int lb = 0; lb < g->d.nlocal && !esm_folded(); lb++) { /* folded: values mean nothing */
         const esm_block *b = &g->d.block[g->d.local[lb]];
         for (int j = 0; j < b->nj; j++)
             for (int k = 0; k < g->nz; k++)
@@ -434,18 +434,23 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
     esm_halo_update(tr->halo, (double *[]){tr->t, tr->s});
     esm_timer_stop(halo);
     esm_timer_start(compute);
-    row_scratch rs = scratch_of(tr, g);
-    mix_factors_of(tr, g, rs.mix);
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
-        for (int j = 0; j < b->nj; j++) {
-            row_kmt(g, lb, b, j, &rs);
-            sweep_down(tr, g, lb, b, j, &rs);
-            sweep_up(tr, g, lb, b, j, &rs);
+    static esm_kernel kernel = {.name = "pop.tracer"};
+    double bytes = pop_tracers_bytes(g);
+    if (esm_kernel_begin(&kernel, bytes / (7 * sizeof(double)), bytes)) {
+        row_scratch rs = scratch_of(tr, g);
+        mix_factors_of(tr, g, rs.mix);
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            north_fluxes(tr, g, lb, b, -1, rs.south); /* the first row's south faces */
+            for (int j = 0; j < b->nj; j++) {
+                row_kmt(g, lb, b, j, &rs);
+                sweep_down(tr, g, lb, b, j, &rs);
+                sweep_up(tr, g, lb, b, j, &rs);
+            }
         }
+        _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
+        esm_kernel_end(&kernel);
     }
-    _mm_sfence(); /* the streamed stores, visible before anything else reads the tracers */
     double *t = tr->t, *s = tr->s;
     tr->t = tr->t_next;
     tr->s = tr->s_next;
@@ -467,20 +472,25 @@ double pop_tracers_bytes(const pop_grid *g)
 void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 {
     esm_sum sums[2] = {{0}};
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        double block[2] = {0, 0}; /* one partial per block, always summed in the same order */
-        for (int j = 0; j < b->nj; j++) {
-            double area = g->dxt[b->j0 + j + 1] * g->dy;
-            for (int k = 0; k < g->nz; k++)
-                for (int i = 0; i < b->ni; i++) {
-                    long p = esm_at(&g->l3, lb, i, j, k);
-                    block[0] += tr->t[p] * area * g->dz[k];
-                    block[1] += tr->s[p] * area * g->dz[k];
-                }
+    static esm_kernel kernel = {.name = "pop.tracer_mass"};
+    double points = pop_tracers_bytes(g) / (7 * sizeof(double));
+    if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            double block[2] = {0, 0}; /* one partial per block, always summed in the same order */
+            for (int j = 0; j < b->nj; j++) {
+                double area = g->dxt[b->j0 + j + 1] * g->dy;
+                for (int k = 0; k < g->nz; k++)
+                    for (int i = 0; i < b->ni; i++) {
+                        long p = esm_at(&g->l3, lb, i, j, k);
+                        block[0] += tr->t[p] * area * g->dz[k];
+                        block[1] += tr->s[p] * area * g->dz[k];
+                    }
+            }
+            esm_sum_add(&sums[0], block[0]);
+            esm_sum_add(&sums[1], block[1]);
         }
-        esm_sum_add(&sums[0], block[0]);
-        esm_sum_add(&sums[1], block[1]);
+        esm_kernel_end(&kernel);
     }
     esm_global_sums(sums, 2, mass);
 }
@@ -488,19 +498,24 @@ void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 void pop_tracers_range(const pop_tracers *tr, const pop_grid *g, double low[2], double high[2])
 {
     double ext[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}; /* max t, s, -min t, s */
-    for (int lb = 0; lb < g->d.nlocal; lb++) {
-        const esm_block *b = &g->d.block[g->d.local[lb]];
-        for (int j = 0; j < b->nj; j++)
-            for (int k = 0; k < g->nz; k++)
-                for (int i = 0; i < b->ni; i++) {
-                    if (k >= g->kmt[esm_at(&g->l2, lb, i, j, 0)])
-                        continue;
-                    long p = esm_at(&g->l3, lb, i, j, k);
-                    ext[0] = fmax(ext[0], tr->t[p]);
-                    ext[1] = fmax(ext[1], tr->s[p]);
-                    ext[2] = fmax(ext[2], -tr->t[p]);
-                    ext[3] = fmax(ext[3], -tr->s[p]);
-                }
+    static esm_kernel kernel = {.name = "pop.tracer_range"};
+    double points = pop_tracers_bytes(g) / (7 * sizeof(double));
+    if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
+        for (int lb = 0; lb < g->d.nlocal; lb++) {
+            const esm_block *b = &g->d.block[g->d.local[lb]];
+            for (int j = 0; j < b->nj; j++)
+                for (int k = 0; k < g->nz; k++)
+                    for (int i = 0; i < b->ni; i++) {
+                        if (k >= g->kmt[esm_at(&g->l2, lb, i, j, 0)])
+                            continue;
+                        long p = esm_at(&g->l3, lb, i, j, k);
+                        ext[0] = fmax(ext[0], tr->t[p]);
+                        ext[1] = fmax(ext[1], tr->s[p]);
+                        ext[2] = fmax(ext[2], -tr->t[p]);
+                        ext[3] = fmax(ext[3], -tr->s[p]);
+                    }
+        }
+        esm_kernel_end(&kernel);
     }
     esm_global_max(ext, 4);
     high[0] = ext[0];
