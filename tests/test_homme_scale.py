@@ -69,8 +69,8 @@ def simulate(stack: Stack, tmp_path: Path, ranks: int, args: tuple[str, ...],
              env: dict[str, str] | None = None, ranks_per_node: int = 8,
              ) -> subprocess.CompletedProcess[str]:
     """homme on `ranks` simulated ranks of an IB QDR cluster, network only."""
-    setting = knob_setting(stack, {"platform": "ib-qdr", "computation": "off"}, ranks, 2,
-                           ranks_per_node, tmp_path / "platforms")
+    knobs = {"platform": "ib-qdr", "computation": "off", "fold": "off"}  # env may fold it
+    setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     program = [str(build_dir(stack) / "apps" / "homme" / "homme"), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)

@@ -346,7 +346,7 @@ def simulate(stack, tmp_path: Path, ranks: int, ranks_per_node: int, env: dict[s
              *args: str, statuses: tuple[int, ...] = (0,)) -> dict:
     """A run on the smpi stack, network only (computation off), driven through smpirun as the
     study runner drives it: its result line with the simulated time added."""
-    setting = knob_setting(stack, {"computation": "off"}, ranks, 2, ranks_per_node,
+    setting = knob_setting(stack, {"computation": "off", "fold": "off"}, ranks, 2, ranks_per_node,
                            tmp_path / "platforms")
     write_files(setting)
     program = [str(binary(stack)), *args]
