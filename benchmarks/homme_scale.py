@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from esmperf.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.runner import simulated_time  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
+from median_spread import spread  # noqa: E402
 
 RANKS_PER_NODE = 8  # JUROPA: 2 x quad-core Nehalem
 # Measured at 1,024 ranks (docs/homme.md): small sends not detached (SimGrid removes finished
@@ -67,13 +67,6 @@ def one_run(stack, ranks: int, fold: bool, steps: int, computation: str,
             "rss_gb": usage.ru_maxrss * 1024 / 1e9, "simulated": simulated_time(stderr),
             "messages": result["comm"]["messages"], "load": os.getloadavg()[0],
             "flags": list(flags), "result": result}
-
-
-def spread(values: list[float], digits: int = 1) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return (f"{statistics.median(values):.{digits}f} "
-            f"[{min(values):.{digits}f}..{max(values):.{digits}f}]")
 
 
 def main() -> None:

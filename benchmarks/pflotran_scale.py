@@ -18,7 +18,6 @@ and CPU are this machine's; "simulated" is SimGrid's clock at the end of the run
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from esmperf.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.runner import simulated_time  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
+from median_spread import spread  # noqa: E402
 
 RANKS_PER_NODE = 48  # Dell R815: 4 x twelve-core Opteron 6174
 
@@ -65,13 +65,6 @@ def one_run(stack, ranks: int, fold: bool, steps: int, platform: str, computatio
             "krylov": result["newton"]["linear_iterations"],
             "messages": result["comm"]["messages"], "load": load,
             "load_after": os.getloadavg()[0], "flags": list(flags)}
-
-
-def spread(values: list[float], digits: int = 1) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return (f"{statistics.median(values):.{digits}f} "
-            f"[{min(values):.{digits}f}..{max(values):.{digits}f}]")
 
 
 def main() -> None:
