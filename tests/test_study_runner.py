@@ -247,3 +247,25 @@ def test_run_is_the_one_line_study(tmp_path: Path) -> None:
         assert kept.study_name() == "run-rate"
         assert [r["fom"] for r in kept.rows("SELECT fom FROM repetition")] == [5.5] * 4
     assert (tmp_path / "run" / "report" / "index.html").is_file()
+
+
+def test_the_program_s_error_is_the_reason_even_when_later_output_pushes_it_out_of_the_tail(
+        tmp_path: Path) -> None:
+    """A simulator's per-rank warnings after the program's error (5,000 simulated ranks each
+    print one) overflow the stored tail; the reason is still the program's own line."""
+    study = load_study(write(tmp_path / "s.toml", """
+name = "flood"
+[defaults]
+launcher = false
+ranks = 1
+[[matrix]]
+name = "floods"
+command = ["sh", "-c", "echo 'prog: error: 5000 ranks: use at most 3973' >&2; i=0; while [ $i -lt 5000 ]; do echo '[node-1:7:(8) 0.0] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process did not return 0. Return value : 1' >&2; i=$((i+1)); done; exit 1"]
+repeats = { warmup = 0, min = 1, max = 1 }
+"""), workloads={})
+    run_study(study, tmp_path / "s.duckdb", [], {}, QUIET)
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        run = store.runs()[0]
+        stderr = store.rows("SELECT stderr FROM repetition")[0]["stderr"]
+    assert "prog: error" not in stderr  # cut from the stored tail
+    assert run["reason"] == "exit code 1: prog: error: 5000 ranks: use at most 3973"

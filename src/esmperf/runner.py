@@ -123,6 +123,7 @@ class Execution:
     timed_out: bool
     simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
     peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
+    program_error: str = ""  # the program's own last error line, even if cut from the tail
 
 
 SIMULATED_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
@@ -337,7 +338,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> 
             raise
         elapsed = time.monotonic() - started
         return Execution(process.returncode, elapsed, _tail(out), _tail(err), timed_out,
-                         peak_rss=peak_rss)
+                         peak_rss=peak_rss, program_error=_program_error(err))
 
 
 def _wait(process: subprocess.Popen[bytes], deadline: float) -> float:
@@ -367,6 +368,18 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _program_error(file: Any) -> str:
+    """The last "<program>: error: ..." line of the whole output (a simulator's thousands of
+    per-rank warnings after it may push it out of the stored tail)."""
+    file.seek(0)
+    found = ""
+    for raw in file:
+        line = raw.decode("utf-8", errors="replace")
+        if PROGRAM_ERROR.match(line):
+            found = " ".join(line.split())
+    return found if len(found) <= 200 else found[:199] + "…"
 
 
 def _tail(file: Any) -> str:
@@ -669,7 +682,8 @@ def _classify(execution: Execution, config: Configuration
     "ok" repetition it is None, or what happened after its result when the program had to be
     killed (stored as killed_after_result)."""
     result = parse_result_line(execution.stdout) if config.fom.source == "json" else None
-    last_error = _last_message(execution.stderr) or _last_message(execution.stdout)
+    last_error = (execution.program_error or _last_message(execution.stderr)
+                  or _last_message(execution.stdout))
     if _killed(execution) and _verified_result(result):
         # The measurement is complete and checked; only the teardown went wrong (MPICH 4
         # over TCP sometimes hangs in MPI_Finalize): the figure counts, the kill is kept.
