@@ -167,6 +167,15 @@ def test_preconnection_stops_fitting_a_juropa_node_where_its_memory_ends():
     assert machines.connection_memory(13824, 6, preconnected=False) == 6 * 0.55e6
 
 
+def test_connection_time_pre_connected_against_on_demand():
+    """1 ms per connection (a guess): pre-connecting pays every other rank in MPI_Init, on
+    demand only the peers (HOMME ne120 on 13,824 ranks: 6 DSS peers)."""
+    assert machines.CONNECTION_SECONDS == 1e-3
+    assert machines.connection_time(13824, 6, preconnected=True) == pytest.approx(13.823)
+    assert machines.connection_time(13824, 6, preconnected=False) == pytest.approx(0.006)
+    assert machines.connection_time(4, 6, preconnected=False) == pytest.approx(0.003)
+
+
 def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
     stderr = ("hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks\n"
               "[node-0:0:(1) 0.000000] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process "
@@ -189,7 +198,10 @@ def test_findings_say_where_preconnection_stops_fitting_the_node():
         "On juropa nodes (8 ranks each, 22.4 GiB), pre-connecting every rank at 0.55 MB per "
         "connection (seed 002's ParaStation figure) stops fitting the node's memory above 5455 "
         "ranks; this study's largest run (13824 ranks) needs on-demand connections "
-        "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node."]
+        "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node. "
+        "In time, at 1 ms per connection (a guess, docs/simulate.md), pre-connecting 13824 "
+        "ranks costs each 13.8 s in MPI_Init; on demand a rank pays 1 ms per peer at its "
+        "first message."]
     assert "fits pre-connected" in connection_findings([simulated(1024)])[0].text
 
 
