@@ -162,3 +162,22 @@ def test_failed_verification_exits_2_with_its_result(fault, norm):
     verification = done.result["verification"]
     assert verification["passed"] is False
     assert verification["norms"][norm] > 1e-9
+
+
+def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_path):
+    """Folded (kernels charged after their first calls; issue 11) against full, both with the
+    deterministic cost model on 6 simulated ranks (2 a node): every rank's messages and bytes
+    and the simulated time equal; the folded result says it was not verified. Both layouts."""
+    from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
+    smpi = smpi_stack("cesm")
+    for layout in ("sequential", "concurrent"):
+        args = (*QUICK, "--layout", layout)
+        full = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL))
+        folded = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL | FOLD))
+        assert full["verification"]["passed"] is True
+        assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
+                                          "norms": {}}
+        assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
+        assert folded["comm"] == full["comm"]
+        assert folded["comm_per_rank"] == full["comm_per_rank"]
+        assert folded["simulated_time"] == full["simulated_time"] > 0

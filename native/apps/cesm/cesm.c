@@ -412,14 +412,18 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     esm_global_sums(parts, 6, m);
     double map_sw = fabs(m[2] - m[0]) / m[4], map_flux = fabs(m[3] - m[1]) / m[5];
     bool passed = map_sw <= 1e-12 && map_flux <= 1e-12 && constant_error <= 1e-13 && closure <= 1e-11;
-    esm_result_verification(r, passed, "conservative maps (global integrals equal on both grids, "
-                            "constants kept); coupled energy budget closed: change = absorbed "
-                            "sunlight - outgoing longwave");
-    esm_result_norm(r, "map_a2o_conservation", map_sw);
-    esm_result_norm(r, "map_o2a_conservation", map_flux);
-    esm_result_norm(r, "map_constant_error", constant_error);
-    esm_result_norm(r, "energy_closure", closure);
-    esm_result_norm(r, "energy_closure_of_content", fabs(residual) / magnitude);
+    if (esm_folded()) /* the kernels ran on their first calls only: the values mean nothing */
+        esm_result_unverified(r, "not verified: folded run");
+    else {
+        esm_result_verification(r, passed, "conservative maps (global integrals equal on both "
+                                "grids, constants kept); coupled energy budget closed: change = "
+                                "absorbed sunlight - outgoing longwave");
+        esm_result_norm(r, "map_a2o_conservation", map_sw);
+        esm_result_norm(r, "map_o2a_conservation", map_flux);
+        esm_result_norm(r, "map_constant_error", constant_error);
+        esm_result_norm(r, "energy_closure", closure);
+        esm_result_norm(r, "energy_closure_of_content", fabs(residual) / magnitude);
+    }
     esm_result_real(r, "energy.residual_J", residual);
     esm_result_real(r, "energy.change_J", content1 - content0);
     esm_result_real(r, "energy.sw_absorbed_J", sw);
