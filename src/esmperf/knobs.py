@@ -354,6 +354,13 @@ SMPI_ALWAYS = (f"--cfg=smpi/host-speed:{platforms.HOST_SPEED:.0f}f",
 # 1e-9 (half the CPU time, simulated time within 0.02 %).
 SMPI_AT_SCALE = ("--cfg=smpi/privatization:mmap", "--cfg=smpi/send-is-detached-thresh:0",
                  "--cfg=surf/precision:1e-8")
+# And the collective the seeds' MPI libraries run at scale where SimGrid's default is none of
+# theirs: SMPI's default MPI_Allreduce is a linear reduce to rank 0 and a broadcast, which no
+# MPI uses on thousands of ranks (and costs the simulator O(ranks^2) in the root's waitany);
+# MPICH (ParaStation MPI on JUROPA, seed 002) and Open MPI's tuned component both use
+# recursive doubling for short vectors. From FOLD_AUTO_RANKS ranks, unless the
+# allreduce_algorithm knob chooses another (docs/simulate.md, "What a simulation costs").
+SMPI_COLLECTIVES_AT_SCALE = {"allreduce": "rdb"}
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
@@ -388,6 +395,10 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
             raise Unsupported(f"SimGrid SMPI has no {value} algorithm for MPI_{op.capitalize()} "
                               f"(it has: {', '.join(SMPI_ALGORITHMS[op])})")
         collectives.append(f"--cfg=smpi/{op}:{algorithm}")
+    if ranks >= FOLD_AUTO_RANKS:
+        collectives.extend(f"--cfg=smpi/{op}:{algorithm}"
+                           for op, algorithm in SMPI_COLLECTIVES_AT_SCALE.items()
+                           if chosen.get(f"{op}_algorithm", "default") == "default")
     platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)
