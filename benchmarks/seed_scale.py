@@ -9,7 +9,9 @@ Cases (issue 11's targets; docs/simulate.md, "The seeds' scale"):
   pflotran  100_100_100, 384 ranks on 8 Dell R815 nodes of 48, IB QDR
   hycom     glb0.08, 504 ranks on 11 Dell R815 nodes of 48 (the last one half full), IB QDR
   cesm      1deg, 384 ranks on 32 Dell M610 nodes of 12, IB QDR
-  pop       tenth, 2,442 ranks on 306 JUROPA nodes of 8 (the last one with 2), IB QDR
+  pop       tenth, 2,442 ranks on 306 JUROPA nodes of 8 (the last one with 2), IB QDR, 1 step
+            (+ 1 warm-up); each solve's 1,020 iterations: the first 10 simulated, the others
+            charged at their simulated time per iteration (--sample-iterations, docs/ocean.md)
 
 Each case is one `esmperf simulate ... --fold on` (a study store per case under --out), run
 `repeats` times. Printed per case: the simulated time per run and the figure of merit (median
@@ -45,6 +47,7 @@ class Case:
     machine: str
     platform: str
     steps: int | None
+    options: tuple[str, ...] = ()  # workload options, NAME=VALUE
 
     @property
     def nodes(self) -> int:
@@ -56,7 +59,7 @@ CASES = {case.name: case for case in (
     Case("pflotran", "pflotran", "100_100_100", 384, 48, "dell-r815", "ib-qdr", None),
     Case("hycom", "hycom", "glb0.08", 504, 48, "dell-r815", "ib-qdr", None),
     Case("cesm", "cesm", "1deg", 384, 12, "dell-m610", "ib-qdr", None),
-    Case("pop", "pop", "tenth", 2442, 8, "juropa", "ib-qdr", None),
+    Case("pop", "pop", "tenth", 2442, 8, "juropa", "ib-qdr", 1, ("sample-iterations=10",)),
 )}
 
 
@@ -68,6 +71,8 @@ def simulate(case: Case, repeats: int, computation: str, out: Path, timeout: flo
                "--timeout", str(timeout), "--out", str(out)]
     if case.steps is not None:
         command += ["--steps", str(case.steps)]
+    for option in case.options:
+        command += ["--option", option]
     subprocess.run(command, check=False)
     return command
 
