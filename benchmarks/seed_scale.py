@@ -8,7 +8,7 @@ Cases (issue 11's targets; docs/simulate.md, "The seeds' scale"):
   homme     ne120, 13,824 ranks on 1,728 JUROPA nodes of 8, IB QDR, 2 steps
   pflotran  100_100_100, 384 ranks on 8 Dell R815 nodes of 48, IB QDR
   hycom     glb0.08, 504 ranks on 11 Dell R815 nodes of 48 (the last one half full), IB QDR
-  cesm      1deg, 384 ranks on 32 Dell M610 nodes of 12, IB QDR
+  cesm      1deg, 384 ranks on 32 Dell M610 nodes of 12, IB QDR, 4 coupling intervals (+ 1)
   pop       tenth, 2,442 ranks on 306 JUROPA nodes of 8 (the last one with 2), IB QDR, 1 step
             (+ 1 warm-up); each solve's 1,020 iterations: the first 10 simulated, the others
             charged at their simulated time per iteration (--sample-iterations, docs/ocean.md)
@@ -58,7 +58,7 @@ CASES = {case.name: case for case in (
     Case("homme", "homme", "ne120", 13824, 8, "juropa", "ib-qdr", 2),
     Case("pflotran", "pflotran", "100_100_100", 384, 48, "dell-r815", "ib-qdr", None),
     Case("hycom", "hycom", "glb0.08", 504, 48, "dell-r815", "ib-qdr", None),
-    Case("cesm", "cesm", "1deg", 384, 12, "dell-m610", "ib-qdr", None),
+    Case("cesm", "cesm", "1deg", 384, 12, "dell-m610", "ib-qdr", 4),
     Case("pop", "pop", "tenth", 2442, 8, "juropa", "ib-qdr", 1, ("sample-iterations=10",)),
 )}
 
