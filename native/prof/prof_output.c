@@ -367,7 +367,12 @@ static void put_rank(sbuf *b, const char *partial)
 {
     char host[256] = "";
     uint64_t calls = 0, mpi_ticks = 0;
+#ifdef ESM_SIMULATED
+    int len = 0;
+    PMPI_Get_processor_name(host, &len);      /* the simulated host */
+#else
     gethostname(host, sizeof host - 1);
+#endif
     put(b, "{\"rank\":%d,", esm_world_rank);
     if (partial)
         put(b, "\"partial\":\"%s\",", partial);
