@@ -26,7 +26,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from esmperf import stats
-from esmperf.build import build_dir
+from esmperf.build import build_dir, profiler_path
 from esmperf.environment import (busy_cores, load_average, machine_environment, now,
                                   usable_cores)
 from esmperf.errors import EsmperfError
@@ -205,13 +205,9 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
             return planned
         if stack.simulated:  # smpirun's per-rank copies of the program go to the scratch dir
             env["TMPDIR"] = str(planned.scratch)
-        if stack.simulated and config.profile != "off":
-            planned.skip_reason = ("the profiler cannot run under SimGrid SMPI (no PMPI layer "
-                                   "to preload): profile = false for the smpi stack")
-            return planned
         planned.launcher_args = setting.launcher_args
         if config.profile != "off":
-            library = build_dir(stack) / "prof" / "libesmprof.so"
+            library = profiler_path(stack)
             if not library.is_file():
                 planned.skip_reason = (f"the profiler is not built for {stack.id} ({library} is "
                                        f"missing): run `make build`")
@@ -532,8 +528,9 @@ class StudyRunner:
         if profile_file is not None:
             for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                 stale.unlink(missing_ok=True)
-            assert planned.profiler is not None
-            env["LD_PRELOAD"] = str(planned.profiler)
+            assert planned.profiler is not None and planned.stack is not None
+            if not planned.stack.simulated:  # simulated programs have the profiler linked in
+                env["LD_PRELOAD"] = str(planned.profiler)
             env["ESMPROF_OUT"] = str(profile_file)
             width = timeline_bin_seconds(self.store.repetitions(config.key))
             if width is not None and "ESMPROF_BIN_SECONDS" not in env:  # a study's [env] wins
