@@ -10,10 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from test_slurm import SLURM, fake_slurm, sbatch_calls  # noqa: F401 (fake_slurm: a fixture)
 
-from esmperf.results import killed_after_result_text, load_results
-from esmperf.runner import Execution, _classify, run_study
-from esmperf.store import Store
-from esmperf.study import load_study
+from esmperf.store.results import killed_after_result_text, load_results
+from esmperf.study.orchestrate import Execution, _classify, run_study
+from esmperf.store.database import Store
+from esmperf.study.file import load_study
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 

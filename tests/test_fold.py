@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from esmperf import machines
-from esmperf.build import build_dir
-from esmperf.findings import connection_findings
-from esmperf.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.results import RunResult
-from esmperf.runner import _last_message, simulated_time
-from esmperf.stacks import Stack, discover_stacks
+from esmperf.mpi import machines
+from esmperf.mpi.build import build_dir
+from esmperf.report.findings import connection_findings
+from esmperf.mpi.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.store.results import RunResult
+from esmperf.study.orchestrate import _last_message, simulated_time
+from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import read_manifest
 
 STEPS = 10

@@ -18,20 +18,20 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from esmperf.analysis import build_groups
+from esmperf.report.analysis import build_groups
 from esmperf.errors import EsmperfError
-from esmperf.report import group_figures
-from esmperf.results import load_results
-from esmperf.runner import plan_study, run_study, timeline_bin_seconds
-from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
+from esmperf.report.html import group_figures
+from esmperf.store.results import load_results
+from esmperf.study.orchestrate import plan_study, run_study, timeline_bin_seconds
+from esmperf.slurm.batch import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
                            check_allocation, sbatch_message, slurm_options, srun_command,
                            time_limit_minutes, with_command_line)
-from esmperf.slurm_jobs import ended_record, job_outcome, parse_sacct, parse_squeue
-from esmperf.slurm_mpi import parse_mpi_list, srun_failure
-from esmperf.slurm_study import job_spec, read_key_values, repetition_execution
-from esmperf.stacks import Stack
-from esmperf.store import Store
-from esmperf.study import StudyError, load_study, study_from_dict
+from esmperf.slurm.jobs import ended_record, job_outcome, parse_sacct, parse_squeue
+from esmperf.slurm.mpi import parse_mpi_list, srun_failure
+from esmperf.slurm.campaign import job_spec, read_key_values, repetition_execution
+from esmperf.mpi.stacks import Stack
+from esmperf.store.database import Store
+from esmperf.study.file import StudyError, load_study, study_from_dict
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 FAKE = Path(__file__).parent / "fake_slurm"
@@ -619,7 +619,7 @@ def test_jobs_purged_from_squeue_without_accounting(tmp_path: Path, fake_slurm: 
 
 def test_resume_watches_submitted_jobs_without_resubmitting(
         tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import esmperf.slurm_study as slurm_study
+    import esmperf.slurm.campaign as slurm_study
 
     def stopped(seconds: float) -> None:
         raise KeyboardInterrupt  # the runner is killed right after submitting
@@ -665,7 +665,7 @@ def test_command_line_and_report(tmp_path: Path, fake_slurm: Path) -> None:
 def test_mpi_workload_as_a_job_with_its_profile(tmp_path: Path, fake_slurm: Path) -> None:
     """hycom on 2 ranks of Debian Open MPI, run by the batch script under mpirun: the JSON
     result, the verification and the profile land in the store as for a local run."""
-    from esmperf.stacks import discover_stacks
+    from esmperf.mpi.stacks import discover_stacks
     from esmperf.workloads import load_workloads
 
     stacks = [s for s in discover_stacks(ROOT / "build" / "stacks.json").stacks

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.study import StudyError, load_study, study_from_dict
+from esmperf.study.file import StudyError, load_study, study_from_dict
 from esmperf.workloads import Workload, read_manifest
 
 WORKLOADS = {

@@ -19,10 +19,10 @@ from typing import Any
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.runner import (MIN_BIN_SECONDS, TIMELINE_BINS, Execution, PlannedRun,
+from esmperf.study.orchestrate import (MIN_BIN_SECONDS, TIMELINE_BINS, Execution, PlannedRun,
                             StudyRunner, _has_profile, _tail, enough_repetitions, results_dir)
-from esmperf.slurm import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
-from esmperf.slurm_jobs import (JobRecord, SlurmError, accounting, ended_record,
+from esmperf.slurm.batch import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
+from esmperf.slurm.jobs import (JobRecord, SlurmError, accounting, ended_record,
                                 queue_records)
 
 SCHEMA = """

@@ -27,7 +27,7 @@ import duckdb
 import numpy as np
 
 from esmperf.errors import EsmperfError
-from esmperf.profile import Profile
+from esmperf.profile.read import Profile
 
 SCHEMA_VERSION = "1"
 # Columns added to schema 1 since it was first written: a store opened for writing gains the

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from esmperf.errors import EsmperfError
-from esmperf.stacks import Stack
+from esmperf.mpi.stacks import Stack
 
 LAUNCHER_NAMES = ("mpirun", "mpiexec")  # e.g. mpiexec.hydra in a wheel's bin/
 # Shared-library sonames that tell an MPI ABI family apart (ldd of the program).

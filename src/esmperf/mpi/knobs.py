@@ -36,9 +36,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf import machines, platforms
+from esmperf.mpi import machines, platforms
 from esmperf.paths import build_root
-from esmperf.stacks import SMPI, Stack
+from esmperf.mpi.stacks import SMPI, Stack
 
 
 # fold = auto folds a simulated run of a workload that folds from this many ranks up. A full

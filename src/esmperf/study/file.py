@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import EsmperfError, unknown_key
-from esmperf.knobs import KNOBS, check_knob
-from esmperf.slurm import SlurmError, SlurmOptions, slurm_options
+from esmperf.mpi.knobs import KNOBS, check_knob
+from esmperf.slurm.batch import SlurmError, SlurmOptions, slurm_options
 from esmperf.workloads import Workload, WorkloadError, load_workloads, unknown_workload
 
 STUDY_KEYS = ("name", "title", "description", "seed", "base_ranks", "metric", "defaults",

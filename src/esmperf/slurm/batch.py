@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import unknown_key
-from esmperf.slurm_jobs import SlurmError, run_slurm_command
-from esmperf.slurm_mpi import srun_mpi_for
+from esmperf.slurm.jobs import SlurmError, run_slurm_command
+from esmperf.slurm.mpi import srun_mpi_for
 
 LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")

@@ -13,17 +13,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-from esmperf import figures as fig
-from esmperf.analysis import Group, build_groups, comparisons, top_functions
+from esmperf.report import figures as fig
+from esmperf.report.analysis import Group, build_groups, comparisons, top_functions
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
-from esmperf.findings import Finding, all_findings
-from esmperf.results import (RunResult, killed_after_result, killed_after_result_text,
+from esmperf.report.findings import Finding, all_findings
+from esmperf.store.results import (RunResult, killed_after_result, killed_after_result_text,
                              load_results)
-from esmperf.runner import results_dir
-from esmperf.seed_report import claims_section
-from esmperf.store import Store
-from esmperf.summary import bucket_label
+from esmperf.study.orchestrate import results_dir
+from esmperf.report.seed_report import claims_section
+from esmperf.store.database import Store
+from esmperf.profile.summary import bucket_label
 
 TOPICS = (("seed", "The seed's claims"), ("scaling", "Scaling"), ("knob", "Knobs"),
           ("library", "MPI libraries"), ("profile", "Communication profile"),

@@ -26,21 +26,21 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from esmperf import stats
-from esmperf.build import build_dir
+from esmperf.mpi.build import build_dir
 from esmperf.environment import (busy_cores, load_average, machine_environment, now,
                                   usable_cores)
 from esmperf.errors import EsmperfError
-from esmperf.knobs import Unsupported, knob_setting, write_files
-from esmperf.platforms import PlatformError, nodes_for
-from esmperf.launch import mpirun_command, run_environment
+from esmperf.mpi.knobs import Unsupported, knob_setting, write_files
+from esmperf.mpi.platforms import PlatformError, nodes_for
+from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.paths import build_root
-from esmperf.profile import ProfileError, read_profile
-from esmperf.results import HUNG_AFTER_RESULT, killed_after_result_text
-from esmperf.slurm import SlurmOptions, check_allocation, check_commands, srun_command
-from esmperf.slurm_mpi import srun_failure
-from esmperf.stacks import Stack, library_name
-from esmperf.store import TAIL_CHARS, Store
-from esmperf.study import Configuration, Study, StudyError
+from esmperf.profile.read import ProfileError, read_profile
+from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
+from esmperf.slurm.batch import SlurmOptions, check_allocation, check_commands, srun_command
+from esmperf.slurm.mpi import srun_failure
+from esmperf.mpi.stacks import Stack, library_name
+from esmperf.store.database import TAIL_CHARS, Store
+from esmperf.study.file import Configuration, Study, StudyError
 from esmperf.workloads import (Workload, fom_from_result, not_built_reason, numeric_metrics,
                                parse_result_line, regex_fom)
 
@@ -461,7 +461,7 @@ class StudyRunner:
 
     def _measure_all(self, todo: list[PlannedRun]) -> None:
         if todo and todo[0].slurm.launcher == "slurm":
-            from esmperf.slurm_study import SlurmCampaign
+            from esmperf.slurm.campaign import SlurmCampaign
 
             SlurmCampaign(self, todo[0].slurm).run(todo)
             return

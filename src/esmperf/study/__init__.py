@@ -1,0 +1,1 @@
+"""Studies: the study file (file), running it into a store (orchestrate), their commands (cli)."""
