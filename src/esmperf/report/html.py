@@ -20,9 +20,8 @@ from esmperf.errors import EsmperfError
 from esmperf.report.findings import Finding, all_findings
 from esmperf.store.results import (RunResult, killed_after_result, killed_after_result_text,
                              load_results)
-from esmperf.study.orchestrate import results_dir
+from esmperf.store.database import Store, results_dir
 from esmperf.report.seed_report import claims_section
-from esmperf.store.database import Store
 from esmperf.profile.summary import bucket_label
 
 TOPICS = (("seed", "The seed's claims"), ("scaling", "Scaling"), ("knob", "Knobs"),
@@ -42,7 +41,7 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         info = store.study_info()
         results = load_results(store)
         groups = build_groups(results, info.get("base_ranks"), store)
-        sessions = store.rows("SELECT * FROM session ORDER BY session_id")
+        sessions = store.sessions()
         claims = claims_section(store, info, results, groups, _figure_html)
     cores = _cores(results, sessions)
     figures: list[fig.Figure] = []
