@@ -23,7 +23,7 @@ from esmperf.mpi.build import build_dir
 from esmperf.mpi.knobs import knob_setting, write_files
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.profile.read import read_profile
-from esmperf.study.orchestrate import simulated_time
+from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"

@@ -15,7 +15,7 @@ from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
 from esmperf.profile.read import read_profile
 from esmperf.report.html import write_report
 from esmperf.store.results import load_results
-from esmperf.study.orchestrate import PlannedRun
+from esmperf.study.plan import PlannedRun
 from esmperf.report.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
                                  Evaluation, count, evaluate, summary_counts)
 from esmperf.report.seed_evidence import load_evidence

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from esmperf.study.orchestrate import plan_study
+from esmperf.study.plan import plan_study
 from esmperf.report.seed_evidence import matches
 from esmperf.report.seed_reference import Claim, load_references
 from esmperf.mpi.stacks import discover_stacks

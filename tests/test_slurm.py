@@ -22,7 +22,9 @@ from esmperf.report.analysis import build_groups
 from esmperf.errors import EsmperfError
 from esmperf.report.html import group_figures
 from esmperf.store.results import load_results
-from esmperf.study.orchestrate import plan_study, run_study, timeline_bin_seconds
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import timeline_bin_seconds
+from esmperf.study.plan import plan_study
 from esmperf.slurm.batch import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
                            check_allocation, sbatch_message, slurm_options, srun_command,
                            time_limit_minutes, with_command_line)

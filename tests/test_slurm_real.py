@@ -25,7 +25,8 @@ from real_slurm import NODE, PrivateSlurm, SlurmUnavailable
 from rich.console import Console
 
 import esmperf.slurm.campaign as slurm_study
-from esmperf.study.orchestrate import run_study, timeline_bin_seconds
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import timeline_bin_seconds
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.file import load_study

@@ -25,7 +25,8 @@ from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, Platfor
 from esmperf.report.analysis import build_groups
 from esmperf.report.html import group_figures
 from esmperf.store.results import load_results
-from esmperf.study.orchestrate import run_study, simulated_time
+from esmperf.launch.smpirun import simulated_time
+from esmperf.study.orchestrate import run_study
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.store.database import Store
 from esmperf.study.file import study_from_dict

@@ -9,7 +9,7 @@ from typing import Any
 from conftest import call, header, rank_record, write_profile
 
 from esmperf.profile.read import read_profile
-from esmperf.study.orchestrate import PlannedRun
+from esmperf.study.plan import PlannedRun
 from esmperf.store.database import Store
 from esmperf.study.file import Configuration, FomSpec, RepeatPolicy
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import unknown_key
+from esmperf.launch import launcher_names
 from esmperf.slurm.jobs import SlurmError, run_slurm_command
 from esmperf.slurm.mpi import srun_mpi_for
 
-LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
 SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
               "mpi_launcher", "srun_mpi", "poll")
@@ -60,7 +60,7 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
                 raise SlurmError(f"{source}: [slurm] {key} must be a non-empty string, got "
                                  f"{table[key]!r}")
             values[key] = table[key].strip()
-    for key, allowed in (("launcher", LAUNCHERS), ("mpi_launcher", MPI_LAUNCHERS)):
+    for key, allowed in (("launcher", launcher_names()), ("mpi_launcher", MPI_LAUNCHERS)):
         if key in table:
             if table[key] not in allowed:
                 raise SlurmError(f"{source}: [slurm] {key} must be one of "
@@ -90,8 +90,9 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
 def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
     """`options` with the command line's values (None: not given) in place of the file's."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    if given.get("launcher") not in (None, *LAUNCHERS):
-        raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(LAUNCHERS)}")
+    if given.get("launcher") not in (None, *launcher_names()):
+        raise SlurmError(f"--launcher {given['launcher']}: one of "
+                         f"{', '.join(launcher_names())}")
     if given.get("mpi_launcher") not in (None, *MPI_LAUNCHERS):
         raise SlurmError(f"--mpi-launcher {given['mpi_launcher']}: one of "
                          f"{', '.join(MPI_LAUNCHERS)}")

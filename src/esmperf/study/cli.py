@@ -18,7 +18,8 @@ from esmperf.mpi.knobs import KNOBS, implementation_of, knob_table
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS
 from esmperf.mpi.machines import machine
 from esmperf.mpi.platforms import check_topology, interconnect
-from esmperf.slurm.batch import LAUNCHERS, MPI_LAUNCHERS, with_command_line
+from esmperf.launch import launcher_names
+from esmperf.slurm.batch import MPI_LAUNCHERS, with_command_line
 from esmperf.mpi.stacks import SMPI, Stack, discover_stacks, library_name
 from esmperf.study.file import STACK_IDS, Study, load_study, study_from_dict
 from esmperf.workloads import load_workloads
@@ -177,7 +178,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                         help="run configurations that failed or timed out before again")
     parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
     slurm = parser.add_argument_group("Slurm (docs/slurm.md; default: the study's [slurm] table)")
-    slurm.add_argument("--launcher", choices=LAUNCHERS,
+    slurm.add_argument("--launcher", choices=launcher_names(),
                        help="local: mpirun on this machine (default); srun: inside this Slurm "
                        "allocation; slurm: submit every configuration as batch jobs")
     for name, what in (("partition", "partition"), ("account", "account to charge"),
@@ -334,7 +335,8 @@ def _int(text: str, flag: str) -> int | str:
 
 def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack],
                command: str) -> int:
-    from esmperf.study.orchestrate import plan_study, run_study
+    from esmperf.study.orchestrate import run_study
+    from esmperf.study.plan import plan_study
 
     store_path = args.out or RESULTS / f"{study.name}.duckdb"
     workloads = load_workloads()
