@@ -377,7 +377,7 @@ def srun_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_srun_mpi_plugins(srun_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_mpi_list(SRUN_MPI_LIST) == ["pmix", "none", "cray_shasta", "pmi2", "pmix_v4"]
-    # the plug-in each MPI starts with under srun (measured: slurm_mpi.py)
+    # the plug-in each MPI starts with under srun (measured: slurm/mpi.py)
     assert srun_command(SlurmOptions(), 2, 1, None, "openmpi")[-1] == "--mpi=pmix"
     assert srun_command(SlurmOptions(), 2, 1, None, "mpich")[-1] == "--mpi=pmi2"
     assert srun_command(SlurmOptions(srun_mpi="none"), 2, 1, None, "mpich")[-1] == "--mpi=none"

@@ -1,6 +1,6 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
 of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
-sacct): slurm_jobs.py; srun's MPI plug-ins: slurm_mpi.py; the study as jobs: slurm_study.py
+sacct): slurm/jobs.py; srun's MPI plug-ins: slurm/mpi.py; the study as jobs: slurm/campaign.py
 (docs/slurm.md).
 """
 
@@ -36,7 +36,7 @@ class SlurmOptions:
     exclusive: bool = True  # whole nodes: nobody else's job beside a measured one
     extra: tuple[str, ...] = ()  # more sbatch options, e.g. "--mem=0"
     mpi_launcher: str = "mpirun"  # inside a job: the stack's mpirun, or srun
-    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm_mpi.py)
+    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm/mpi.py)
     poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
 
     @property
@@ -105,7 +105,7 @@ def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
 def srun_command(options: SlurmOptions, ranks: int, nodes: int,
                  ranks_per_node: int | None, family: str | None = None) -> list[str]:
     """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in, with the MPI
-    plug-in a stack of ABI `family` needs (slurm_mpi.py) unless srun_mpi names one."""
+    plug-in a stack of ABI `family` needs (slurm/mpi.py) unless srun_mpi names one."""
     command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
     if ranks_per_node:
         command.append(f"--ntasks-per-node={ranks_per_node}")
@@ -161,9 +161,9 @@ class JobSpec:
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
     profiler: Path | None = None
-    # Profile time bins as a local run's (runner.timeline_bin_seconds): the wall times of the
-    # configuration's stored repetitions, which the script's own add to; None when the
-    # study's environment sets ESMPROF_BIN_SECONDS itself.
+    # Profile time bins as a local run's (timeline_bin_seconds, study/outcome.py): the wall
+    # times of the configuration's stored repetitions, which the script's own add to; None
+    # when the study's environment sets ESMPROF_BIN_SECONDS itself.
     bin_walls: list[float] | None = None
     timeline_bins: int = 100
     min_bin_seconds: float = 0.001

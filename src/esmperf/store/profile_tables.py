@@ -62,7 +62,8 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
         series = {name: bins.get(name) or [] for name in
                   ("mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time")}
         for index in range(max((len(values) for values in series.values()), default=0)):
-            def at(name: str, cast: type) -> Any:
+            def at(name: str, cast: type, index: int = index,
+                   series: dict[str, list[Any]] = series) -> Any:
                 values = series[name]
                 return cast(values[index]) if index < len(values) else cast(0)
             add("profile_bin", rank=rank, bin=index, start=index * width, width=width,

@@ -142,9 +142,9 @@ class StudyRunner:
                 values.append(row["fom"])
                 if len(values) > config.repeats.min:  # beyond the planned count: grow the bar
                     progress.update(task, total=progress.tasks[0].total + 1)
-        if config.profile == "once" and not has_profile(self.store.repetitions(config.key)):
-            if self._repetition(planned, "profile", progress, task) is None:
-                return
+        if (config.profile == "once" and not has_profile(self.store.repetitions(config.key))
+                and self._repetition(planned, "profile", progress, task) is None):
+            return
         self.recorder.finish(planned, values)
 
     def _repetition(self, planned: PlannedRun, kind: str, progress: Progress,
