@@ -23,7 +23,7 @@ from esmperf.report.seed_report import claim_figures
 from esmperf.report.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
                                     reference_dir)
 from esmperf.store.database import Store
-from esmperf.study.file import Configuration, FomSpec, RepeatPolicy
+from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
 
 SEEDS = ("cesm", "esmf-redist", "homme-pop", "hycom", "pflotran")
 

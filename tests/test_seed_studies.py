@@ -14,7 +14,8 @@ from esmperf.study.plan import plan_study
 from esmperf.report.seed_evidence import matches
 from esmperf.report.seed_reference import Claim, load_references
 from esmperf.mpi.stacks import discover_stacks
-from esmperf.study.file import Configuration, load_study
+from esmperf.study.configuration import Configuration
+from esmperf.study.file import load_study
 from esmperf.workloads import load_workloads
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies" / "seeds"

@@ -33,7 +33,8 @@ from esmperf.slurm.mpi import parse_mpi_list, srun_failure
 from esmperf.slurm.campaign import job_spec, read_key_values, repetition_execution
 from esmperf.mpi.stacks import Stack
 from esmperf.store.database import Store
-from esmperf.study.file import StudyError, load_study, study_from_dict
+from esmperf.study.configuration import StudyError
+from esmperf.study.file import load_study, study_from_dict
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 FAKE = Path(__file__).parent / "fake_slurm"

@@ -11,7 +11,7 @@ from conftest import call, header, rank_record, write_profile
 from esmperf.profile.read import read_profile
 from esmperf.study.plan import PlannedRun
 from esmperf.store.database import Store
-from esmperf.study.file import Configuration, FomSpec, RepeatPolicy
+from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
 
 HUNG = "hung after its result (in MPI_Finalize or teardown): killed at the 600 s timeout"
 STARTED = datetime.datetime(2026, 11, 22, 12, 0, 0)

@@ -39,11 +39,6 @@ class SlurmOptions:
     srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm/mpi.py)
     poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
 
-    @property
-    def uses_srun(self) -> bool:
-        return self.launcher == "srun" or (self.launcher == "slurm" and
-                                           self.mpi_launcher == "srun")
-
 
 def slurm_options(table: Any, source: str) -> SlurmOptions:
     """Check and read the [slurm] table of a study file."""

@@ -1,11 +1,11 @@
 """A study as Slurm jobs (--launcher slurm, docs/slurm.md): one batch job per round of
 repetitions of a configuration, all configurations submitted at once, then the queue is
 watched (squeue -t all, and sacct where the site keeps accounting, for how a job ended:
-slurm/jobs.py) with a growing pause; each ended job's
-repetitions are read from the files its script wrote and stored exactly as local ones
-(Recorder.record_repetition, study/outcome.py), then the next round is submitted while the
-statistics ask for more. Job ids are committed to the store at submission: a runner stopped at any moment
-resumes by watching the jobs it had submitted, never submitting them again.
+slurm/jobs.py) with a growing pause; each ended job's repetitions are read from the files its
+script wrote and stored exactly as local ones (Recorder.record_repetition, study/outcome.py),
+then the next round is submitted while the statistics ask for more. Job ids are committed to
+the store at submission: a runner stopped at any moment resumes by watching the jobs it had
+submitted, never submitting them again.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from esmperf.mpi.platforms import check_topology, interconnect
 from esmperf.launch import launcher_names
 from esmperf.slurm.batch import MPI_LAUNCHERS, with_command_line
 from esmperf.mpi.stacks import SMPI, Stack, discover_stacks, library_name
-from esmperf.study.file import STACK_IDS, Study, load_study, study_from_dict
+from esmperf.study.configuration import Study
+from esmperf.study.file import STACK_IDS, load_study, study_from_dict
 from esmperf.workloads import load_workloads
 
 console = Console()

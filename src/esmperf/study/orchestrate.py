@@ -31,7 +31,7 @@ from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.execute import execute
-from esmperf.study.file import Study
+from esmperf.study.configuration import Study
 from esmperf.study.outcome import (
     Outcome,
     Recorder,

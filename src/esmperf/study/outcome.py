@@ -21,7 +21,7 @@ from esmperf.profile.read import ProfileError, read_profile
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
 from esmperf.study.execute import PROGRAM_ERROR, Execution
-from esmperf.study.file import Configuration
+from esmperf.study.configuration import Configuration
 from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from esmperf.mpi.stacks import SMPI, Stack, library_name
 from esmperf.paths import build_root
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import results_dir
-from esmperf.study.file import Configuration, Study, StudyError
+from esmperf.study.configuration import Configuration, Study, StudyError
 from esmperf.workloads import Workload, not_built_reason
 
 # Variables that tune an MPI library or the profiler: recorded with every run.
