@@ -3,9 +3,9 @@
 
 A study is a list of `[[matrix]]` blocks, each a Cartesian product of its axes (workload, size,
 stack, options.*, knobs.*, steps, ranks_per_node, ranks: AXIS_ORDER), with `zip` groups of
-axes that advance together; `[defaults]` gives every block its starting values. Each configuration has a key that
-depends only on what is run (not on how often), so a study can be resumed, extended, and
-compared with another.
+axes that advance together; `[defaults]` gives every block its starting values. Each
+configuration has a key that depends only on what is run (not on how often), so a study can
+be resumed, extended, and compared with another.
 """
 
 import itertools
