@@ -30,6 +30,9 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 
 A value a library cannot honour is `Unsupported` with the reason: the runner skips those runs
 and says so; it never runs them with the knob silently ignored.
+
+Over 400 lines: the knobs, their mapping to each library and to SimGrid's flags are one table
+read together; splitting them would put a knob's values and its implementation apart.
 """
 
 import re

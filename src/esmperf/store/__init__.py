@@ -1,1 +1,2 @@
-"""The DuckDB store: its tables and every write (database), results read back (results)."""
+"""The DuckDB store: its tables (schema), every write and the readers (database), profiles as
+rows (profile_tables), results read back (results)."""

@@ -1,1 +1,2 @@
-"""Studies: the study file (file), running it into a store (orchestrate), their commands (cli)."""
+"""Studies: what a study is (configuration), reading its file (file), and running it into a
+store: plan, execute, outcome (recorded as it ends), orchestrate; their commands (cli)."""
