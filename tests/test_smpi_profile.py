@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.knobs import knob_setting, write_files
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.profile import read_profile
-from esmperf.runner import simulated_time
-from esmperf.stacks import Stack, discover_stacks
-from esmperf.summary import summarise
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.launch.smpirun import simulated_time
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import knob_setting, write_files
+from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.profile.read import read_profile
+from esmperf.profile.summary import summarise
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,8 @@ def test_folded_profile_is_the_full_runs(smpi, tmp_path):
         if fold == "1":
             for rank in profile.ranks:
                 assert rank["calls"]["MPI_Reduce"]["calls"] == 2
-            counts[-1] = [(r, [c for c in calls if c[0] != "MPI_Reduce"]) for r, calls in counts[-1]]
+            counts[-1] = [(r, [c for c in calls if c[0] != "MPI_Reduce"])
+                          for r, calls in counts[-1]]
     assert counts[0] == counts[1]
 
 
@@ -111,7 +112,8 @@ def test_profiling_leaves_the_timed_loop_alone(smpi, tmp_path):
 
 def test_shared_globals_give_one_clear_message_and_no_profile(smpi, tmp_path):
     out = tmp_path / "p.jsonl"
+    # HOMME itself needs its globals private: the run fails, the profiler says why it is off
     _, done = homme(smpi, tmp_path, 4, {"ESMPROF_OUT": str(out)},
-                    ("--cfg=smpi/privatization:no",), check=False)   # HOMME itself needs them private
+                    ("--cfg=smpi/privatization:no",), check=False)
     assert done.stderr.count("esmprof: simulated ranks share the program's globals") == 1
     assert not out.exists()

@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from esmperf.knobs import SMPI_NOT_SIMULATED
-from esmperf.results import RunResult
-from esmperf.seed_evidence import (Evidence, curve_key, describe, keys_of, matches,
+from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.store.results import RunResult
+from esmperf.report.seed_evidence import (Evidence, curve_key, describe, keys_of, matches,
                                    needs_profile, quantity, where)
-from esmperf.seed_reference import Claim, SeedReference
+from esmperf.report.seed_reference import Claim, SeedReference
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from esmperf.errors import EsmperfError
 from esmperf.paths import build_root, repo_root
-from esmperf.stacks import Stack
+from esmperf.mpi.stacks import Stack
 
 TEST_PROGRAMS = ("prof_test_c", "prof_test_f", "prof_test_f08")
 
