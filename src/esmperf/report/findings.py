@@ -6,11 +6,12 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from esmperf import machines, stats
-from esmperf.analysis import Comparison, Group, ProfileData, comparisons, top_functions
-from esmperf.knobs import KNOBS
-from esmperf.results import RunResult, killed_after_result, killed_after_result_text
-from esmperf.summary import bucket_label
+from esmperf import stats
+from esmperf.mpi import machines
+from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
+from esmperf.mpi.knobs import KNOBS
+from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
+from esmperf.profile.summary import bucket_label
 
 SMALL_MESSAGE_BUCKET = 12  # buckets 0..12 hold messages below 4 KiB
 GOOD_EFFICIENCY = 0.8

@@ -1,12 +1,14 @@
 """A study as Slurm jobs (--launcher slurm, docs/slurm.md): one batch job per round of
 repetitions of a configuration, all configurations submitted at once, then the queue is
 watched (squeue -t all, and sacct where the site keeps accounting, for how a job ended:
-slurm_jobs.py) with a growing pause; each ended job's
-repetitions are read from the files its script wrote and stored exactly as local ones
-(StudyRunner.record_repetition), then the next round is submitted while the statistics ask
-for more. Job ids are committed to the store at submission: a runner stopped at any moment
-resumes by watching the jobs it had submitted, never submitting them again.
+slurm/jobs.py) with a growing pause; each ended job's repetitions are read from the files its
+script wrote and stored exactly as local ones (Recorder.record_repetition, study/outcome.py),
+then the next round is submitted while the statistics ask for more. Job ids are committed to
+the store at submission: a runner stopped at any moment resumes by watching the jobs it had
+submitted, never submitting them again.
 """
+
+from __future__ import annotations
 
 import datetime
 import json
@@ -14,25 +16,26 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.runner import (MIN_BIN_SECONDS, TIMELINE_BINS, Execution, PlannedRun,
-                            StudyRunner, _has_profile, _tail, enough_repetitions, results_dir)
-from esmperf.slurm import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
-from esmperf.slurm_jobs import (JobRecord, SlurmError, accounting, ended_record,
-                                queue_records)
+from esmperf.slurm.batch import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
+from esmperf.slurm.jobs import JobRecord, SlurmError, accounting, ended_record, queue_records
+from esmperf.store.database import results_dir
+from esmperf.study.execute import Execution, tail
+from esmperf.study.outcome import (
+    MIN_BIN_SECONDS,
+    TIMELINE_BINS,
+    Recorder,
+    enough_repetitions,
+    has_profile,
+)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS slurm_job (
-    job_id VARCHAR PRIMARY KEY, run_key VARCHAR, session_id INTEGER, reps VARCHAR,
-    script VARCHAR, submitted TIMESTAMP, ended TIMESTAMP, state VARCHAR, exit_code VARCHAR,
-    elapsed VARCHAR, node_list VARCHAR, reason VARCHAR, node VARCHAR, ingested BOOLEAN);
-CREATE TABLE IF NOT EXISTS slurm_repetition (
-    run_key VARCHAR, rep INTEGER, job_id VARCHAR, PRIMARY KEY (run_key, rep));
-"""
+if TYPE_CHECKING:
+    from esmperf.study.plan import PlannedRun
+
 SQUEUE_FAILURES = 10  # consecutive failed looks at the queue before giving up (jobs go on)
 SACCT_GRACE = 3  # looks at a job neither squeue nor sacct knows before it is given up
 # Variables that describe the submitting shell, not the run: never exported into a job.
@@ -54,18 +57,19 @@ class Job:
 
 
 class SlurmCampaign:
-    """Runs the configurations a StudyRunner has to measure as Slurm jobs."""
+    """Runs the configurations a study has to measure as Slurm jobs, recording their
+    repetitions with `recorder` as the runner records local ones."""
 
-    def __init__(self, runner: StudyRunner, options: SlurmOptions) -> None:
-        self.runner = runner
-        self.store = runner.store
+    def __init__(self, recorder: Recorder, options: SlurmOptions) -> None:
+        self.recorder = recorder
+        self.store = recorder.store
         self.options = options
-        self.console = runner.console
+        self.console = recorder.console
         self.active: dict[str, Job] = {}
         self.planned: dict[str, PlannedRun] = {}
         self.node_recorded = False
         self.has_accounting = True  # until sacct says the cluster keeps none
-        self.store.con.execute(SCHEMA)
+        self.store.add_slurm_tables()
 
     def run(self, todo: list[PlannedRun]) -> None:
         self.planned = {planned.config.key: planned for planned in todo}
@@ -101,15 +105,15 @@ class SlurmCampaign:
             count = (policy.min - len(values) if len(values) < policy.min
                      else min(policy.min, policy.max - len(values)))
             kinds += ["warmup"] * policy.warmup + ["measure"] * max(1, count)
-        if config.profile == "once" and not _has_profile(reps):
+        if config.profile == "once" and not has_profile(reps):
             kinds.append("profile")
         if not kinds:
-            self.runner.finish(planned, values)
+            self.recorder.finish(planned, values)
             return
-        first = self._next_rep(config.key)
+        first = self.store.next_slurm_rep(config.key)
         job_reps = []
         for rep, kind in enumerate(kinds, start=first):
-            profile_file = self.runner.profile_file(planned, kind, rep)
+            profile_file = self.recorder.profile_file(planned, kind, rep)
             if profile_file is not None:
                 for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                     stale.unlink(missing_ok=True)
@@ -124,27 +128,12 @@ class SlurmCampaign:
         self.console.print(f"[cyan]submitted[/] job {job_id}: {escape(config.label)} "
                            f"(repetitions {first}-{job_reps[-1].rep})", soft_wrap=True)
 
-    def _next_rep(self, run_key: str) -> int:
-        row = self.store.con.execute("SELECT coalesce(max(rep), 0) + 1 FROM slurm_repetition "
-                                     "WHERE run_key = ?", [run_key]).fetchone()
-        return max(self.store.next_rep(run_key), int(row[0]) if row else 1)
-
     def _record_submission(self, job_id: str, planned: PlannedRun, spec: JobSpec) -> None:
-        con = self.store.con
-        con.execute("BEGIN")
-        con.execute("INSERT INTO slurm_job (job_id, run_key, session_id, reps, script, "
-                    "submitted, state, ingested) VALUES (?, ?, ?, ?, ?, ?, 'SUBMITTED', false)",
-                    [job_id, planned.config.key, self.runner.session_id,
-                     json.dumps([[r.rep, r.kind] for r in spec.reps]), str(spec.script_path),
-                     now()])
-        for rep in spec.reps:
-            con.execute("INSERT OR REPLACE INTO slurm_repetition VALUES (?, ?, ?)",
-                        [planned.config.key, rep.rep, job_id])
-        con.execute("COMMIT")
+        self.store.add_slurm_job(job_id, planned.config.key, self.recorder.session_id,
+                                 [(r.rep, r.kind) for r in spec.reps], spec.script_path, now())
 
     def _submitted_before(self) -> list[Job]:
-        rows = self.store.rows("SELECT job_id, run_key, reps FROM slurm_job WHERE NOT ingested "
-                               "ORDER BY submitted, job_id")
+        rows = self.store.uncollected_slurm_jobs()
         return [Job(row["job_id"], row["run_key"], [tuple(r) for r in json.loads(row["reps"])])
                 for row in rows if row["run_key"] in self.planned]
 
@@ -203,8 +192,8 @@ class SlurmCampaign:
             if status:
                 execution, measured = repetition_execution(directory / f"rep-{rep}", status,
                                                            planned.config.timeout)
-                profile_file = self.runner.profile_file(planned, kind, rep)
-                if self.runner.record_repetition(planned, kind, rep, execution, measured,
+                profile_file = self.recorder.profile_file(planned, kind, rep)
+                if self.recorder.record_repetition(planned, kind, rep, execution, measured,
                                                  profile_file) is None:
                     failed = True
                     break
@@ -249,30 +238,27 @@ class SlurmCampaign:
                                                               f"job-{job.job_id}.out")
         self.store.add_repetition({
             "run_key": config.key, "rep": rep, "kind": kind,
-            "session_id": self.runner.session_id, "status": status, "stdout": stdout,
+            "session_id": self.recorder.session_id, "status": status, "stdout": stdout,
             "stderr": stderr, "fom_unit": config.fom.unit,
             "oversubscribed": planned.oversubscribed}, {})
-        self.runner.outcome.repetitions += 1
+        self.recorder.outcome.repetitions += 1
         self.store.set_run_status(config.key, status, reason)
-        self.runner._count_final(status, planned, reason)
+        self.recorder.count_final(status, planned, reason)
 
     def _record_end(self, job: Job, record: JobRecord, node: dict[str, str]) -> None:
-        self.store.con.execute(
-            "UPDATE slurm_job SET ended = ?, state = ?, exit_code = ?, elapsed = ?, "
-            "node_list = ?, reason = ?, node = ?, ingested = true WHERE job_id = ?",
-            [now(), record.state_text or record.state, record.exit_code, record.elapsed,
-             record.node_list or node.get("node_list", ""), record.reason, json.dumps(node),
-             job.job_id])
+        self.store.end_slurm_job(job.job_id, now(), record.state_text or record.state,
+                                 record.exit_code, record.elapsed,
+                                 record.node_list or node.get("node_list", ""), record.reason,
+                                 node)
         if node and not self.node_recorded:  # the session ran on the cluster's nodes
             self.node_recorded = True
             memory = node.get("memory_kib", "")
-            self.store.con.execute(
-                "UPDATE session SET hostname = ?, cpu_model = ?, cores = ?, usable_cores = ?, "
-                "memory_gib = ?, kernel = ? WHERE session_id = ?",
-                [node.get("node_list") or node.get("hostname", ""), node.get("cpu_model", ""),
-                 _int(node.get("cores")), _int(node.get("usable_cores")),
-                 round(int(memory) / 2**20, 1) if memory.isdigit() else None,
-                 node.get("kernel", ""), self.runner.session_id])
+            self.store.set_session_machine(self.recorder.session_id, {
+                "hostname": node.get("node_list") or node.get("hostname", ""),
+                "cpu_model": node.get("cpu_model", ""), "cores": _int(node.get("cores")),
+                "usable_cores": _int(node.get("usable_cores")),
+                "memory_gib": round(int(memory) / 2**20, 1) if memory.isdigit() else None,
+                "kernel": node.get("kernel", "")})
 
 
 # --- pure helpers (tested on their own) -------------------------------------------------------
@@ -330,7 +316,7 @@ def repetition_execution(rep_dir: Path, status: dict[str, str], timeout: float
 def _read_tail(path: Path) -> str:
     try:
         with open(path, "rb") as file:
-            return _tail(file)
+            return tail(file)
     except OSError:
         return ""
 

@@ -13,17 +13,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from esmperf import figures as fig
-from esmperf.analysis import Group, build_groups, comparisons, top_functions
+from esmperf.report import figures as fig
+from esmperf.report.analysis import Group, build_groups, comparisons, top_functions
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
-from esmperf.findings import Finding, all_findings
-from esmperf.results import (RunResult, killed_after_result, killed_after_result_text,
+from esmperf.report.findings import Finding, all_findings
+from esmperf.store.results import (RunResult, killed_after_result, killed_after_result_text,
                              load_results)
-from esmperf.runner import results_dir
-from esmperf.seed_report import claims_section
-from esmperf.store import Store
-from esmperf.summary import bucket_label
+from esmperf.store.database import Store, results_dir
+from esmperf.report.seed_report import claims_section
+from esmperf.profile.summary import bucket_label
 
 TOPICS = (("seed", "The seed's claims"), ("scaling", "Scaling"), ("knob", "Knobs"),
           ("library", "MPI libraries"), ("profile", "Communication profile"),
@@ -42,7 +41,7 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         info = store.study_info()
         results = load_results(store)
         groups = build_groups(results, info.get("base_ranks"), store)
-        sessions = store.rows("SELECT * FROM session ORDER BY session_id")
+        sessions = store.sessions()
         claims = claims_section(store, info, results, groups, _figure_html)
     cores = _cores(results, sessions)
     figures: list[fig.Figure] = []

@@ -8,7 +8,7 @@ from typing import Any
 
 from esmperf import stats
 from esmperf.stats import SECONDS_PER_DAY
-from esmperf.store import Store
+from esmperf.store.database import Store
 
 
 @dataclass

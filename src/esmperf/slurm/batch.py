@@ -1,6 +1,6 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
 of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
-sacct): slurm_jobs.py; srun's MPI plug-ins: slurm_mpi.py; the study as jobs: slurm_study.py
+sacct): slurm/jobs.py; srun's MPI plug-ins: slurm/mpi.py; the study as jobs: slurm/campaign.py
 (docs/slurm.md).
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import unknown_key
-from esmperf.slurm_jobs import SlurmError, run_slurm_command
-from esmperf.slurm_mpi import srun_mpi_for
+from esmperf.launch import launcher_names
+from esmperf.slurm.jobs import SlurmError, run_slurm_command
+from esmperf.slurm.mpi import srun_mpi_for
 
-LAUNCHERS = ("local", "srun", "slurm")
 MPI_LAUNCHERS = ("mpirun", "srun")
 SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
               "mpi_launcher", "srun_mpi", "poll")
@@ -36,13 +36,8 @@ class SlurmOptions:
     exclusive: bool = True  # whole nodes: nobody else's job beside a measured one
     extra: tuple[str, ...] = ()  # more sbatch options, e.g. "--mem=0"
     mpi_launcher: str = "mpirun"  # inside a job: the stack's mpirun, or srun
-    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm_mpi.py)
+    srun_mpi: str | None = None  # srun --mpi=... (default: the stack's, slurm/mpi.py)
     poll: float = 10.0  # first wait between looks at the queue (seconds), then x1.5 to 60
-
-    @property
-    def uses_srun(self) -> bool:
-        return self.launcher == "srun" or (self.launcher == "slurm" and
-                                           self.mpi_launcher == "srun")
 
 
 def slurm_options(table: Any, source: str) -> SlurmOptions:
@@ -60,7 +55,7 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
                 raise SlurmError(f"{source}: [slurm] {key} must be a non-empty string, got "
                                  f"{table[key]!r}")
             values[key] = table[key].strip()
-    for key, allowed in (("launcher", LAUNCHERS), ("mpi_launcher", MPI_LAUNCHERS)):
+    for key, allowed in (("launcher", launcher_names()), ("mpi_launcher", MPI_LAUNCHERS)):
         if key in table:
             if table[key] not in allowed:
                 raise SlurmError(f"{source}: [slurm] {key} must be one of "
@@ -90,8 +85,9 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
 def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
     """`options` with the command line's values (None: not given) in place of the file's."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    if given.get("launcher") not in (None, *LAUNCHERS):
-        raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(LAUNCHERS)}")
+    if given.get("launcher") not in (None, *launcher_names()):
+        raise SlurmError(f"--launcher {given['launcher']}: one of "
+                         f"{', '.join(launcher_names())}")
     if given.get("mpi_launcher") not in (None, *MPI_LAUNCHERS):
         raise SlurmError(f"--mpi-launcher {given['mpi_launcher']}: one of "
                          f"{', '.join(MPI_LAUNCHERS)}")
@@ -104,7 +100,7 @@ def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
 def srun_command(options: SlurmOptions, ranks: int, nodes: int,
                  ranks_per_node: int | None, family: str | None = None) -> list[str]:
     """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in, with the MPI
-    plug-in a stack of ABI `family` needs (slurm_mpi.py) unless srun_mpi names one."""
+    plug-in a stack of ABI `family` needs (slurm/mpi.py) unless srun_mpi names one."""
     command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
     if ranks_per_node:
         command.append(f"--ntasks-per-node={ranks_per_node}")
@@ -160,9 +156,9 @@ class JobSpec:
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
     profiler: Path | None = None
-    # Profile time bins as a local run's (runner.timeline_bin_seconds): the wall times of the
-    # configuration's stored repetitions, which the script's own add to; None when the
-    # study's environment sets ESMPROF_BIN_SECONDS itself.
+    # Profile time bins as a local run's (timeline_bin_seconds, study/outcome.py): the wall
+    # times of the configuration's stored repetitions, which the script's own add to; None
+    # when the study's environment sets ESMPROF_BIN_SECONDS itself.
     bin_walls: list[float] | None = None
     timeline_bins: int = 100
     min_bin_seconds: float = 0.001

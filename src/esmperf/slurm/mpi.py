@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from esmperf.slurm_jobs import SlurmError
+from esmperf.slurm.jobs import SlurmError
 
 # The plug-in each ABI family starts with, in order of preference (when this Slurm has it).
 PLUGINS_FOR_FAMILY = {"openmpi": ("pmix",), "mpich": ("pmi2",)}

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.analysis import ProfileData
-from esmperf.knobs import KNOBS
-from esmperf.results import RunResult
-from esmperf.store import Store
+from esmperf.report.analysis import ProfileData
+from esmperf.mpi.knobs import KNOBS
+from esmperf.store.results import RunResult
+from esmperf.store.database import Store
 
 PROFILE_QUANTITIES = ("mpi_share", "bytes_per_rank", "transfer", "io_write_over_read",
                       "modal_message_bytes", "max_bytes_per_rank", "time_rank:",

@@ -1,15 +1,22 @@
 """How to run ranks of an MPI program here: the environment, the launcher command, and which
 stack an arbitrary command uses."""
 
+from __future__ import annotations
+
 import os
 import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from esmperf.errors import EsmperfError
-from esmperf.stacks import Stack
+from esmperf.launch.base import Launcher
+from esmperf.mpi.stacks import Stack
+
+if TYPE_CHECKING:
+    from esmperf.study.plan import PlannedRun
 
 LAUNCHER_NAMES = ("mpirun", "mpiexec")  # e.g. mpiexec.hydra in a wheel's bin/
 # Shared-library sonames that tell an MPI ABI family apart (ldd of the program).
@@ -110,3 +117,14 @@ def _linked_libraries(program: Path) -> dict[str, Path | None]:
             target = match.group(2)
             libraries[match.group(1)] = Path(target).resolve() if target.startswith("/") else None
     return libraries
+
+
+class MpirunLauncher(Launcher):
+    """The run's stack's own mpirun (or mpiexec) on this machine: --launcher local."""
+
+    name = "local"
+    position = 0
+
+    def command(self, planned: PlannedRun) -> list[str]:
+        assert planned.stack is not None
+        return mpirun_command(planned.stack, planned.config.ranks, [], planned.launcher_args)

@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from esmperf.stacks import Discovery, library_name
-from esmperf.summary import UNITS
+from esmperf.mpi.stacks import Discovery, library_name
+from esmperf.profile.summary import UNITS
 
 TOP = 10  # rows shown in each "top" table; `esmperf show --json` has them all
 

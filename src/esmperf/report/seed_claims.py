@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from esmperf.knobs import SMPI_NOT_SIMULATED
-from esmperf.results import RunResult
-from esmperf.seed_evidence import (Evidence, curve_key, describe, keys_of, matches,
+from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.store.results import RunResult
+from esmperf.report.seed_evidence import (Evidence, curve_key, describe, keys_of, matches,
                                    needs_profile, quantity, where)
-from esmperf.seed_reference import Claim, SeedReference
+from esmperf.report.seed_reference import Claim, SeedReference
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -24,9 +24,9 @@ NOT_MEASURED = "not measured"
 NOT_CHECKABLE = "not checkable"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE)
 CROSSOVER_SHARE = 50.0  # % of the run's time in MPI: communication outweighs computation
-NO_PROFILE_UNDER_SMPI = ("the profiler cannot run under SimGrid SMPI (no PMPI layer to "
-                         "preload), so simulated runs have no profile yet (issue 13: profiles at "
-                         "scale)")
+NO_PROFILE_UNDER_SMPI = ("the simulated runs were not profiled: set profile = \"every\" in the "
+                         "study's simulated block (the profiler is linked into the smpi stack's "
+                         "programs and leaves their simulated time unchanged)")
 
 
 @dataclass

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from esmperf import figures as fig
-from esmperf.analysis import Group
-from esmperf.results import RunResult
-from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
+from esmperf.report import figures as fig
+from esmperf.report.analysis import Group
+from esmperf.store.results import RunResult
+from esmperf.report.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
                                  Evaluation, evaluate, fmt, summary_counts)
-from esmperf.seed_evidence import Evidence, curve_key, load_evidence, matches, quantity
-from esmperf.findings import Finding
-from esmperf.seed_reference import Claim, SeedReferenceError, SeedReference, load_references
-from esmperf.store import Store
+from esmperf.report.seed_evidence import Evidence, curve_key, load_evidence, matches, quantity
+from esmperf.report.findings import Finding
+from esmperf.report.seed_reference import Claim, SeedReferenceError, SeedReference, load_references
+from esmperf.store.database import Store
 
 TOPIC = "seed"
 VERDICT_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", NOT_MEASURED: "small",

@@ -27,88 +27,27 @@ import duckdb
 import numpy as np
 
 from esmperf.errors import EsmperfError
-from esmperf.profile import Profile
+from esmperf.profile.read import Profile
+from esmperf.store.profile_tables import profile_tables
+from esmperf.store.schema import (
+    ADDED_COLUMNS,
+    OPTIONAL_TABLES,
+    REPETITION_COLUMNS,
+    RUN_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SESSION_COLUMNS,
+    SLURM_SCHEMA,
+    TABLES,
+    TAIL_CHARS,
+)
 
-SCHEMA_VERSION = "1"
-# Columns added to schema 1 since it was first written: a store opened for writing gains the
-# ones it lacks (NULL in its old rows), so an older store keeps every result; readers of a
-# store opened read-only use row.get() for them. Adding a column keeps the schema version (an
-# older esmperf reads and writes the store as before); changing or dropping one would not.
-ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),
-                 ("run", "launched_by", "VARCHAR"))
-TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
+__all__ = ["Store", "StoreError", "TAIL_CHARS", "results_dir"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE IF NOT EXISTS study_file (
-    session_id INTEGER, name VARCHAR, title VARCHAR, description VARCHAR, seed VARCHAR,
-    base_ranks INTEGER, metric VARCHAR, source VARCHAR, text VARCHAR);
-CREATE TABLE IF NOT EXISTS session (
-    session_id INTEGER PRIMARY KEY, started TIMESTAMP, finished TIMESTAMP, command VARCHAR,
-    hostname VARCHAR, cpu_model VARCHAR, cores INTEGER, usable_cores INTEGER,
-    memory_gib DOUBLE, kernel VARCHAR, os VARCHAR, python VARCHAR, esmperf_version VARCHAR,
-    git_commit VARCHAR, git_dirty BOOLEAN, load_at_start DOUBLE);
-CREATE TABLE IF NOT EXISTS run (
-    run_key VARCHAR PRIMARY KEY, series VARCHAR, position INTEGER, matrix INTEGER,
-    label VARCHAR, kind VARCHAR, workload VARCHAR, size VARCHAR, steps INTEGER,
-    ranks INTEGER, ranks_per_node INTEGER, nodes INTEGER, stack VARCHAR, mpi_library VARCHAR,
-    knobs VARCHAR, options VARCHAR, env VARCHAR, knob_env VARCHAR, launcher_args VARCHAR,
-    argv VARCHAR, fom_source VARCHAR, fom_unit VARCHAR, higher_is_better BOOLEAN,
-    profile VARCHAR, timeout DOUBLE, repeats VARCHAR, cores INTEGER, oversubscribed BOOLEAN,
-    status VARCHAR, reason VARCHAR, identity VARCHAR, session_id INTEGER, launched_by VARCHAR);
-CREATE TABLE IF NOT EXISTS repetition (
-    run_key VARCHAR, rep INTEGER, kind VARCHAR, session_id INTEGER, started TIMESTAMP,
-    elapsed DOUBLE, wall DOUBLE, fom DOUBLE, fom_unit VARCHAR, status VARCHAR,
-    exit_code INTEGER, verification VARCHAR, load_before DOUBLE, load_after DOUBLE,
-    busy_cores_before DOUBLE,
-    oversubscribed BOOLEAN, result VARCHAR, stdout VARCHAR, stderr VARCHAR,
-    profile_file VARCHAR, profile_error VARCHAR, killed_after_result VARCHAR,
-    PRIMARY KEY (run_key, rep));
-CREATE TABLE IF NOT EXISTS metric (
-    run_key VARCHAR, rep INTEGER, name VARCHAR, value DOUBLE, PRIMARY KEY (run_key, rep, name));
-CREATE TABLE IF NOT EXISTS profile (
-    run_key VARCHAR, rep INTEGER, ranks INTEGER, mpi_library VARCHAR, abi VARCHAR,
-    start_epoch DOUBLE, bin_width DOUBLE, command VARCHAR, knobs VARCHAR,
-    fortran_warning VARCHAR, PRIMARY KEY (run_key, rep));
-CREATE TABLE IF NOT EXISTS profile_rank (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, host VARCHAR, wall DOUBLE, mpi_time DOUBLE,
-    io_write_calls BIGINT, io_write_bytes BIGINT, io_write_time DOUBLE,
-    io_read_calls BIGINT, io_read_bytes BIGINT, io_read_time DOUBLE,
-    overhead_calls BIGINT, overhead_seconds DOUBLE);
-CREATE TABLE IF NOT EXISTS profile_function (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, function VARCHAR, calls BIGINT, time DOUBLE,
-    time_min DOUBLE, time_max DOUBLE, sent BIGINT, recv BIGINT, calls_c BIGINT,
-    calls_fortran BIGINT);
-CREATE TABLE IF NOT EXISTS profile_histogram (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, function VARCHAR, bucket INTEGER,
-    messages BIGINT);
-CREATE TABLE IF NOT EXISTS profile_peer (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, peer INTEGER, direction VARCHAR,
-    bytes BIGINT, messages BIGINT);
-CREATE TABLE IF NOT EXISTS profile_comm (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, comm_id BIGINT, size INTEGER, name VARCHAR,
-    created_by VARCHAR, calls BIGINT, time DOUBLE, bytes BIGINT);
-CREATE TABLE IF NOT EXISTS profile_bin (
-    run_key VARCHAR, rep INTEGER, rank INTEGER, bin INTEGER, start DOUBLE, width DOUBLE,
-    mpi_time DOUBLE, calls BIGINT, sent BIGINT, recv BIGINT, io_write BIGINT, io_read BIGINT,
-    io_time DOUBLE);
-"""
-TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
-          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin")
-# Tables only some stores have: the Slurm jobs of a study run with --launcher slurm.
-OPTIONAL_TABLES = ("slurm_job", "slurm_repetition")
-RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
-               "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
-               "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",
-               "higher_is_better", "profile", "timeout", "repeats", "cores", "oversubscribed",
-               "status", "reason", "identity", "session_id", "launched_by")
-REPETITION_COLUMNS = ("run_key", "rep", "kind", "session_id", "started", "elapsed", "wall",
-                      "fom", "fom_unit", "status", "exit_code", "verification", "load_before",
-                      "load_after", "busy_cores_before", "oversubscribed", "result", "stdout", "stderr",
-                      "profile_file", "profile_error", "killed_after_result")
-SESSION_COLUMNS = ("session_id", "started", "finished", "command", "hostname", "cpu_model",
-                   "cores", "usable_cores", "memory_gib", "kernel", "os", "python",
-                   "esmperf_version", "git_commit", "git_dirty", "load_at_start")
+
+def results_dir(store_path: Path) -> Path:
+    """Where a study's profiles, scratch directories and report go: beside its store."""
+    return store_path.with_suffix("")
 
 
 class StoreError(EsmperfError):
@@ -253,6 +192,52 @@ class Store:
             self.con.execute("ROLLBACK")
             raise
 
+    # --- Slurm jobs (--launcher slurm, slurm/campaign.py) ------------------------------------
+
+    def add_slurm_tables(self) -> None:
+        self.con.execute(SLURM_SCHEMA)
+
+    def next_slurm_rep(self, run_key: str) -> int:
+        """The next repetition number, counting those submitted in jobs not yet collected."""
+        row = self.con.execute("SELECT coalesce(max(rep), 0) + 1 FROM slurm_repetition "
+                               "WHERE run_key = ?", [run_key]).fetchone()
+        return max(self.next_rep(run_key), int(row[0]) if row else 1)
+
+    def add_slurm_job(self, job_id: str, run_key: str, session_id: int,
+                      reps: list[tuple[int, str]], script: Path, submitted: Any) -> None:
+        """A submitted job and the repetitions it runs, committed together."""
+        con = self.con
+        con.execute("BEGIN")
+        con.execute("INSERT INTO slurm_job (job_id, run_key, session_id, reps, script, "
+                    "submitted, state, ingested) VALUES (?, ?, ?, ?, ?, ?, 'SUBMITTED', false)",
+                    [job_id, run_key, session_id, json.dumps([[rep, kind] for rep, kind in reps]),
+                     str(script), submitted])
+        for rep, _ in reps:
+            con.execute("INSERT OR REPLACE INTO slurm_repetition VALUES (?, ?, ?)",
+                        [run_key, rep, job_id])
+        con.execute("COMMIT")
+
+    def uncollected_slurm_jobs(self) -> list[dict[str, Any]]:
+        """Jobs submitted whose repetitions are not stored yet, oldest first."""
+        return self.rows("SELECT job_id, run_key, reps FROM slurm_job WHERE NOT ingested "
+                         "ORDER BY submitted, job_id")
+
+    def end_slurm_job(self, job_id: str, ended: Any, state: str, exit_code: str, elapsed: str,
+                      node_list: str, reason: str, node: dict[str, str]) -> None:
+        """How a job ended; its repetitions are collected."""
+        self.con.execute(
+            "UPDATE slurm_job SET ended = ?, state = ?, exit_code = ?, elapsed = ?, "
+            "node_list = ?, reason = ?, node = ?, ingested = true WHERE job_id = ?",
+            [ended, state, exit_code, elapsed, node_list, reason, json.dumps(node), job_id])
+
+    def set_session_machine(self, session_id: int, machine: dict[str, Any]) -> None:
+        """The machine a session ran on, when it is not this one (a job's node)."""
+        self.con.execute(
+            "UPDATE session SET hostname = ?, cpu_model = ?, cores = ?, usable_cores = ?, "
+            "memory_gib = ?, kernel = ? WHERE session_id = ?",
+            [machine["hostname"], machine["cpu_model"], machine["cores"],
+             machine["usable_cores"], machine["memory_gib"], machine["kernel"], session_id])
+
     # --- reading ---------------------------------------------------------------------------
 
     def rows(self, query: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
@@ -262,6 +247,15 @@ class Store:
 
     def runs(self) -> list[dict[str, Any]]:
         return self.rows("SELECT * FROM run ORDER BY position, run_key")
+
+    def sessions(self) -> list[dict[str, Any]]:
+        return self.rows("SELECT * FROM session ORDER BY session_id")
+
+    def measured_unit(self, run_key: str) -> str | None:
+        """The unit of a configuration's measured figure of merit (its JSON result's own)."""
+        rows = self.rows("SELECT fom_unit FROM repetition WHERE run_key = ? AND "
+                         "kind = 'measure' AND status = 'ok' LIMIT 1", [run_key])
+        return rows[0]["fom_unit"] if rows else None
 
     def export(self, directory: Path, fmt: str) -> list[Path]:
         """Every table as one Parquet or CSV file in `directory`."""
@@ -331,69 +325,3 @@ def _open_failure(path: Path, error: duckdb.Error) -> str:
     if "newer" in message.lower() or "version" in message.lower():
         return f"{path} was written by another DuckDB version: {message.splitlines()[0]}"
     return f"cannot open the study store {path}: {message.splitlines()[0]}"
-
-
-def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[str, list[Any]]]:
-    """A profile as columns of the profile tables (tidy: one row per rank and item)."""
-    header = profile.header
-    tables: dict[str, dict[str, list[Any]]] = {}
-
-    def add(table: str, **row: Any) -> None:
-        columns = tables.setdefault(table, {})
-        for name, value in {"run_key": run_key, "rep": rep, **row}.items():
-            columns.setdefault(name, []).append(value)
-
-    fortran = header.get("fortran") or {}
-    add("profile", ranks=int(header["ranks"]), mpi_library=str(header.get("mpi_library", "")),
-        abi=str(header.get("abi", "")), start_epoch=float(header.get("start_epoch", 0.0)),
-        bin_width=float((header.get("profiler") or {}).get("bin_width", 1.0)),
-        command=json.dumps(header.get("command", [])),
-        knobs=json.dumps(header.get("knobs", {}), sort_keys=True),
-        fortran_warning=str(fortran.get("warning") or ""))
-    for record in profile.ranks:
-        rank = int(record["rank"])
-        io = record.get("io") or {}
-        write, read = io.get("write") or {}, io.get("read") or {}
-        overhead = record.get("overhead") or {}
-        add("profile_rank", rank=rank, host=str(record.get("host", "")),
-            wall=float(record["wall"]), mpi_time=float(record["mpi_time"]),
-            io_write_calls=int(write.get("calls", 0)), io_write_bytes=int(write.get("bytes", 0)),
-            io_write_time=float(write.get("time", 0.0)),
-            io_read_calls=int(read.get("calls", 0)), io_read_bytes=int(read.get("bytes", 0)),
-            io_read_time=float(read.get("time", 0.0)),
-            overhead_calls=int(overhead.get("calls", 0)),
-            overhead_seconds=float(overhead.get("seconds", 0.0)))
-        for function, call in sorted(record["calls"].items()):
-            lang = call.get("lang") or {}
-            add("profile_function", rank=rank, function=function, calls=int(call.get("calls", 0)),
-                time=float(call.get("time", 0.0)), time_min=float(call.get("time_min", 0.0)),
-                time_max=float(call.get("time_max", 0.0)), sent=int(call.get("sent", 0)),
-                recv=int(call.get("recv", 0)), calls_c=int(lang.get("c", 0)),
-                calls_fortran=int(lang.get("fortran", 0)))
-            for bucket, messages in call.get("hist", []):
-                add("profile_histogram", rank=rank, function=function, bucket=int(bucket),
-                    messages=int(messages))
-        peers = record.get("peers") or {}
-        for direction in ("sent", "recv"):
-            for peer, (nbytes, messages) in sorted((peers.get(direction) or {}).items(),
-                                                   key=lambda item: int(item[0])):
-                add("profile_peer", rank=rank, peer=int(peer), direction=direction,
-                    bytes=int(nbytes), messages=int(messages))
-        for comm in record.get("comms") or []:
-            add("profile_comm", rank=rank, comm_id=int(comm.get("id", 0)),
-                size=int(comm.get("size", 0)), name=str(comm.get("name") or ""),
-                created_by=str(comm.get("created_by") or ""), calls=int(comm.get("calls", 0)),
-                time=float(comm.get("time", 0.0)), bytes=int(comm.get("bytes", 0)))
-        bins = record.get("bins") or {}
-        width = float(bins.get("width", 1.0))
-        series = {name: bins.get(name) or [] for name in
-                  ("mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time")}
-        for index in range(max((len(values) for values in series.values()), default=0)):
-            def at(name: str, cast: type) -> Any:
-                values = series[name]
-                return cast(values[index]) if index < len(values) else cast(0)
-            add("profile_bin", rank=rank, bin=index, start=index * width, width=width,
-                mpi_time=at("mpi_time", float), calls=at("calls", int), sent=at("sent", int),
-                recv=at("recv", int), io_write=at("io_write", int), io_read=at("io_read", int),
-                io_time=at("io_time", float))
-    return tables

@@ -1,27 +1,28 @@
-"""Study files (TOML, see docs/studies.md): what to run, expanded into configurations.
+"""Study files (TOML, see docs/studies.md): what to run, expanded into configurations
+(study/configuration.py).
 
 A study is a list of `[[matrix]]` blocks, each a Cartesian product of its axes (workload, size,
-steps, stack, knobs.*, options.*, ranks_per_node, ranks), with `zip` groups of axes that advance
-together; `[defaults]` gives every block its starting values. Each configuration has a key that
-depends only on what is run (not on how often), so a study can be resumed, extended, and
-compared with another.
+stack, options.*, knobs.*, steps, ranks_per_node, ranks: AXIS_ORDER), with `zip` groups of
+axes that advance together; `[defaults]` gives every block its starting values. Each
+configuration has a key that depends only on what is run (not on how often), so a study can
+be resumed, extended, and compared with another. (Just over 400 lines: one error message
+naming the fix for every mistake a study file can hold.)
 """
 
-import hashlib
 import itertools
-import json
-import math
 import re
 import shlex
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from esmperf.errors import EsmperfError, unknown_key
-from esmperf.knobs import KNOBS, check_knob
-from esmperf.slurm import SlurmError, SlurmOptions, slurm_options
+from esmperf.errors import unknown_key
+from esmperf.mpi.knobs import KNOBS, check_knob
+from esmperf.slurm.batch import SlurmError, slurm_options
+from esmperf.study.configuration import (DEFAULT_TIMEOUT, ELAPSED, Configuration, FomSpec,
+                                         RepeatPolicy, Study, StudyError)
 from esmperf.workloads import Workload, WorkloadError, load_workloads, unknown_workload
 
 STUDY_KEYS = ("name", "title", "description", "seed", "base_ranks", "metric", "defaults",
@@ -39,109 +40,6 @@ PROFILE_MODES = {False: "off", True: "once", "off": "off", "once": "once", "ever
 AXIS_ORDER = ("workload", "size", "stack", "options", "knobs", "steps", "ranks_per_node",
               "ranks")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-DEFAULT_TIMEOUT = 600.0
-
-
-class StudyError(EsmperfError):
-    """A study file that cannot be run; the message names the place and the fix."""
-
-
-@dataclass(frozen=True)
-class RepeatPolicy:
-    """Hoefler & Belli: warm-up runs, then repetitions until the CI of the median is at most
-    `ci_width` of the median wide at `confidence`, or `max` repetitions."""
-
-    warmup: int = 1
-    min: int = 3
-    max: int = 10
-    ci_width: float = 0.05
-    confidence: float = 0.95
-
-
-@dataclass(frozen=True)
-class FomSpec:
-    """Where a run's figure of merit comes from: the workload's JSON result line, a regex on
-    an external command's output, or the elapsed time the runner measures."""
-
-    source: str  # "json" | "regex" | "elapsed"
-    unit: str = "s"
-    higher_is_better: bool = False
-    regex: str | None = None
-
-
-ELAPSED = FomSpec("elapsed", "s", False)
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """One point of the matrix: everything that defines a run, and how to measure it."""
-
-    workload: str  # a manifest's name, or the name of an external command
-    kind: str  # "workload" | "command"
-    ranks: int
-    stack: str
-    size: str | None = None
-    steps: int | None = None
-    ranks_per_node: int | None = None
-    command: tuple[str, ...] = ()
-    launcher: bool = True
-    knobs: tuple[tuple[str, str], ...] = ()
-    options: tuple[tuple[str, str], ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    fom: FomSpec = ELAPSED
-    profile: str = "off"
-    timeout: float = DEFAULT_TIMEOUT
-    repeats: RepeatPolicy = field(default_factory=RepeatPolicy)
-    matrix: int = 1
-
-    def identity(self) -> dict[str, Any]:
-        """What is run: equal identities measure the same thing (resume, compare)."""
-        return {
-            "kind": self.kind, "workload": self.workload, "command": list(self.command),
-            "launcher": self.launcher, "size": self.size, "steps": self.steps,
-            "ranks": self.ranks, "ranks_per_node": self.ranks_per_node, "stack": self.stack,
-            "knobs": dict(self.knobs), "options": dict(self.options), "env": dict(self.env),
-            "fom": {"source": self.fom.source, "regex": self.fom.regex},
-        }
-
-    @property
-    def key(self) -> str:
-        text = json.dumps(self.identity(), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @property
-    def series(self) -> str:
-        """The identity without ranks: the points of one scaling curve share it."""
-        identity = self.identity()
-        del identity["ranks"]
-        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-
-    @property
-    def nodes(self) -> int:
-        return math.ceil(self.ranks / self.ranks_per_node) if self.ranks_per_node else 1
-
-    @property
-    def label(self) -> str:
-        parts = [self.workload + (f" {self.size}" if self.size else ""), self.stack]
-        parts += [f"{key}={value}" for key, value in (*self.options, *self.knobs)]
-        if self.steps is not None:
-            parts.append(f"steps={self.steps}")
-        return " · ".join(parts) + f" · {self.ranks} rank{'s' if self.ranks > 1 else ''}"
-
-
-@dataclass
-class Study:
-    name: str
-    title: str
-    description: str
-    seed: str
-    base_ranks: int | None
-    metric: str
-    configurations: list[Configuration]
-    source: str  # the file (or "command line")
-    text: str  # the study file as written, stored with the results
-    notes: list[str] = field(default_factory=list)  # things the user should know (not errors)
-    slurm: SlurmOptions = field(default_factory=SlurmOptions)  # [slurm]: docs/slurm.md
 
 
 def load_study(path: Path, default_stacks: Sequence[str] = ("openmpi",),

@@ -14,8 +14,8 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from esmperf.profile import Profile
-from esmperf.stacks import first_line
+from esmperf.profile.read import Profile
+from esmperf.mpi.stacks import first_line
 
 MPI_IO_PREFIX = "MPI_File_"
 FUNCTION_TOTALS = ("calls", "time", "sent", "recv")

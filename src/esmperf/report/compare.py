@@ -14,8 +14,8 @@ from rich.table import Table
 
 from esmperf import stats
 from esmperf.errors import EsmperfError
-from esmperf.results import RunResult, load_results
-from esmperf.store import Store
+from esmperf.store.results import RunResult, load_results
+from esmperf.store.database import Store
 
 
 @dataclass

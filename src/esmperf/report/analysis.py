@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.results import RunResult
-from esmperf.store import Store
-from esmperf.study import baseline_value
+from esmperf.store.results import RunResult
+from esmperf.store.database import Store
+from esmperf.study.file import baseline_value
 
 MPI_IO_PREFIX = "MPI_File_"
 

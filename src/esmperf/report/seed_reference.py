@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import EsmperfError, unknown_key
-from esmperf.knobs import KNOBS
+from esmperf.mpi.knobs import KNOBS
 from esmperf.paths import repo_root
 
 FILE_KEYS = ("id", "title", "seed_file", "tolerance", "machine", "claim")

@@ -16,13 +16,13 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
                  count is ranks / ranks_per_node (the study's axis; 1 rank per node if unset)
 - topology       crossbar | fat-tree-1to1 | fat-tree-2to1 | fat-tree-4to1 | torus   how the
                  nodes are wired: one non-blocking switch, a 2-level fat-tree blocking B:1 at
-                 its leaves, or a 3-D torus (platforms.py)
+                 its leaves, or a 3-D torus (mpi/platforms.py)
 - network_model  cm02 | smpi     SimGrid's analytic latency + n/bandwidth, or its piecewise
                                  model calibrated on a TCP cluster
 - computation    measured | off | model   charge each rank's measured compute bursts, nothing
                  (the network alone), or only each kernel's bytes over its node's bandwidth
                  share (deterministic; needs a machine)
-- machine        none | dell-m610 | dell-r815 | juropa   the simulated node (machines.py): its
+- machine        none | dell-m610 | dell-r815 | juropa   the simulated node (mpi/machines.py): its
                  memory bandwidth shared by the ranks on it, its core speed relative to here
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
@@ -30,15 +30,18 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 
 A value a library cannot honour is `Unsupported` with the reason: the runner skips those runs
 and says so; it never runs them with the knob silently ignored.
+
+Over 400 lines: the knobs, their mapping to each library and to SimGrid's flags are one table
+read together; splitting them would put a knob's values and its implementation apart.
 """
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf import machines, platforms
+from esmperf.mpi import machines, platforms
 from esmperf.paths import build_root
-from esmperf.stacks import SMPI, Stack
+from esmperf.mpi.stacks import SMPI, Stack
 
 
 # fold = auto folds a simulated run of a workload that folds from this many ranks up. A full
