@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
+from esmperf.pop_metrics import is_blocking_completion, receive_wait_of
 from esmperf.results import RunResult
 from esmperf.store import Store
 from esmperf.study import baseline_value
@@ -32,6 +33,7 @@ class ProfileData:
     bins: list[dict[str, float]]  # start, width, mpi_time, io_write, io_read
     io_write_per_rank: list[float]
     io_read_per_rank: list[float]
+    receive_wait: dict[str, Any] = field(default_factory=dict)  # pop_metrics.receive_wait_of
 
     @property
     def mpi_percent(self) -> float:
@@ -242,6 +244,7 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
                       f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
                       "ORDER BY bin", key)
     return ProfileData(
+        receive_wait=_receive_wait(store, run_key, rep, size, sum(float(r["mpi_time"]) for r in ranks)),
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
         mpi_sum=sum(float(r["mpi_time"]) for r in ranks),
@@ -255,6 +258,28 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
         io_write_per_rank=[float(r["io_write_bytes"]) for r in ranks],
         io_read_per_rank=[float(r["io_read_bytes"]) for r in ranks],
     )
+
+
+def _receive_wait(store: Store, run_key: str, rep: int, size: int,
+                  mpi_time: float) -> dict[str, Any]:
+    """The receive wait of a stored profile (empty for stores written before it was recorded)."""
+    if not store.rows("SELECT 1 FROM information_schema.columns WHERE table_name = "
+                      "'profile_function' AND column_name = 'recv_wait_time'"):
+        return {}
+    rows = store.rows("SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
+                      "FROM profile_function WHERE run_key = ? AND rep = ? AND "
+                      "recv_wait_calls > 0", [run_key, rep])
+    functions: dict[str, list[float]] = {}
+    per_rank = [0.0] * size
+    for row in rows:
+        if not is_blocking_completion(row["function"]):
+            continue
+        total = functions.setdefault(row["function"], [0, 0.0])
+        total[0] += row["calls"]
+        total[1] += row["time"]
+        if 0 <= row["rank"] < size:
+            per_rank[row["rank"]] += row["time"]
+    return receive_wait_of(functions, per_rank, mpi_time)
 
 
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:

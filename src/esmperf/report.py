@@ -18,6 +18,7 @@ from esmperf.analysis import Group, build_groups, comparisons, top_functions
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
 from esmperf.findings import Finding, all_findings
+from esmperf.report_efficiency import efficiency_html
 from esmperf.results import (RunResult, killed_after_result, killed_after_result_text,
                              load_results)
 from esmperf.runner import results_dir
@@ -420,7 +421,8 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
     return (f"<section id='{_slug(group.title)}'><h2>{_e(group.title)}</h2>"
             f"<p class='small'>Figure of merit: {unit} ({direction}).</p>"
             f"<div class='figures'>{''.join(_figure_html(f) for f in figures)}</div>"
-            f"<h3>Results</h3><table>{header}{''.join(rows)}</table></section>")
+            f"<h3>Results</h3><table>{header}{''.join(rows)}</table>"
+            f"{efficiency_html(group)}</section>")
 
 
 def _simulator_cost(result: RunResult) -> str:

@@ -13,6 +13,8 @@ Tables (columns in docs/studies.md):
 - metric       every number of a workload's JSON result, per repetition (tidy: name, value)
 - profile, profile_rank, profile_function, profile_histogram, profile_peer, profile_comm,
   profile_bin: the profile files of profiled repetitions, imported (docs/profile-format.md)
+- profile_efficiency  per profiled repetition, the POP CoE metrics and the receive wait
+  (pop_metrics.py)
 
 A repetition and everything belonging to it are committed together as soon as it ends, so a
 study killed at any moment (even kill -9) keeps every finished repetition and none twice.
@@ -27,6 +29,7 @@ import duckdb
 import numpy as np
 
 from esmperf.errors import EsmperfError
+from esmperf.pop_metrics import receive_wait, run_efficiency
 from esmperf.profile import Profile
 
 SCHEMA_VERSION = "1"
@@ -35,7 +38,9 @@ SCHEMA_VERSION = "1"
 # store opened read-only use row.get() for them. Adding a column keeps the schema version (an
 # older esmperf reads and writes the store as before); changing or dropping one would not.
 ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),
-                 ("run", "launched_by", "VARCHAR"))
+                 ("run", "launched_by", "VARCHAR"),
+                 ("profile_function", "recv_wait_calls", "BIGINT"),
+                 ("profile_function", "recv_wait_time", "DOUBLE"))
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
 SCHEMA = """
@@ -92,9 +97,14 @@ CREATE TABLE IF NOT EXISTS profile_bin (
     run_key VARCHAR, rep INTEGER, rank INTEGER, bin INTEGER, start DOUBLE, width DOUBLE,
     mpi_time DOUBLE, calls BIGINT, sent BIGINT, recv BIGINT, io_write BIGINT, io_read BIGINT,
     io_time DOUBLE);
+CREATE TABLE IF NOT EXISTS profile_efficiency (
+    run_key VARCHAR, rep INTEGER, load_balance DOUBLE, communication_efficiency DOUBLE,
+    parallel_efficiency DOUBLE, useful_mean DOUBLE, useful_max DOUBLE, runtime DOUBLE,
+    receive_wait DOUBLE, receive_wait_calls BIGINT, PRIMARY KEY (run_key, rep));
 """
 TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
-          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin")
+          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin",
+          "profile_efficiency")
 # Tables only some stores have: the Slurm jobs of a study run with --launcher slurm.
 OPTIONAL_TABLES = ("slurm_job", "slurm_repetition")
 RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
@@ -369,7 +379,9 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 time=float(call.get("time", 0.0)), time_min=float(call.get("time_min", 0.0)),
                 time_max=float(call.get("time_max", 0.0)), sent=int(call.get("sent", 0)),
                 recv=int(call.get("recv", 0)), calls_c=int(lang.get("c", 0)),
-                calls_fortran=int(lang.get("fortran", 0)))
+                calls_fortran=int(lang.get("fortran", 0)),
+                recv_wait_calls=int(call.get("recv_wait", (0, 0.0))[0]),
+                recv_wait_time=float(call.get("recv_wait", (0, 0.0))[1]))
             for bucket, messages in call.get("hist", []):
                 add("profile_histogram", rank=rank, function=function, bucket=int(bucket),
                     messages=int(messages))
@@ -396,4 +408,10 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 mpi_time=at("mpi_time", float), calls=at("calls", int), sent=at("sent", int),
                 recv=at("recv", int), io_write=at("io_write", int), io_read=at("io_read", int),
                 io_time=at("io_time", float))
+    efficiency = run_efficiency([float(r["wall"]) for r in profile.ranks],
+                                [float(r["mpi_time"]) for r in profile.ranks])
+    wait = receive_wait(profile.ranks)
+    if efficiency:
+        add("profile_efficiency", **efficiency.as_dict(), receive_wait=wait["time"],
+            receive_wait_calls=wait["calls"])
     return tables

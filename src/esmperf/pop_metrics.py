@@ -1,0 +1,102 @@
+"""The POP CoE efficiency metrics of one run, and its receive wait: one definition, used by the
+profile summary (`esmperf show`), the store and the report.
+
+POP CoE (Performance Optimisation and Productivity Centre of Excellence) defines, from each
+process's *useful computation time* (time outside MPI):
+
+- load balance efficiency   LB = mean(useful) / max(useful)
+- communication efficiency  CommE = max(useful) / runtime
+- parallel efficiency       PE = LB x CommE = mean(useful) / runtime
+
+(co-design.pop-coe.eu/metrics: load_balance_efficiency, parallel_efficiency). Here a rank's
+useful time is its profile `wall` (end of MPI_Init to start of MPI_Finalize) minus its
+`mpi_time`, and the runtime is the longest rank's `wall`. These are not the *scaling*
+efficiency of stats.scaling_efficiency (performance per rank against a base rank count).
+
+Receive wait: the time of blocking calls that completed at least one point-to-point receive
+(MPI_Recv, MPI_Sendrecv, MPI_Mrecv, MPI_Wait*, ...; the profile's per-function `recv_wait`),
+an upper bound of the late-sender time (docs/profiler.md says what it includes).
+"""
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+NONBLOCKING_COMPLETION = "MPI_Test"  # MPI_Test, _all, _any, _some: they return at once
+
+
+@dataclass(frozen=True)
+class PopEfficiency:
+    load_balance: float
+    communication_efficiency: float
+    parallel_efficiency: float
+    useful_mean: float  # seconds
+    useful_max: float
+    runtime: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def pop_efficiency(useful: Sequence[float], runtime: float) -> PopEfficiency | None:
+    """The POP metrics from each rank's useful computation time and the run's runtime; None
+    when they are undefined (no ranks, no useful time, no runtime)."""
+    if not useful or runtime <= 0:
+        return None
+    useful_max = max(useful)
+    if useful_max <= 0:
+        return None
+    useful_mean = sum(useful) / len(useful)
+    load_balance = useful_mean / useful_max
+    communication = useful_max / runtime
+    return PopEfficiency(load_balance, communication, load_balance * communication,
+                         useful_mean, useful_max, runtime)
+
+
+def useful_times(walls: Sequence[float], mpi_times: Sequence[float]) -> list[float]:
+    """Each rank's time outside MPI (never negative: threads in MPI at once can add up to more
+    than the wall time)."""
+    return [max(0.0, wall - mpi) for wall, mpi in zip(walls, mpi_times, strict=True)]
+
+
+def run_efficiency(walls: Sequence[float], mpi_times: Sequence[float]) -> PopEfficiency | None:
+    """The POP metrics of a run from its ranks' wall and MPI times."""
+    return pop_efficiency(useful_times(walls, mpi_times), max(walls, default=0.0))
+
+
+def is_blocking_completion(function: str) -> bool:
+    return not function.startswith(NONBLOCKING_COMPLETION)
+
+
+def receive_wait(ranks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Receive wait over a profile's rank records: total seconds and calls, per function (most
+    time first) and per rank, and its share of the ranks' MPI time."""
+    functions: dict[str, list[float]] = {}
+    per_rank = []
+    for rank in ranks:
+        seconds = 0.0
+        for name, call in rank["calls"].items():
+            calls, time = call.get("recv_wait", (0, 0.0))
+            if calls and is_blocking_completion(name):
+                total = functions.setdefault(name, [0, 0.0])
+                total[0] += calls
+                total[1] += time
+                seconds += time
+        per_rank.append(seconds)
+    return receive_wait_of(functions, per_rank, sum(rank["mpi_time"] for rank in ranks))
+
+
+def receive_wait_of(functions: dict[str, Sequence[float]], per_rank: Sequence[float],
+                    mpi_time: float) -> dict[str, Any]:
+    """Receive wait from per-function [calls, seconds] (blocking calls only) and per-rank
+    seconds; used for profiles and for stored runs alike."""
+    time = sum(seconds for _, seconds in functions.values())
+    return {
+        "time": time,
+        "calls": int(sum(calls for calls, _ in functions.values())),
+        "percent_of_mpi_time": 100.0 * time / mpi_time if mpi_time > 0 else 0.0,
+        "by_function": [{"function": name, "calls": int(calls), "time": seconds}
+                        for name, (calls, seconds) in
+                        sorted(functions.items(), key=lambda item: (-item[1][1], item[0]))],
+        "per_rank": list(per_rank),
+    }
