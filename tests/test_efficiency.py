@@ -12,7 +12,7 @@ import pytest
 from conftest import call, header, rank_record, write_profile
 
 from esmperf.build import build_dir
-from esmperf.pop_metrics import pop_efficiency, receive_wait, run_efficiency
+from esmperf.pop_metrics import pop_efficiency, profile_efficiency, receive_wait, run_efficiency
 from esmperf.profile import read_profile
 from esmperf.stacks import discover_stacks
 from esmperf.store import Store, profile_tables
@@ -73,17 +73,17 @@ def test_summary_show_and_store(crafted: Path, tmp_path: Path) -> None:
     summary = summarise(read_profile(crafted))
     assert summary["efficiency"] == {"load_balance": 0.75, "communication_efficiency": 0.5,
                                      "parallel_efficiency": 0.375, "useful_mean": 6.0,
-                                     "useful_max": 8.0, "runtime": 16.0}
+                                     "useful_max": 8.0, "runtime": 16.0, "scope": "run"}
     assert summary["receive_wait"]["time"] == 1.75
     shown = subprocess.run([str(ESMPERF), "show", str(crafted)], capture_output=True, text=True,
                            env=os.environ | {"COLUMNS": "200"}, timeout=60)
     assert shown.returncode == 0, shown.stderr
-    assert "0.375 = load balance 0.750 x communication efficiency 0.500" in shown.stdout
+    assert "0.375 = load balance 0.750 x communication efficiency 0.500 (POP, run;" in shown.stdout
     assert "1.750 s in 6 calls that completed a receive" in shown.stdout
 
     tables = profile_tables(read_profile(crafted), "run-a", 1)
     row = {name: values[0] for name, values in tables["profile_efficiency"].items()}
-    assert row == {"run_key": "run-a", "rep": 1, "load_balance": 0.75,
+    assert row == {"run_key": "run-a", "rep": 1, "scope": "run", "load_balance": 0.75,
                    "communication_efficiency": 0.5, "parallel_efficiency": 0.375,
                    "useful_mean": 6.0, "useful_max": 8.0, "runtime": 16.0,
                    "receive_wait": 1.75, "receive_wait_calls": 6}
@@ -107,7 +107,29 @@ def test_stored_receive_wait_reads_back(crafted: Path, tmp_path: Path) -> None:
             store._insert_columns(table, columns)
         data = load_profile_data(store, "run-a", 1)
     assert data.receive_wait == receive_wait(crafted_ranks())
-    assert run_efficiency(data.wall_per_rank, data.mpi_per_rank).parallel_efficiency == 0.375
+    assert data.efficiency["parallel_efficiency"] == 0.375 and data.efficiency["scope"] == "run"
+
+
+def region(name: str, wall: float, mpi_time: float, path: list[str] | None = None) -> dict:
+    return {"name": name, "path": path or [name], "enters": 1, "open": 0, "wall": wall,
+            "mpi_time": mpi_time, "calls": 1, "sent": 0, "recv": 0, "functions": {}}
+
+
+def test_timed_region_is_the_scope_when_every_rank_has_it() -> None:
+    """The harness (set-up, timing barriers) stays out: useful time in the region "timed"
+    is 4, 4, 2, 2 s (two entries on rank 3 add up), runtime 5 s: LB 0.75, CommE 0.8."""
+    ranks = crafted_ranks()
+    timed = [[region("timed", 5.0, 1.0)], [region("timed", 5.0, 1.0)],
+             [region("timed", 4.0, 2.0), region("timestep", 1.0, 0.5, ["timed", "timestep"])],
+             [region("timed", 2.0, 1.0), region("timed", 1.5, 0.5)]]
+    for rank, regions in zip(ranks, timed, strict=True):
+        rank["regions"] = regions
+    scope, metrics = profile_efficiency(ranks)
+    assert scope == "region timed"
+    assert (metrics.useful_mean, metrics.useful_max, metrics.runtime) == (3.0, 4.0, 5.0)
+    assert (metrics.load_balance, metrics.communication_efficiency) == (0.75, 0.8)
+    del ranks[3]["regions"]                    # one rank without it: the whole run
+    assert profile_efficiency(ranks)[0] == "run"
 
 
 @pytest.mark.parametrize("stack", DEBIAN_STACKS, ids=lambda s: s.id)

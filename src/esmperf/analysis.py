@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.pop_metrics import is_blocking_completion, receive_wait_of
+from esmperf.pop_metrics import is_blocking_completion, receive_wait_of, run_efficiency
 from esmperf.results import RunResult
 from esmperf.store import Store
 from esmperf.study import baseline_value
@@ -34,6 +34,7 @@ class ProfileData:
     io_write_per_rank: list[float]
     io_read_per_rank: list[float]
     receive_wait: dict[str, Any] = field(default_factory=dict)  # pop_metrics.receive_wait_of
+    efficiency: dict[str, Any] = field(default_factory=dict)  # POP metrics and scope, if any
 
     @property
     def mpi_percent(self) -> float:
@@ -245,6 +246,7 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
                       "ORDER BY bin", key)
     return ProfileData(
         receive_wait=_receive_wait(store, run_key, rep, size, sum(float(r["mpi_time"]) for r in ranks)),
+        efficiency=_efficiency(store, run_key, rep, ranks),
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
         mpi_sum=sum(float(r["mpi_time"]) for r in ranks),
@@ -258,6 +260,21 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
         io_write_per_rank=[float(r["io_write_bytes"]) for r in ranks],
         io_read_per_rank=[float(r["io_read_bytes"]) for r in ranks],
     )
+
+
+def _efficiency(store: Store, run_key: str, rep: int,
+                ranks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The POP metrics computed when the profile was stored (of the timed region when it had
+    one); for stores written before, of the whole run, from the ranks' times."""
+    if store.rows("SELECT 1 FROM information_schema.tables WHERE table_name = "
+                  "'profile_efficiency'"):
+        rows = store.rows("SELECT * FROM profile_efficiency WHERE run_key = ? AND rep = ?",
+                          [run_key, rep])
+        if rows:
+            return {k: v for k, v in rows[0].items() if k not in ("run_key", "rep")}
+    metrics = run_efficiency([float(r["wall"]) for r in ranks],
+                             [float(r["mpi_time"]) for r in ranks])
+    return metrics.as_dict() | {"scope": "run"} if metrics else {}
 
 
 def _receive_wait(store: Store, run_key: str, rep: int, size: int,

@@ -9,9 +9,11 @@ process's *useful computation time* (time outside MPI):
 - parallel efficiency       PE = LB x CommE = mean(useful) / runtime
 
 (co-design.pop-coe.eu/metrics: load_balance_efficiency, parallel_efficiency). Here a rank's
-useful time is its profile `wall` (end of MPI_Init to start of MPI_Finalize) minus its
-`mpi_time`, and the runtime is the longest rank's `wall`. These are not the *scaling*
-efficiency of stats.scaling_efficiency (performance per rank against a base rank count).
+useful time is its `wall` minus its `mpi_time`, and the runtime is the longest rank's `wall`:
+of the timed region (`MPI_Pcontrol(1, "timed")` ... `(-1, "timed")`, the workloads' timed loop)
+when every rank has it, else of the whole run (end of MPI_Init to start of MPI_Finalize).
+These are not the *scaling* efficiency of stats.scaling_efficiency (performance per rank
+against a base rank count).
 
 Receive wait: the time of blocking calls that completed at least one point-to-point receive
 (MPI_Recv, MPI_Sendrecv, MPI_Mrecv, MPI_Wait*, ...; the profile's per-function `recv_wait`),
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 NONBLOCKING_COMPLETION = "MPI_Test"  # MPI_Test, _all, _any, _some: they return at once
+TIMED_REGION = "timed"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,31 @@ def useful_times(walls: Sequence[float], mpi_times: Sequence[float]) -> list[flo
 def run_efficiency(walls: Sequence[float], mpi_times: Sequence[float]) -> PopEfficiency | None:
     """The POP metrics of a run from its ranks' wall and MPI times."""
     return pop_efficiency(useful_times(walls, mpi_times), max(walls, default=0.0))
+
+
+def region_times(ranks: Sequence[dict[str, Any]],
+                 region: str = TIMED_REGION) -> tuple[list[float], list[float]] | None:
+    """Each rank's wall and MPI time in the top-level region `region` (all its entries), or
+    None when some rank has no such region."""
+    walls, mpi_times = [], []
+    for rank in ranks:
+        entries = [entry for entry in rank.get("regions") or []
+                   if list(entry.get("path") or [entry.get("name")]) == [region]]
+        if not entries:
+            return None
+        walls.append(sum(float(entry["wall"]) for entry in entries))
+        mpi_times.append(sum(float(entry["mpi_time"]) for entry in entries))
+    return walls, mpi_times
+
+
+def profile_efficiency(ranks: Sequence[dict[str, Any]]) -> tuple[str, PopEfficiency | None]:
+    """The POP metrics of a profile's ranks and their scope: the timed region when every rank
+    has one ("region timed"), else the whole run ("run")."""
+    timed = region_times(ranks)
+    if timed is not None:
+        return f"region {TIMED_REGION}", run_efficiency(*timed)
+    return "run", run_efficiency([float(rank["wall"]) for rank in ranks],
+                                 [float(rank["mpi_time"]) for rank in ranks])
 
 
 def is_blocking_completion(function: str) -> bool:

@@ -123,7 +123,8 @@ def _efficiency_text(efficiency: dict[str, float] | None) -> str:
         return "-"
     return (f"{efficiency['parallel_efficiency']:.3f} = load balance "
             f"{efficiency['load_balance']:.3f} x communication efficiency "
-            f"{efficiency['communication_efficiency']:.3f} (POP; 1 is ideal)")
+            f"{efficiency['communication_efficiency']:.3f} (POP, {efficiency['scope']}; 1 is "
+            "ideal)")
 
 
 def _receive_wait_text(wait: dict[str, Any]) -> str:

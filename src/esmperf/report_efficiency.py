@@ -6,7 +6,6 @@ per rank against the base rank count)."""
 from html import escape
 
 from esmperf.analysis import Group
-from esmperf.pop_metrics import run_efficiency
 
 
 def efficiency_html(group: Group) -> str:
@@ -14,8 +13,8 @@ def efficiency_html(group: Group) -> str:
     rows = []
     for label, points in group.series().items():
         for result, profile in group.profiled(label):
-            metrics = run_efficiency(profile.wall_per_rank, profile.mpi_per_rank)
-            if metrics is None:
+            metrics = profile.efficiency
+            if not metrics:
                 continue
             wait = profile.receive_wait
             top = wait.get("by_function", [])[:2] if wait else []
@@ -25,18 +24,20 @@ def efficiency_html(group: Group) -> str:
             over = " (oversubscribed)" if result.oversubscribed else ""
             rows.append(
                 f"<tr><td>{escape(label)}</td><td class='num'>{result.ranks}{over}</td>"
-                f"<td class='num'>{metrics.load_balance:.3f}</td>"
-                f"<td class='num'>{metrics.communication_efficiency:.3f}</td>"
-                f"<td class='num'>{metrics.parallel_efficiency:.3f}</td>"
+                f"<td>{escape(metrics['scope'] or 'run')}</td>"
+                f"<td class='num'>{metrics['load_balance']:.3f}</td>"
+                f"<td class='num'>{metrics['communication_efficiency']:.3f}</td>"
+                f"<td class='num'>{metrics['parallel_efficiency']:.3f}</td>"
                 f"<td class='num'>{escape(wait_text)}</td></tr>")
     if not rows:
         return ""
     return ("<h3>Parallel efficiency (POP CoE metrics, profiled run)</h3>"
-            "<p class='small'>Load balance = mean / max of the ranks' useful time (outside MPI); "
+            "<p class='small'>Of the timed region when the run marked one, else of the whole "
+            "run. Load balance = mean / max of the ranks' useful time (outside MPI); "
             "communication efficiency = max useful time / runtime (the longest rank); "
             "parallel efficiency = their product; 1 is ideal, POP calls below 0.8 a problem "
             "(higher is better). Receive wait: time in blocking calls that completed a "
             "receive, an upper bound of late-sender time (docs/profiler.md).</p>"
-            "<table><tr><th>configuration</th><th>ranks</th><th>load balance</th>"
+            "<table><tr><th>configuration</th><th>ranks</th><th>of</th><th>load balance</th>"
             "<th>communication efficiency</th><th>parallel efficiency</th>"
             "<th>receive wait (all ranks)</th></tr>" + "".join(rows) + "</table>")

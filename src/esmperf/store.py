@@ -29,7 +29,7 @@ import duckdb
 import numpy as np
 
 from esmperf.errors import EsmperfError
-from esmperf.pop_metrics import receive_wait, run_efficiency
+from esmperf.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile import Profile
 
 SCHEMA_VERSION = "1"
@@ -98,7 +98,7 @@ CREATE TABLE IF NOT EXISTS profile_bin (
     mpi_time DOUBLE, calls BIGINT, sent BIGINT, recv BIGINT, io_write BIGINT, io_read BIGINT,
     io_time DOUBLE);
 CREATE TABLE IF NOT EXISTS profile_efficiency (
-    run_key VARCHAR, rep INTEGER, load_balance DOUBLE, communication_efficiency DOUBLE,
+    run_key VARCHAR, rep INTEGER, scope VARCHAR, load_balance DOUBLE, communication_efficiency DOUBLE,
     parallel_efficiency DOUBLE, useful_mean DOUBLE, useful_max DOUBLE, runtime DOUBLE,
     receive_wait DOUBLE, receive_wait_calls BIGINT, PRIMARY KEY (run_key, rep));
 """
@@ -408,10 +408,9 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 mpi_time=at("mpi_time", float), calls=at("calls", int), sent=at("sent", int),
                 recv=at("recv", int), io_write=at("io_write", int), io_read=at("io_read", int),
                 io_time=at("io_time", float))
-    efficiency = run_efficiency([float(r["wall"]) for r in profile.ranks],
-                                [float(r["mpi_time"]) for r in profile.ranks])
+    scope, efficiency = profile_efficiency(profile.ranks)
     wait = receive_wait(profile.ranks)
     if efficiency:
-        add("profile_efficiency", **efficiency.as_dict(), receive_wait=wait["time"],
+        add("profile_efficiency", scope=scope, **efficiency.as_dict(), receive_wait=wait["time"],
             receive_wait_calls=wait["calls"])
     return tables

@@ -16,7 +16,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from esmperf.pop_metrics import receive_wait, run_efficiency
+from esmperf.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile import Profile
 from esmperf.stacks import first_line
 
@@ -86,9 +86,9 @@ def summarise(profile: Profile) -> dict[str, Any]:
     }
 
 
-def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, float] | None:
-    metrics = run_efficiency([rank["wall"] for rank in ranks], [rank["mpi_time"] for rank in ranks])
-    return metrics.as_dict() if metrics else None
+def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    scope, metrics = profile_efficiency(ranks)
+    return metrics.as_dict() | {"scope": scope} if metrics else None
 
 
 FILE_FIELDS = ("write", "read", "stdio_write", "stdio_read")
