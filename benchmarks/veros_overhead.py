@@ -68,6 +68,8 @@ def one_run(stack, args: argparse.Namespace, profiled: bool, scratch: Path) -> d
         lines = [json.loads(line) for line in out.read_text().splitlines()[1:-1]]
         overhead = sum(line["overhead"]["seconds"] for line in lines)
         figures["estimate_percent"] = 100 * overhead / sum(line["wall"] for line in lines)
+        figures["calls"] = sum(line["overhead"]["calls"] for line in lines)
+        figures["ns_per_call"] = max(line["overhead"]["ns_per_call"] for line in lines)
     return figures
 
 
@@ -108,7 +110,8 @@ def main() -> None:
               f"| {spread(added, 2)} |")
     print(f"load average before the runs: {spread([r['load'] for r in off + on], 2)}")
     print("profiler's own estimate (calibrated ns/call x calls, % of wall): "
-          f"{spread([r['estimate_percent'] for r in on], 4)}")
+          f"{spread([r['estimate_percent'] for r in on], 4)}; wrapped calls per run (all ranks) "
+          f"{spread([r['calls'] for r in on], 0)}, ns per call {spread([r['ns_per_call'] for r in on], 1)}")
 
 
 if __name__ == "__main__":
