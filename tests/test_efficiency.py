@@ -4,6 +4,7 @@ report's table), and the profiler's receive wait on a C program whose sender is 
 (native/tests/prof_late_sender.c: counts and attribution, never durations)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,22 @@ def test_late_sender_receive_wait(stack, tmp_path: Path) -> None:
     assert sorted(waits[1]) == ["MPI_Recv"] and waits[1]["MPI_Recv"][0] == 1
     summary = summarise(read_profile(out))
     assert summary["receive_wait"]["calls"] == 3
+
+
+def test_report_has_the_efficiency_table(tmp_path: Path) -> None:
+    """The fixture's profiles: every rank 10 s wall, 1 s x ranks in MPI: load balance 1,
+    communication (and parallel) efficiency 0.9, 0.8, 0.6 at 1, 2, 4 ranks."""
+    from test_study_fixtures import FakeRun, make_store
+
+    from esmperf.report import write_report
+    store = make_store(tmp_path / "fake.duckdb",
+                       [FakeRun(ranks, [1.0, 1.0, 1.0], profile=True) for ranks in (1, 2, 4)])
+    page = write_report(store, tmp_path / "report").read_text()
+    table = page[page.index("Parallel efficiency (POP CoE metrics"):]
+    table = table[:table.index("</table>")]
+    rows = [re.sub(r"<[^>]+>", "|", row) for row in table.split("<tr>")[2:]]
+    cells = [[cell for cell in row.split("|") if cell] for row in rows]
+    assert [(c[1][:1], c[2], c[3], c[4], c[5], c[6]) for c in cells] == [
+        ("1", "run", "1.000", "0.900", "0.900", "0"),
+        ("2", "run", "1.000", "0.800", "0.800", "0"),
+        ("4", "run", "1.000", "0.600", "0.600", "0")]
