@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.pop_metrics import is_blocking_completion, receive_wait_of, run_efficiency
+from esmperf.pop_metrics import receive_wait_of, run_efficiency
 from esmperf.results import RunResult
 from esmperf.store import Store
 from esmperf.study import baseline_value
@@ -286,17 +286,8 @@ def _receive_wait(store: Store, run_key: str, rep: int, size: int,
     rows = store.rows("SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
                       "FROM profile_function WHERE run_key = ? AND rep = ? AND "
                       "recv_wait_calls > 0", [run_key, rep])
-    functions: dict[str, list[float]] = {}
-    per_rank = [0.0] * size
-    for row in rows:
-        if not is_blocking_completion(row["function"]):
-            continue
-        total = functions.setdefault(row["function"], [0, 0.0])
-        total[0] += row["calls"]
-        total[1] += row["time"]
-        if 0 <= row["rank"] < size:
-            per_rank[row["rank"]] += row["time"]
-    return receive_wait_of(functions, per_rank, mpi_time)
+    return receive_wait_of(((row["rank"], row["function"], row["calls"], row["time"])
+                            for row in rows), size, mpi_time)
 
 
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:

@@ -20,7 +20,7 @@ Receive wait: the time of blocking calls that completed at least one point-to-po
 an upper bound of the late-sender time (docs/profiler.md says what it includes).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -97,27 +97,27 @@ def is_blocking_completion(function: str) -> bool:
 
 
 def receive_wait(ranks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Receive wait over a profile's rank records: total seconds and calls, per function (most
-    time first) and per rank, and its share of the ranks' MPI time."""
-    functions: dict[str, list[float]] = {}
-    per_rank = []
-    for rank in ranks:
-        seconds = 0.0
-        for name, call in rank["calls"].items():
-            calls, time = call.get("recv_wait", (0, 0.0))
-            if calls and is_blocking_completion(name):
-                total = functions.setdefault(name, [0, 0.0])
-                total[0] += calls
-                total[1] += time
-                seconds += time
-        per_rank.append(seconds)
-    return receive_wait_of(functions, per_rank, sum(rank["mpi_time"] for rank in ranks))
+    """Receive wait over a profile's rank records (see receive_wait_of)."""
+    rows = [(index, name, *call["recv_wait"]) for index, rank in enumerate(ranks)
+            for name, call in rank["calls"].items() if "recv_wait" in call]
+    return receive_wait_of(rows, len(ranks), sum(rank["mpi_time"] for rank in ranks))
 
 
-def receive_wait_of(functions: dict[str, Sequence[float]], per_rank: Sequence[float],
+def receive_wait_of(rows: Iterable[tuple[int, str, int, float]], ranks: int,
                     mpi_time: float) -> dict[str, Any]:
-    """Receive wait from per-function [calls, seconds] (blocking calls only) and per-rank
-    seconds; used for profiles and for stored runs alike."""
+    """Receive wait from (rank, function, calls, seconds) of the calls that completed a
+    receive (a profile's `recv_wait`, or the store's): total seconds and calls of the blocking
+    ones, per function (most time first) and per rank, and the share of the ranks' MPI time."""
+    functions: dict[str, list[float]] = {}
+    per_rank = [0.0] * ranks
+    for rank, name, calls, seconds in rows:
+        if not calls or not is_blocking_completion(name):
+            continue
+        total = functions.setdefault(name, [0, 0.0])
+        total[0] += calls
+        total[1] += seconds
+        if 0 <= rank < ranks:
+            per_rank[rank] += seconds
     time = sum(seconds for _, seconds in functions.values())
     return {
         "time": time,
