@@ -172,3 +172,6 @@ def test_report_has_the_efficiency_table(tmp_path: Path) -> None:
         ("1", "run", "1.000", "0.900", "0.900", "0"),
         ("2", "run", "1.000", "0.800", "0.800", "0"),
         ("4", "run", "1.000", "0.600", "0.600", "0")]
+    assert ("POP parallel efficiency of the whole run 0.80 at 2 ranks (load balance 1.00, "
+            "communication efficiency 0.80); 0.60 at 4 ranks") in page
+    assert "below 0.8 (POP&#x27;s threshold) from 4 ranks, mostly through communication" in page
