@@ -5,10 +5,11 @@ run with and without libesmprof preloaded, alternating, on Open MPI.
 
 Needs `make setup-veros` and `make build`. Each pair runs off and on (the order swaps every
 pair, so drift on a shared machine hits both alike); the profiled run has the time steps as the
-region "timestep" (scripts/veros_run.py). Per run: the timed steps' wall time (the driver's
-`wall`: max over ranks) and CPU time (its `cpu`: summed over ranks), the whole run's elapsed time (Python start-up, imports, set-up and
-MPI_Finalize included) and the CPU time of the run's processes (user + system, from
-getrusage of the children: less disturbed by other load than wall time). Printed: median
+regions "timed" and "timestep" (scripts/veros_run.py). Per run: the timed steps' wall time
+(the driver's `wall`: max over ranks) and CPU time (its `cpu`: summed over ranks), the whole
+run's elapsed time (Python start-up, imports, set-up and MPI_Finalize included) and the CPU
+time of the run's processes (user + system, from getrusage of the children: less disturbed by
+other load than wall time). Printed: median
 [min..max] over the pairs of each, of the added cost per pair ((on - off) / off, in %), the
 load average before the runs, and the profiler's own estimate from the profiles (calibrated ns
 per call x wrapped calls, as % of the ranks' wall time).
@@ -28,11 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from median_spread import spread  # noqa: E402
-
 from esmperf.build import profiler_library  # noqa: E402
 from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
+from median_spread import spread  # noqa: E402
 
 VEROS_PYTHON = ROOT / ".venv" / "veros" / "bin" / "python"
 DRIVER = ROOT / "scripts" / "veros_run.py"
@@ -49,21 +49,29 @@ def one_run(stack, args: argparse.Namespace, profiled: bool, scratch: Path) -> d
     if profiled:
         env["LD_PRELOAD"] = str(profiler_library(stack))
         env["ESMPROF_OUT"] = str(out)
-    command = mpirun_command(stack, args.ranks, [str(VEROS_PYTHON), str(DRIVER), "--size",
-                                                 args.size, "--steps", str(args.steps)])
+    command = mpirun_command(
+        stack,
+        args.ranks,
+        [str(VEROS_PYTHON), str(DRIVER), "--size", args.size, "--steps", str(args.steps)],
+    )
     load = os.getloadavg()[0]
     cpu, start = children_cpu(), time.perf_counter()
-    run = subprocess.run(command, env=env, capture_output=True, text=True, cwd=scratch,
-                         timeout=900)
+    run = subprocess.run(command, env=env, capture_output=True, text=True, cwd=scratch, timeout=900)
     elapsed, cpu = time.perf_counter() - start, children_cpu() - cpu
     if run.returncode != 0:
-        raise SystemExit(f"veros run failed ({run.returncode}):\n{run.stdout[-3000:]}\n"
-                         f"{run.stderr[-3000:]}")
+        raise SystemExit(
+            f"veros run failed ({run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+        )
     result = json.loads([line for line in run.stdout.splitlines() if line.startswith("{")][-1])
     if not result["verification"]["passed"]:
         raise SystemExit(f"veros run not verified: {result['verification']}")
-    figures = {"wall": result["wall"], "steps_cpu": result["cpu"], "elapsed": elapsed, "cpu": cpu,
-               "load": load}
+    figures = {
+        "wall": result["wall"],
+        "steps_cpu": result["cpu"],
+        "elapsed": elapsed,
+        "cpu": cpu,
+        "load": load,
+    }
     if profiled:
         lines = [json.loads(line) for line in out.read_text().splitlines()[1:-1]]
         overhead = sum(line["overhead"]["seconds"] for line in lines)
@@ -74,8 +82,9 @@ def one_run(stack, args: argparse.Namespace, profiled: bool, scratch: Path) -> d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
@@ -86,32 +95,43 @@ def main() -> None:
     stack = next((s for s in discover_stacks().stacks if s.id == "openmpi"), None)
     if stack is None or not profiler_library(stack).is_file():
         raise SystemExit("the openmpi stack is not built: run `make build`")
-    print(f"veros {args.size}, {args.steps} steps, {args.ranks} ranks on {os.cpu_count()} cores, "
-          f"{args.pairs} pairs; load average at start {os.getloadavg()[0]:.2f}")
+    print(
+        f"veros {args.size}, {args.steps} steps, {args.ranks} ranks on {os.cpu_count()} cores, "
+        f"{args.pairs} pairs; load average at start {os.getloadavg()[0]:.2f}"
+    )
     runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
     with tempfile.TemporaryDirectory() as scratch:
         for pair in range(args.pairs):
-            for profiled in ((False, True) if pair % 2 == 0 else (True, False)):
+            for profiled in (False, True) if pair % 2 == 0 else (True, False):
                 runs[profiled].append(one_run(stack, args, profiled, Path(scratch)))
             off, on = runs[False][-1], runs[True][-1]
-            print(f"pair {pair + 1}: steps wall off {off['wall']:.3f} s on {on['wall']:.3f} s, "
-                  f"steps cpu off {off['steps_cpu']:.3f} s on {on['steps_cpu']:.3f} s, "
-                  f"cpu off {off['cpu']:.2f} s on {on['cpu']:.2f} s, load {off['load']:.1f}",
-                  flush=True)
+            print(
+                f"pair {pair + 1}: steps wall off {off['wall']:.3f} s on {on['wall']:.3f} s, "
+                f"steps cpu off {off['steps_cpu']:.3f} s on {on['steps_cpu']:.3f} s, "
+                f"cpu off {off['cpu']:.2f} s on {on['cpu']:.2f} s, load {off['load']:.1f}",
+                flush=True,
+            )
     off, on = runs[False], runs[True]
     print("| figure | without | with | added per pair (%), median [min..max] |")
     print("|---|---|---|---|")
-    for key, label in (("wall", "timed steps, wall (s)"),
-                       ("steps_cpu", "timed steps, CPU of all ranks (s)"),
-                       ("elapsed", "whole run, elapsed (s)"),
-                       ("cpu", "whole run, CPU user+sys (s)")):
+    for key, label in (
+        ("wall", "timed steps, wall (s)"),
+        ("steps_cpu", "timed steps, CPU of all ranks (s)"),
+        ("elapsed", "whole run, elapsed (s)"),
+        ("cpu", "whole run, CPU user+sys (s)"),
+    ):
         added = [100 * (b[key] - a[key]) / a[key] for a, b in zip(off, on, strict=True)]
-        print(f"| {label} | {spread([r[key] for r in off], 3)} | {spread([r[key] for r in on], 3)} "
-              f"| {spread(added, 2)} |")
+        print(
+            f"| {label} | {spread([r[key] for r in off], 3)} | {spread([r[key] for r in on], 3)} "
+            f"| {spread(added, 2)} |"
+        )
     print(f"load average before the runs: {spread([r['load'] for r in off + on], 2)}")
-    print("profiler's own estimate (calibrated ns/call x calls, % of wall): "
-          f"{spread([r['estimate_percent'] for r in on], 4)}; wrapped calls per run (all ranks) "
-          f"{spread([r['calls'] for r in on], 0)}, ns per call {spread([r['ns_per_call'] for r in on], 1)}")
+    print(
+        "profiler's own estimate (calibrated ns/call x calls, % of wall): "
+        f"{spread([r['estimate_percent'] for r in on], 4)}; wrapped calls per run (all ranks) "
+        f"{spread([r['calls'] for r in on], 0)}, "
+        f"ns per call {spread([r['ns_per_call'] for r in on], 1)}"
+    )
 
 
 if __name__ == "__main__":

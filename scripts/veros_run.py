@@ -13,7 +13,8 @@ profiler sees them. The ranks split
 the domain into px x py blocks (1 x 1, 1 x 2, 2 x 2, ...).
 
 Rank 0 prints one JSON result line (docs/workloads.md): `wall` is the timed steps (the slowest
-rank), `cpu` their CPU time summed over ranks, the figure of merit steps per second, and the verification says the run is sane when, over all ranks,
+rank), `cpu` their CPU time summed over ranks, the figure of merit steps per second, and the
+verification says the run is sane when, over all ranks,
 - Veros's own sanity check passed at every step (it raises on divergence) and the model time
   advanced by exactly the steps run;
 - temperature, salinity and velocities are finite in every cell;
@@ -65,8 +66,10 @@ def decomposition(ranks: int, nx: int, ny: int) -> tuple[int, int]:
         if best is None or abs(px - py) < abs(best[0] - best[1]):
             best = (px, py)
     if best is None:
-        raise SystemExit(f"veros_run: {ranks} ranks cannot split {nx} x {ny} evenly: use 1, 2, 3, "
-                         "4, 6, ... ranks")
+        raise SystemExit(
+            f"veros_run: {ranks} ranks cannot split {nx} x {ny} evenly: use 1, 2, 3, "
+            "4, 6, ... ranks"
+        )
     return best
 
 
@@ -85,13 +88,15 @@ def main() -> int:
 
     from veros import runtime_settings
 
-    runtime_settings.update(num_proc=(px, py), backend="numpy", diskless_mode=True,
-                            loglevel="warning")
+    runtime_settings.update(
+        num_proc=(px, py), backend="numpy", diskless_mode=True, loglevel="warning"
+    )
     from veros.setups.acc import ACCSetup
 
     dt_tracer = 86400 / 2.0
-    simulation = ACCSetup(override={"nx": nx, "ny": ny, "nz": nz,
-                                    "runlen": dt_tracer * (args.steps + 1)})
+    simulation = ACCSetup(
+        override={"nx": nx, "ny": ny, "nz": nz, "runlen": dt_tracer * (args.steps + 1)}
+    )
     simulation.setup()
     state = simulation.state
     simulation.step(state)  # warm-up: kernels built and cached, outside the timed region
@@ -116,17 +121,36 @@ def main() -> int:
     checks, model = verify(state, comm, args.steps, start_time, dt_tracer)
     passed = all(checks.values())
     if comm.Get_rank() == 0:
-        print(json.dumps({
-            "workload": "veros", "size": args.size, "ranks": ranks, "steps": args.steps,
-            "decomposition": [px, py], "grid": [nx, ny, nz], "wall": wall, "cpu": cpu,
-            "fom": {"value": args.steps / wall, "unit": "steps/s", "higher_is_better": True},
-            "verification": {"passed": passed, "what": "Veros ACC sane: " + ", ".join(
-                name for name, ok in checks.items() if ok == passed) if passed else
-                "failed: " + ", ".join(name for name, ok in checks.items() if not ok),
-                "norms": {"salinity_max_deviation": model["salinity_max_deviation"]}},
-            "model": model,
-            "profiler_regions": pcontrol is not None,
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "workload": "veros",
+                    "size": args.size,
+                    "ranks": ranks,
+                    "steps": args.steps,
+                    "decomposition": [px, py],
+                    "grid": [nx, ny, nz],
+                    "wall": wall,
+                    "cpu": cpu,
+                    "fom": {
+                        "value": args.steps / wall,
+                        "unit": "steps/s",
+                        "higher_is_better": True,
+                    },
+                    "verification": {
+                        "passed": passed,
+                        "what": "Veros ACC sane: "
+                        + ", ".join(name for name, ok in checks.items() if ok == passed)
+                        if passed
+                        else "failed: " + ", ".join(name for name, ok in checks.items() if not ok),
+                        "norms": {"salinity_max_deviation": model["salinity_max_deviation"]},
+                    },
+                    "model": model,
+                    "profiler_regions": pcontrol is not None,
+                }
+            ),
+            flush=True,
+        )
     return 0 if passed else 2
 
 
@@ -148,8 +172,16 @@ def verify(state, comm, steps: int, start_time: float, dt_tracer: float):
     t_low = float(temp[wet].min()) if wet.any() else math.inf
     t_high = float(temp[wet].max()) if wet.any() else -math.inf
     deviation = float(np.abs(salt[wet] - SALINITY).max()) if wet.any() else 0.0
-    sums = comm.allreduce(np.array([float((temp * volume).sum()), float(volume.sum()),
-                                    float((0.5 * (u * u + v * v) * volume).sum())]), op=MPI.SUM)
+    sums = comm.allreduce(
+        np.array(
+            [
+                float((temp * volume).sum()),
+                float(volume.sum()),
+                float((0.5 * (u * u + v * v) * volume).sum()),
+            ]
+        ),
+        op=MPI.SUM,
+    )
     low = comm.allreduce(t_low, op=MPI.MIN)
     high = comm.allreduce(t_high, op=MPI.MAX)
     deviation = comm.allreduce(deviation, op=MPI.MAX)
@@ -159,13 +191,19 @@ def verify(state, comm, steps: int, start_time: float, dt_tracer: float):
     checks = {
         f"{steps} steps run": elapsed_steps == steps,
         "fields finite": finite,
-        f"temperature in [{T_RANGE[0]:g}, {T_RANGE[1]:g}] C": T_RANGE[0] <= low and high <= T_RANGE[1],
+        f"temperature in [{T_RANGE[0]:g}, {T_RANGE[1]:g}] C": T_RANGE[0] <= low
+        and high <= T_RANGE[1],
         f"salinity 35 psu to {SALINITY_TOLERANCE:g}": deviation <= SALINITY_TOLERANCE,
         "kinetic energy positive": math.isfinite(kinetic) and kinetic > 0,
     }
-    model = {"mean_temperature": float(sums[0] / sums[1]), "temperature_min": low,
-             "temperature_max": high, "kinetic_energy": kinetic,
-             "salinity_max_deviation": deviation, "itt": int(vs.itt)}
+    model = {
+        "mean_temperature": float(sums[0] / sums[1]),
+        "temperature_min": low,
+        "temperature_max": high,
+        "kinetic_energy": kinetic,
+        "salinity_max_deviation": deviation,
+        "itt": int(vs.itt),
+    }
     return checks, model
 
 

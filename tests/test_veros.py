@@ -32,7 +32,8 @@ def test_veros_study_plans_1_2_4_ranks_profiled(tmp_path: Path) -> None:
     assert study.name == "veros"
     configs = study.configurations
     assert [(c.workload, c.kind, c.stack, c.ranks, c.size, c.steps) for c in configs] == [
-        ("veros", "command", "openmpi", ranks, "S", 5) for ranks in (1, 2, 4)]
+        ("veros", "command", "openmpi", ranks, "S", 5) for ranks in (1, 2, 4)
+    ]
     assert all(c.profile == "once" and c.fom.source == "json" for c in configs)
     if OPENMPI is None:
         pytest.skip("Open MPI is not installed here (make setup installs it)")
@@ -51,8 +52,14 @@ def veros_run(ranks: int, tmp_path: Path, profile: Path | None = None) -> dict:
     command = mpirun_command(OPENMPI, ranks, [str(VEROS_PYTHON), str(DRIVER), "--steps", "1"])
     if profile:
         command = [str(ESMPERF), "profile", "--out", str(profile), "--", *command]
-    run = subprocess.run(command, env=run_environment(OPENMPI, os.environ), cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        command,
+        env=run_environment(OPENMPI, os.environ),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return json.loads([line for line in run.stdout.splitlines() if line.startswith('{"')][0])
 
@@ -66,17 +73,19 @@ def test_veros_runs_verified_and_profiled(tmp_path: Path) -> None:
     profiled = veros_run(2, tmp_path, tmp_path / "veros.jsonl")
     for result in (alone, profiled):
         assert result["verification"]["passed"] is True, result["verification"]
-        assert result["model"]["itt"] == 2                  # the warm-up step and 1 timed step
+        assert result["model"]["itt"] == 2  # the warm-up step and 1 timed step
     assert profiled["decomposition"] == [1, 2] and profiled["profiler_regions"] is True
     # the decomposition changes only the rounding of the global state
     assert profiled["model"]["mean_temperature"] == pytest.approx(
-        alone["model"]["mean_temperature"], rel=1e-12)
+        alone["model"]["mean_temperature"], rel=1e-12
+    )
     assert profiled["model"]["kinetic_energy"] == pytest.approx(
-        alone["model"]["kinetic_energy"], rel=1e-9)
+        alone["model"]["kinetic_energy"], rel=1e-9
+    )
     ranks = read_profile(tmp_path / "veros.jsonl").ranks
     assert len(ranks) == 2
     for rank in ranks:
         recv = rank["calls"]["MPI_Recv"]
         assert recv["calls"] > 0 and recv["recv_wait"][0] == recv["calls"]
     sent, received = ranks[0]["peers"]["sent"]["1"], ranks[1]["peers"]["recv"]["0"]
-    assert sent == received                      # bytes and messages 0 -> 1, both sides
+    assert sent == received  # bytes and messages 0 -> 1, both sides

@@ -52,8 +52,9 @@ def pop_efficiency(useful: Sequence[float], runtime: float) -> PopEfficiency | N
     useful_mean = sum(useful) / len(useful)
     load_balance = useful_mean / useful_max
     communication = useful_max / runtime
-    return PopEfficiency(load_balance, communication, load_balance * communication,
-                         useful_mean, useful_max, runtime)
+    return PopEfficiency(
+        load_balance, communication, load_balance * communication, useful_mean, useful_max, runtime
+    )
 
 
 def useful_times(walls: Sequence[float], mpi_times: Sequence[float]) -> list[float]:
@@ -67,14 +68,18 @@ def run_efficiency(walls: Sequence[float], mpi_times: Sequence[float]) -> PopEff
     return pop_efficiency(useful_times(walls, mpi_times), max(walls, default=0.0))
 
 
-def region_times(ranks: Sequence[dict[str, Any]],
-                 region: str = TIMED_REGION) -> tuple[list[float], list[float]] | None:
+def region_times(
+    ranks: Sequence[dict[str, Any]], region: str = TIMED_REGION
+) -> tuple[list[float], list[float]] | None:
     """Each rank's wall and MPI time in the top-level region `region` (all its entries), or
     None when some rank has no such region."""
     walls, mpi_times = [], []
     for rank in ranks:
-        entries = [entry for entry in rank.get("regions") or []
-                   if list(entry.get("path") or [entry.get("name")]) == [region]]
+        entries = [
+            entry
+            for entry in rank.get("regions") or []
+            if list(entry.get("path") or [entry.get("name")]) == [region]
+        ]
         if not entries:
             return None
         walls.append(sum(float(entry["wall"]) for entry in entries))
@@ -88,8 +93,9 @@ def profile_efficiency(ranks: Sequence[dict[str, Any]]) -> tuple[str, PopEfficie
     timed = region_times(ranks)
     if timed is not None:
         return f"region {TIMED_REGION}", run_efficiency(*timed)
-    return "run", run_efficiency([float(rank["wall"]) for rank in ranks],
-                                 [float(rank["mpi_time"]) for rank in ranks])
+    return "run", run_efficiency(
+        [float(rank["wall"]) for rank in ranks], [float(rank["mpi_time"]) for rank in ranks]
+    )
 
 
 def is_blocking_completion(function: str) -> bool:
@@ -98,13 +104,18 @@ def is_blocking_completion(function: str) -> bool:
 
 def receive_wait(ranks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Receive wait over a profile's rank records (see receive_wait_of)."""
-    rows = [(index, name, *call["recv_wait"]) for index, rank in enumerate(ranks)
-            for name, call in rank["calls"].items() if "recv_wait" in call]
+    rows = [
+        (index, name, *call["recv_wait"])
+        for index, rank in enumerate(ranks)
+        for name, call in rank["calls"].items()
+        if "recv_wait" in call
+    ]
     return receive_wait_of(rows, len(ranks), sum(rank["mpi_time"] for rank in ranks))
 
 
-def receive_wait_of(rows: Iterable[tuple[int, str, int, float]], ranks: int,
-                    mpi_time: float) -> dict[str, Any]:
+def receive_wait_of(
+    rows: Iterable[tuple[int, str, int, float]], ranks: int, mpi_time: float
+) -> dict[str, Any]:
     """Receive wait from (rank, function, calls, seconds) of the calls that completed a
     receive (a profile's `recv_wait`, or the store's): total seconds and calls of the blocking
     ones, per function (most time first) and per rank, and the share of the ranks' MPI time."""
@@ -123,8 +134,11 @@ def receive_wait_of(rows: Iterable[tuple[int, str, int, float]], ranks: int,
         "time": time,
         "calls": int(sum(calls for calls, _ in functions.values())),
         "percent_of_mpi_time": 100.0 * time / mpi_time if mpi_time > 0 else 0.0,
-        "by_function": [{"function": name, "calls": int(calls), "time": seconds}
-                        for name, (calls, seconds) in
-                        sorted(functions.items(), key=lambda item: (-item[1][1], item[0]))],
+        "by_function": [
+            {"function": name, "calls": int(calls), "time": seconds}
+            for name, (calls, seconds) in sorted(
+                functions.items(), key=lambda item: (-item[1][1], item[0])
+            )
+        ],
         "per_rank": list(per_rank),
     }
