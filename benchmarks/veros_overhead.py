@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from esmperf.build import profiler_library  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.build import profiler_library  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from median_spread import spread  # noqa: E402
 
 VEROS_PYTHON = ROOT / ".venv" / "veros" / "bin" / "python"

@@ -12,12 +12,18 @@ from pathlib import Path
 import pytest
 
 from conftest import call, header, rank_record, write_profile
-from esmperf.build import build_dir
-from esmperf.pop_metrics import pop_efficiency, profile_efficiency, receive_wait, run_efficiency
-from esmperf.profile import read_profile
-from esmperf.stacks import discover_stacks
-from esmperf.store import Store, profile_tables
-from esmperf.summary import summarise
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile.pop_metrics import (
+    pop_efficiency,
+    profile_efficiency,
+    receive_wait,
+    run_efficiency,
+)
+from esmperf.profile.read import read_profile
+from esmperf.profile.summary import summarise
+from esmperf.store.database import Store
+from esmperf.store.profile_tables import profile_tables
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 DEBIAN_STACKS = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
@@ -145,7 +151,7 @@ def test_summary_show_and_store(crafted: Path, tmp_path: Path) -> None:
 
 def test_stored_receive_wait_reads_back(crafted: Path, tmp_path: Path) -> None:
     """The report reads the receive wait from the store through the same definition."""
-    from esmperf.analysis import load_profile_data
+    from esmperf.report.analysis import load_profile_data
 
     with Store(tmp_path / "s.duckdb") as store:
         for table, columns in profile_tables(read_profile(crafted), "run-a", 1).items():
@@ -231,7 +237,7 @@ def test_late_sender_receive_wait(stack, tmp_path: Path) -> None:
 def test_report_has_the_efficiency_table(tmp_path: Path) -> None:
     """The fixture's profiles: every rank 10 s wall, 1 s x ranks in MPI: load balance 1,
     communication (and parallel) efficiency 0.9, 0.8, 0.6 at 1, 2, 4 ranks."""
-    from esmperf.report import write_report
+    from esmperf.report.html import write_report
     from test_study_fixtures import FakeRun, make_store
 
     store = make_store(

@@ -5,11 +5,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import header, small_ranks, write_profile
-from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
-from esmperf.profile import read_profile
-from esmperf.store import Store, StoreError, profile_tables
+from conftest import header, small_ranks, write_profile
+from esmperf.profile.read import read_profile
+from esmperf.store.database import Store, StoreError
+from esmperf.store.profile_tables import profile_tables
+from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
 
 def test_tables_hold_what_was_stored(tmp_path: Path) -> None:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.launch import mpirun_command, run_environment
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
 from esmperf.paths import repo_root
-from esmperf.profile import read_profile
-from esmperf.runner import plan_study
-from esmperf.stacks import discover_stacks
-from esmperf.study import load_study
+from esmperf.profile.read import read_profile
+from esmperf.study.file import load_study
+from esmperf.study.plan import plan_study
 from esmperf.workloads import load_workloads
 
 ROOT = repo_root()
