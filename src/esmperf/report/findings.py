@@ -93,9 +93,10 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
                                     group.higher_is_better)
             if math.isnan(speedup):         # a zero figure (e.g. no bytes between 1 rank)
                 continue
-            efficiency = speedup * base.ranks / point.ranks
+            efficiency = stats.scaling_efficiency(base.ranks, base.summary.median, point.ranks,
+                                                  point.summary.median, group.higher_is_better)
             flag = " (oversubscribed)" if point.oversubscribed else ""
-            parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, efficiency "
+            parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, scaling efficiency "
                          f"{efficiency:.0%}{flag}")
             if efficiency < GOOD_EFFICIENCY and not point.oversubscribed and first_poor is None:
                 first_poor = point.ranks
