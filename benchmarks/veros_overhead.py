@@ -2,6 +2,7 @@
 run with and without libesmprof preloaded, alternating, on Open MPI.
 
     .venv/bin/python benchmarks/veros_overhead.py [--pairs 7] [--ranks 2] [--steps 5] [--size S]
+    .venv/bin/python benchmarks/veros_overhead.py --callgrind [--steps 1]
 
 Needs `make setup-veros` and `make build`. Each pair runs off and on (the order swaps every
 pair, so drift on a shared machine hits both alike); the profiled run has the time steps as the
@@ -13,12 +14,21 @@ other load than wall time). Printed: median
 [min..max] over the pairs of each, of the added cost per pair ((on - off) / off, in %), the
 load average before the runs, and the profiler's own estimate from the profiles (calibrated ns
 per call x wrapped calls, as % of the ranks' wall time).
+
+--callgrind counts instructions instead, which the machine's load does not change: one
+profiled run with every rank under valgrind's callgrind, then per rank the instructions
+executed in libesmprof's own code (exclusive), and inclusive of what they call (libc, MPI) the
+profiler's start-up (esm_init_hook) and the writing of the profile (esm_write_profile), each as
+a share of all the rank's instructions. Instructions spent busy-polling inside MPI calls
+(waiting for the other rank) still depend on timing.
 """
 
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +91,70 @@ def one_run(stack, args: argparse.Namespace, profiled: bool, scratch: Path) -> d
     return figures
 
 
+def callgrind(stack, args: argparse.Namespace, scratch: Path) -> None:
+    """One profiled run, each rank under callgrind; the profiler's share of instructions."""
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is missing: apt-get install valgrind")
+    env = run_environment(stack, os.environ)
+    env["LD_PRELOAD"] = str(profiler_library(stack))
+    env["ESMPROF_OUT"] = str(scratch / "veros.jsonl")
+    tool = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/callgrind.%p"]
+    program = [str(VEROS_PYTHON), str(DRIVER), "--size", args.size, "--steps", str(args.steps)]
+    run = subprocess.run(
+        mpirun_command(stack, args.ranks, tool + program),
+        env=env,
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    if run.returncode != 0:
+        raise SystemExit(f"veros under callgrind failed:\n{run.stderr[-3000:]}")
+    print(
+        f"veros {args.size}, {args.steps} timed step(s), {args.ranks} ranks, profiled, each "
+        f"rank under callgrind; load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "| rank (pid) | instructions | libesmprof's own code | start-up, inclusive | "
+        "writing the profile, inclusive |"
+    )
+    print("|---|---|---|---|---|")
+    for out in sorted(scratch.glob("callgrind.*")):
+        exclusive = annotate(out, inclusive=False)
+        inclusive = annotate(out, inclusive=True)
+        total = exclusive["PROGRAM TOTALS"]
+        own = sum(ir for name, ir in exclusive.items() if "libesmprof" in name)
+        hooks = [
+            sum(ir for name, ir in inclusive.items() if f":{hook} " in name)
+            for hook in ("esm_init_hook", "esm_write_profile")
+        ]
+        print(
+            f"| {out.suffix[1:]} | {total:,} | {100 * own / total:.3f} % | "
+            f"{100 * hooks[0] / total:.3f} % | {100 * hooks[1] / total:.3f} % |"
+        )
+
+
+def annotate(out: Path, inclusive: bool) -> dict[str, int]:
+    """callgrind_annotate's lines: "file:function [object]" (and "PROGRAM TOTALS") -> Ir."""
+    text = subprocess.run(
+        [
+            "callgrind_annotate",
+            f"--inclusive={'yes' if inclusive else 'no'}",
+            "--threshold=100",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = {}
+    for line in text.splitlines():
+        match = re.match(r"\s*([\d,]+) \([^)]*\)\s+(.*)", line)
+        if match:
+            lines[match.group(2).strip()] = int(match.group(1).replace(",", ""))
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -89,12 +163,21 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--size", default="S")
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="count instructions with valgrind's callgrind instead of timing",
+    )
     args = parser.parse_args()
     if not VEROS_PYTHON.is_file():
         raise SystemExit(f"{VEROS_PYTHON} is missing: run `make setup-veros`")
     stack = next((s for s in discover_stacks().stacks if s.id == "openmpi"), None)
     if stack is None or not profiler_library(stack).is_file():
         raise SystemExit("the openmpi stack is not built: run `make build`")
+    if args.callgrind:
+        with tempfile.TemporaryDirectory() as scratch:
+            callgrind(stack, args, Path(scratch))
+        return
     print(
         f"veros {args.size}, {args.steps} steps, {args.ranks} ranks on {os.cpu_count()} cores, "
         f"{args.pairs} pairs; load average at start {os.getloadavg()[0]:.2f}"
