@@ -119,6 +119,7 @@ def callgrind(stack, args: argparse.Namespace, scratch: Path) -> None:
         "writing the profile, inclusive |"
     )
     print("|---|---|---|---|---|")
+    tops = []
     for out in sorted(scratch.glob("callgrind.*")):
         exclusive = annotate(out, inclusive=False)
         inclusive = annotate(out, inclusive=True)
@@ -132,6 +133,15 @@ def callgrind(stack, args: argparse.Namespace, scratch: Path) -> None:
             f"| {out.suffix[1:]} | {total:,} | {100 * own / total:.3f} % | "
             f"{100 * hooks[0] / total:.3f} % | {100 * hooks[1] / total:.3f} % |"
         )
+        mine = sorted((ir, name) for name, ir in exclusive.items() if "libesmprof" in name)
+        tops.append(
+            ", ".join(
+                f"{name.split(':')[-1].split()[0]} {100 * ir / total:.3f} %"
+                for ir, name in reversed(mine[-4:])
+            )
+        )
+    for out, top in zip(sorted(scratch.glob("callgrind.*")), tops):
+        print(f"{out.suffix[1:]}: the profiler's own code by function: {top}")
 
 
 def annotate(out: Path, inclusive: bool) -> dict[str, int]:
