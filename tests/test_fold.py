@@ -223,6 +223,8 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
     # recursive doubling for MPI_Allreduce at scale, unless the knob chooses another
     assert "--cfg=smpi/allreduce:rdb" in large.launcher_args
     assert "--cfg=smpi/allreduce:rdb" not in small.launcher_args
+    assert {"--cfg=smpi/allgather:bruck", "--cfg=smpi/allgatherv:mpich_ring"} <= set(
+        large.launcher_args)
     ring = knob_setting(smpi, {"allreduce_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8,
                         tmp_path / "platforms")
     assert [a for a in ring.launcher_args if "smpi/allreduce" in a] == ["--cfg=smpi/allreduce:lr"]
