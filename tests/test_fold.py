@@ -220,14 +220,16 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
     large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
     assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
     assert large.launcher_args[-len(SMPI_AT_SCALE):] == SMPI_AT_SCALE
-    # recursive doubling for MPI_Allreduce at scale, unless the knob chooses another
-    assert "--cfg=smpi/allreduce:rdb" in large.launcher_args
-    assert "--cfg=smpi/allreduce:rdb" not in small.launcher_args
+    # Bruck's allgather and a ring allgatherv at scale (the allreduce stays SMPI's), unless
+    # the knob of the collective chooses another
     assert {"--cfg=smpi/allgather:bruck", "--cfg=smpi/allgatherv:mpich_ring"} <= set(
         large.launcher_args)
-    ring = knob_setting(smpi, {"allreduce_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8,
+    assert not any("smpi/allgather" in a or "smpi/allreduce" in a for a in small.launcher_args)
+    assert not any("smpi/allreduce" in a for a in large.launcher_args)
+    ring = knob_setting(smpi, {"allgather_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8,
                         tmp_path / "platforms")
-    assert [a for a in ring.launcher_args if "smpi/allreduce" in a] == ["--cfg=smpi/allreduce:lr"]
+    assert [a for a in ring.launcher_args if "smpi/allgather:" in a] == [
+        "--cfg=smpi/allgather:ring"]
     # SimGrid accepts them, and the run communicates as it did without them
     tuned = result_of(fold_test(smpi, tmp_path, FOLD_AUTO_RANKS, 8, {"ESM_FOLD": "0"},
                                 computation="off", fold="off"))

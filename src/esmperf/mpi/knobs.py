@@ -357,17 +357,18 @@ SMPI_ALWAYS = (f"--cfg=smpi/host-speed:{platforms.HOST_SPEED:.0f}f",
 # 1e-9 (half the CPU time, simulated time within 0.02 %).
 SMPI_AT_SCALE = ("--cfg=smpi/privatization:mmap", "--cfg=smpi/send-is-detached-thresh:0",
                  "--cfg=surf/precision:1e-8")
-# And the collective the seeds' MPI libraries run at scale where SimGrid's default is none of
-# theirs: SMPI's default MPI_Allreduce is a linear reduce to rank 0 and a broadcast, which no
-# MPI uses on thousands of ranks (and costs the simulator O(ranks^2) in the root's waitany);
-# MPICH (ParaStation MPI on JUROPA, seed 002) and Open MPI's tuned component both use
-# recursive doubling for short vectors. Likewise SMPI's default MPI_Allgather(v) posts a send
-# and a receive between every pair of ranks at once (ranks^2 flows in the network model);
-# MPICH uses Bruck's algorithm for short allgathers and a ring for long ones (CESM's
-# rearranger plans allgatherv its index lists: 1deg on 384 ranks finished in 252 s of CPU with
-# these, the default was stopped unfinished). From FOLD_AUTO_RANKS ranks, unless the knob of
-# the collective chooses another (docs/simulate.md, "What a simulation costs").
-SMPI_COLLECTIVES_AT_SCALE = {"allreduce": "rdb", "allgather": "bruck", "allgatherv": "mpich_ring"}
+# And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
+# theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
+# between every pair of ranks at once (ranks^2 flows in the network model); MPICH uses Bruck's
+# algorithm for short allgathers and a ring for long ones (CESM's rearranger plans allgatherv
+# their index lists: 1deg on 384 ranks finished in 252 s of CPU with these, the default was
+# stopped unfinished). MPI_Allreduce keeps SMPI's default (a linear reduce and a binomial
+# broadcast) although the seeds' MPIs use recursive doubling for short vectors: with `rdb`
+# PFLOTRAN 100^3 on 384 ranks was stopped after 12.5 min of CPU (143 s before), so recursive
+# doubling is the allreduce_algorithm knob's choice, not the default. From FOLD_AUTO_RANKS
+# ranks, unless the knob of the collective chooses another (docs/simulate.md, "What a
+# simulation costs").
+SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
