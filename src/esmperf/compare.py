@@ -3,7 +3,6 @@ configuration, with statistics: the relative change of B against A (Hodges-Lehma
 its CI) and a Mann-Whitney test. A regression is a significant change for the worse by more
 than the threshold; the CLI exits non-zero when there is one, for use in CI."""
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +140,3 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         console.print(f"[green]no significant regression beyond {threshold}[/] "
                       f"(alpha {comparison.alpha:g})")
 
-
-def comparison_json(comparison: Comparison) -> str:
-    return json.dumps(comparison.as_dict(), indent=2)

@@ -194,8 +194,3 @@ def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
         what = f"{were} killed after {their} result (in MPI_Finalize or teardown)"
     return f"{count} {what}"
 
-
-def describe_change(change: float, higher_is_better: bool) -> str:
-    """+0.12 -> "12 % better"; the sign is already in the metric's direction."""
-    word = "better" if change >= 0 else "worse"
-    return f"{abs(change):.1%} {word}"

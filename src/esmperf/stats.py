@@ -261,6 +261,3 @@ def format_change_ci(low: float, high: float) -> str:
         return f"{1 + low:.3g}x to {1 + high:.3g}x the baseline's performance"
     return f"{low:+.1%} to {high:+.1%}"
 
-
-def intervals_overlap(first: Summary, second: Summary) -> bool:
-    return first.ci_low <= second.ci_high and second.ci_low <= first.ci_high
