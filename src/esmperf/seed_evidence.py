@@ -11,6 +11,7 @@ from typing import Any
 from esmperf import stats
 from esmperf.analysis import ProfileData
 from esmperf.knobs import KNOBS
+from esmperf.result_keys import current_name
 from esmperf.results import RunResult
 from esmperf.store import Store
 
@@ -38,10 +39,12 @@ def load_evidence(store: Store, results: list[RunResult],
     """The metrics of the measured repetitions of `results`, with the results and profiles."""
     measured = {(r.key, rep["rep"]) for r in results for rep in r.repetitions
                 if rep["kind"] == "measure" and rep["status"] == "ok"}
+    workload = {r.key: r.workload for r in results}
     metrics: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in store.rows("SELECT run_key, rep, name, value FROM metric ORDER BY run_key, rep"):
         if (row["run_key"], row["rep"]) in measured and row["value"] is not None:
-            metrics[row["run_key"]][row["name"]].append(float(row["value"]))
+            name = current_name(workload[row["run_key"]], row["name"])  # stores before issue 14
+            metrics[row["run_key"]][name].append(float(row["value"]))
     return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
 
 
