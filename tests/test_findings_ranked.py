@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from test_study_fixtures import FakeRun, make_store
 
 from esmperf import stats
 from esmperf.findings import Finding
 from esmperf.report import write_report
 from esmperf.significance import ranked
+from test_study_fixtures import FakeRun, make_store
 
 SHM = {"transport": "shm"}
 TCP = {"transport": "tcp"}

@@ -14,8 +14,13 @@
 #define ESM_REPORT_H
 #include "esm_comm.h"
 #include "esm_decomp.h"
+#include "esm_fold.h"
 #include "esm_result.h"
 #include "esm_stream.h"
+
+/* verification.passed and .what; in a folded run (esm_fold.h) "not verified: folded run"
+ * instead. Returns whether the run's norms mean something (false when folded). */
+bool esm_report_verification(esm_result *r, bool passed, const char *what);
 
 /* params.nx, params.ny, params.nz (vertical levels or layers), params.bx, params.by (the block
  * size; left out when 0). */

@@ -3,6 +3,16 @@
 #include "esm_report.h"
 #include "esm_sum.h"
 
+bool esm_report_verification(esm_result *r, bool passed, const char *what)
+{
+    if (esm_folded()) { /* the fields are shared between ranks: their values mean nothing */
+        esm_result_unverified(r, "not verified: folded run");
+        return false;
+    }
+    esm_result_verification(r, passed, what);
+    return true;
+}
+
 void esm_report_grid(esm_result *r, int nx, int ny, int nz, int bx, int by)
 {
     esm_result_int(r, "params.nx", nx);

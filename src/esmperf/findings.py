@@ -61,10 +61,10 @@ def connection_findings(results: list[RunResult]) -> list[Finding]:
                    "connections on each node" if largest > limit else
                    f"this study's largest run ({largest} ranks) fits pre-connected")
         found.append(Finding(
-            "scaling", weight=0.3 if largest > limit else 0.05, text=f"On {name} nodes ({per_node} ranks each, {_bytes(node.memory)}), "
+            "scaling", f"On {name} nodes ({per_node} ranks each, {_bytes(node.memory)}), "
             f"pre-connecting every rank at {machines.CONNECTION_BYTES / 1e6:.2f} MB per "
             f"connection (seed 002's ParaStation figure) stops fitting the node's memory above "
-            f"{limit} ranks; {verdict}."))
+            f"{limit} ranks; {verdict}.", weight=0.3 if largest > limit else 0.05))
     return found
 
 
