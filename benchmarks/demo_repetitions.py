@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from esmperf import stats
-from esmperf.results import load_results
-from esmperf.store import Store
+from esmperf.store.database import Store
+from esmperf.store.results import load_results
 
 
 def main() -> int:
@@ -33,15 +33,21 @@ def main() -> int:
     pooled = stats.log_spread(*samples)
     needed = stats.repetitions_to_detect(args.change, pooled)
     loads = [s["load_at_start"] for s in sessions if s["load_at_start"] is not None]
-    print(f"store: {args.store} ({len(samples)} configurations not oversubscribed; load at the "
-          f"study's start {', '.join(f'{x:.2f}' for x in loads)}; load now "
-          f"{os.getloadavg()[0]:.2f})")
-    print(f"spread of log values per configuration: median {statistics.median(spreads):.3f} "
-          f"[{min(spreads):.3f}..{max(spreads):.3f}]; pooled {pooled:.3f}")
-    print(f"repetitions per side to detect a {args.change:.0%} change (Mann-Whitney, alpha "
-          f"0.05, {stats.POWER:.0%} power): {needed}; the power of {needed - 1}: "
-          f"{stats.power(needed - 1, args.change, pooled):.2f}, of {needed}: "
-          f"{stats.power(needed, args.change, pooled):.2f}")
+    print(
+        f"store: {args.store} ({len(samples)} configurations not oversubscribed; load at the "
+        f"study's start {', '.join(f'{x:.2f}' for x in loads)}; load now "
+        f"{os.getloadavg()[0]:.2f})"
+    )
+    print(
+        f"spread of log values per configuration: median {statistics.median(spreads):.3f} "
+        f"[{min(spreads):.3f}..{max(spreads):.3f}]; pooled {pooled:.3f}"
+    )
+    print(
+        f"repetitions per side to detect a {args.change:.0%} change (Mann-Whitney, alpha "
+        f"0.05, {stats.POWER:.0%} power): {needed}; the power of {needed - 1}: "
+        f"{stats.power(needed - 1, args.change, pooled):.2f}, of {needed}: "
+        f"{stats.power(needed, args.change, pooled):.2f}"
+    )
     return 0
 
 

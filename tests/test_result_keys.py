@@ -4,13 +4,30 @@ the same in every workload that has them; old names in stores read under the new
 
 import pytest
 
-from esmperf.result_keys import RENAMED, current_name
+from esmperf.store.result_keys import RENAMED, current_name
 from test_core import FIRST, passed
 
-DECOMP = {"nx", "ny", "nz", "bx", "by", "distribution", "blocks", "land_blocks", "idle_ranks",
-          "blocks_per_rank_min", "blocks_per_rank_max", "ocean_points", "load_imbalance"}
-COUNTS = {"messages_per_step", "halo_bytes_per_step", "halo_updates_per_step",
-          "allreduces_per_step"}
+DECOMP = {
+    "nx",
+    "ny",
+    "nz",
+    "bx",
+    "by",
+    "distribution",
+    "blocks",
+    "land_blocks",
+    "idle_ranks",
+    "blocks_per_rank_min",
+    "blocks_per_rank_max",
+    "ocean_points",
+    "load_imbalance",
+}
+COUNTS = {
+    "messages_per_step",
+    "halo_bytes_per_step",
+    "halo_updates_per_step",
+    "allreduces_per_step",
+}
 OLD = {"layers", "tiles", "land_tiles_dropped", "tiles_per_rank_min", "tiles_per_rank_max"}
 
 
@@ -50,6 +67,6 @@ def test_old_names_in_a_store_read_under_the_new_ones():
     assert current_name("hycom", "params.tiles") == "params.blocks"
     assert current_name("hycom", "params.layers") == "params.nz"
     assert current_name("pflotran", "kernels.matvec.fraction_of_triad") == "kernels.matvec.fraction"
-    assert current_name("pop", "params.blocks") == "params.blocks"   # already the name
-    assert current_name("pop", "params.layers") == "params.layers"   # not a hycom key there
+    assert current_name("pop", "params.blocks") == "params.blocks"  # already the name
+    assert current_name("pop", "params.layers") == "params.layers"  # not a hycom key there
     assert len(set(RENAMED.values())) == len(RENAMED) - 1  # stream.megabytes: homme, pflotran

@@ -14,15 +14,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from esmperf.build import build_dir, build_stack, profiler_library
+from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.errors import EsmperfError
-from esmperf.launch import run_environment, stack_of_program
+from esmperf.launch.mpirun import run_environment, stack_of_program
 from esmperf.paths import repo_root
-from esmperf.profile import profile_state, read_profile
-from esmperf.render import render_stacks, render_summary
-from esmperf.stacks import Discovery, Stack, discover_stacks, library_name
-from esmperf.study_cli import add_commands as add_study_commands
-from esmperf.summary import summarise
+from esmperf.profile.read import profile_state, read_profile
+from esmperf.profile.render import render_stacks, render_summary
+from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
+from esmperf.study.cli import add_commands as add_study_commands
+from esmperf.profile.summary import summarise
 
 console = Console()
 error_console = Console(stderr=True, soft_wrap=True)  # one message, one line
