@@ -5,7 +5,11 @@ at alpha 0.05 has 80 % power for that change (stats.repetitions_to_detect).
 
     .venv/bin/python benchmarks/demo_repetitions.py [build/demo/demo.duckdb] [--change 0.2]
 
-studies/demo.toml's `repeats` quotes this script's answer for the store it was measured on."""
+studies/demo.toml's `repeats` quotes this script's answer for the store it was measured on.
+It also estimates how long `make demo` takes with N repetitions (3 for 4-rank runs), the
+finalize grace instead of a hang's timeout, and redist-bench at a third of its time per run
+(3 internal repeats instead of 10: 1.5 s of CPU instead of 4.5 s), from the store's own
+elapsed times per repetition and the gaps between them."""
 
 import argparse
 import os
@@ -48,7 +52,43 @@ def main() -> int:
         f"{stats.power(needed - 1, args.change, pooled):.2f}, of {needed}: "
         f"{stats.power(needed, args.change, pooled):.2f}"
     )
+    print(
+        f"make demo with {needed} repetitions: about {estimate(args.store, needed):.0f} s "
+        f"(this store's study took {study_seconds(args.store):.0f} s)"
+    )
     return 0
+
+
+def study_seconds(path: Path) -> float:
+    with Store(path, read_only=True) as store:
+        [row] = store.rows("SELECT max(finished) - min(started) AS span FROM session")
+    return row["span"].total_seconds()
+
+
+def estimate(path: Path, repetitions: int, grace: float = 3.0, redist: float = 0.3) -> float:
+    """Seconds for the demo from a demo store: each configuration's mean elapsed time per
+    measured repetition (a hang after the result: its run time plus the grace), its profiled
+    repetition, and the mean gap between repetitions; redist-bench run with its default 10
+    internal repeats is scaled to 3."""
+    with Store(path, read_only=True) as store:
+        reps = store.rows("SELECT run_key, kind, elapsed, killed_after_result FROM repetition")
+        runs = {r["run_key"]: r for r in store.runs()}
+    gap = (study_seconds(path) - sum(r["elapsed"] for r in reps)) / len(reps)
+    total = 0.0
+    for key, run in runs.items():
+        mine = [r for r in reps if r["run_key"] == key]
+        measured = [r["elapsed"] for r in mine if r["kind"] == "measure"]
+        profiled = [r["elapsed"] for r in mine if r["kind"] == "profile"]
+        if not measured:
+            continue
+        hung = [r for r in mine if r["killed_after_result"]]
+        each = 1.3 + grace if hung else statistics.mean(measured)  # 1.3 s: its clean runs
+        if run["workload"] == "redist" and "repeats" not in (run["options"] or ""):
+            each = 0.5 + (each - 0.5) * redist  # 0.5 s: mpirun's start
+            profiled = [0.5 + (x - 0.5) * redist for x in profiled]
+        count = 3 if run["ranks"] == 4 else repetitions
+        total += count * each + sum(profiled) + gap * (count + len(profiled))
+    return total
 
 
 if __name__ == "__main__":
