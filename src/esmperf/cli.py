@@ -147,9 +147,10 @@ def _profile(args: argparse.Namespace) -> int:
         command, _all_stacks(discovery))
     if stack.simulated:
         raise EsmperfError(
-            "the profiler cannot run under SimGrid SMPI (there is no PMPI layer to preload): "
-            "profile the program with a real MPI stack (see `esmperf stacks`), or trace it with "
-            "`smpirun -trace` (docs/simulate.md)")
+            "under SimGrid SMPI nothing can be preloaded: the profiler is linked into the "
+            "program. esmperf's workloads have it (`esmperf simulate --profile`, or profile = "
+            "true in a study); link your own program with it as docs/profiler.md says "
+            "(\"Simulated runs\"), then run it with ESMPROF_OUT set")
     env = run_environment(stack)
     preload = [str(profiler_library(stack)), env.get("LD_PRELOAD", "")]
     env["LD_PRELOAD"] = ":".join(item for item in preload if item)
