@@ -54,6 +54,10 @@ typedef struct esm_call {
     uint64_t sent, recv;
     int coll;           /* a collective: one histogram entry of max(sent, recv) */
     MPI_Win win;        /* RMA: peers are ranks of this window's group */
+    int peer1, src1;    /* traces: a send's destination or the source a receive names; the
+                         * source a completed receive came from (world rank + 1; 0 none) */
+    int tag;            /* traces: the tag of a send, or the one a receive names */
+    uint64_t req;       /* traces: the request posted or completed (esm_req_key) */
     int ntmp;
     void *tmp[ESM_MAX_TMP];
 } esm_call;
