@@ -14,6 +14,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from esmperf.callsites import callsites
 from esmperf.profile import Profile
 from esmperf.stacks import first_line
 
@@ -78,6 +79,7 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "partial": _partial(profile),
         "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
+        "callsites": callsites(ranks)[:100],  # most MPI time first (esmperf profile --callsites)
     }
 
 
