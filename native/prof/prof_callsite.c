@@ -135,6 +135,14 @@ void esm_callsite_record(esm_call *c)
     s->recv += c->recv;
 }
 
+void esm_callsites_reset(void)
+{
+    for (sites *t = all; t; t = t->next) {
+        memset(t->s, 0, t->cap * sizeof(site));
+        t->count = 0;
+    }
+}
+
 /* ------------------------------------------------------------ output */
 
 typedef struct jbuf {
@@ -231,7 +239,7 @@ char *esm_callsites_json(void)
     }
     objects objs = {0};
     jbuf b = {0};
-    jput(&b, "{\"depth\":%d,\"sites\":[", depth);
+    jput(&b, "{\"depth\":%d,\"ns_per_call\":%.3f,\"sites\":[", depth, esm_callsite_ns_per_call);
     int first = 1;
     for (size_t i = 0; i < merged.cap; i++) {
         const site *s = &merged.s[i];

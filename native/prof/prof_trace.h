@@ -9,6 +9,7 @@
 #define ESM_MODE_TRACE 1
 #define ESM_MODE_CALLSITES 2
 extern int esm_trace_modes;             /* ESM_MODE_* bits, set at MPI_Init */
+extern double esm_trace_ns_per_event, esm_callsite_ns_per_call;  /* calibrated at MPI_Init */
 
 void esm_modes_start(void);             /* read ESMPROF_TRACE, ESMPROF_CALLSITES (init hook) */
 void esm_modes_leave(esm_call *c);      /* a wrapped call ends (esm_leave) */
@@ -22,6 +23,7 @@ void esm_trace_write(const char *partial);      /* OUT.trace/RANK.bin; no MPI ca
 /* prof_callsite.c */
 void esm_callsites_start(int depth);
 void esm_callsite_record(esm_call *c);
+void esm_callsites_reset(void);        /* drop what was recorded (calibration) */
 char *esm_callsites_json(void);         /* the rank line's "callsites" value (malloc'd) or NULL */
 
 #endif
