@@ -137,3 +137,17 @@ def test_callsites_count_calls_per_source_line(stack, tmp_path):
     }
     assert {key: got[key] for key in expected} == expected
     assert got[("MPI_Reduce", line(79))] + got[("MPI_Reduce", line(81))] == 4
+
+
+@pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid's smpirun is not installed")
+def test_known_mix_replays_persistent_and_sendrecv_messages(stack, tmp_path):
+    """prof_test_c.c: per rank 3 Send, 2 Isend, 5 persistent sends started, 1 Sendrecv on the
+    main thread (the 2 threads' 20 Sendrecv are not replayed: one actor per rank)."""
+    binary = build_dir(stack) / "tests" / "prof_test_c"
+    if not binary.is_file():
+        pytest.skip(f"{binary} not built")
+    out = profiled(stack, tmp_path, binary, "--trace", args=(str(tmp_path),))
+    ti = write_ti(read_trace(out), tmp_path / "ti")
+    assert ti.messages == 4 * (3 + 2 + 5 + 1)
+    assert ti.not_replayed["MPI_Sendrecv (threads)"] == 4 * 20
+    assert replay(ti, "ib-qdr", count_messages=True).messages == ti.messages

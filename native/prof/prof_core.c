@@ -398,6 +398,8 @@ void esm_req_start(esm_call *c, MPI_Request req)
         s->post_fid = c->fid;
     }
     pthread_mutex_unlock(&lock);
+    if (esm_trace_modes)
+        esm_trace_started(c, req, copy.kind, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
         record_sent(c, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */

@@ -31,12 +31,12 @@ typedef struct __attribute__((packed)) esm_event {
     int32_t peer, src;          /* esm_call's peer1 and src1 as world ranks, -1 for none */
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
-    uint8_t thread, kind;       /* kind: 0 call, 1 region enter, 2 region exit */
+    uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started */
     uint32_t spare;
 } esm_event;
 _Static_assert(sizeof(esm_event) == 64, "trace records are 64 bytes");
 
-enum { KIND_CALL, KIND_ENTER, KIND_EXIT };
+enum { KIND_CALL, KIND_ENTER, KIND_EXIT, KIND_START };
 #define MAX_REGIONS 4096
 
 typedef struct tbuf {
@@ -121,6 +121,28 @@ void esm_modes_leave(esm_call *c)
         trace_call(c);
     if (esm_trace_modes & ESM_MODE_CALLSITES)
         esm_callsite_record(c);
+}
+
+void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank, uint64_t bytes)
+{
+    if (!(esm_trace_modes & ESM_MODE_TRACE) || (kind != ESM_REQ_PSEND && kind != ESM_REQ_PRECV))
+        return;
+    esm_event *e = next_event();
+    if (!e)
+        return;
+    memset(e, 0, offsetof(esm_event, thread));
+    e->t0 = e->t1 = c->t1;                  /* right after the starting call's own event */
+    e->req = esm_req_key(req);
+    e->sent = kind == ESM_REQ_PSEND ? bytes : 0;
+    e->peer = -1;
+    if (kind == ESM_REQ_PSEND && rank >= 0)
+        e->peer = comm && comm->world ? (rank < comm->nworld ? comm->world[rank] : -1) : rank;
+    e->src = -1;
+    e->comm = comm ? comm->id : -1;
+    e->fid = (uint16_t)c->fid;
+    e->kind = KIND_START;
+    e->spare = 0;
+    publish();
 }
 
 void esm_posted_from(esm_call *c, int source)

@@ -10,7 +10,7 @@ ROOT`, `R scatter SEND RECV ROOT`, `R finalize`. The time between two replayed c
 computation, converted to flops at `speed` (default the simulated hosts' speed, so a burst costs
 there what it cost here). What SimGrid's replay cannot express is folded into computation with
 its measured time, and counted (`not_replayed`): collectives on communicators other than
-MPI_COMM_WORLD's group, persistent requests, matched probes, RMA, MPI-IO, v-collectives, and
+MPI_COMM_WORLD's group, persistent collectives, matched probes, RMA, MPI-IO, v-collectives, and
 every call of threads other than the main one (one simulated actor per rank replays one
 sequence: several threads' calls in time order can deadlock). docs/profiler.md
 ("Replaying a run") lists the other approximations.
@@ -27,13 +27,14 @@ from pathlib import Path
 
 from esmperf import knobs, platforms
 from esmperf.errors import EsmperfError
-from esmperf.trace import CALL, Event, RankTrace
+from esmperf.trace import CALL, START, Event, RankTrace
 
 SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend"}
 ISENDS = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
 SENDRECVS = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
 WAIT_ONE = {"MPI_Wait", "MPI_Waitany", "MPI_Test", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"}
 WAIT_ALL = {"MPI_Waitall", "MPI_Testall"}
+PERSISTENT_SENDS = {"MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init"}
 COLLECTIVES = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Alltoall",
                "MPI_Allgather", "MPI_Gather", "MPI_Scatter"}
 # Calls that take no time worth replaying and are not communication: their time is computation.
@@ -79,16 +80,31 @@ def write_ti(traces: list[RankTrace], folder: Path, speed: float = platforms.HOS
     return ti
 
 
+def _persistent(trace: RankTrace) -> dict[int, tuple[str, int, int]]:
+    """Request -> ("isend" or "irecv", peer, tag) of the persistent point-to-point requests made
+    (MPI_Send_init, MPI_Recv_init, ...); a handle reused later names its latest request."""
+    made = {}
+    for e in trace.events:
+        name = base_name(e.name)
+        if e.kind == CALL and e.req and (name in PERSISTENT_SENDS or name == "MPI_Recv_init"):
+            made[e.req] = ("isend" if name in PERSISTENT_SENDS else "irecv", e.peer, e.tag)
+    return made
+
+
 def _send_sizes(traces: list[RankTrace]) -> dict[tuple[int, int, int], deque[int]]:
     """(source, destination, tag) -> the sizes of its messages in order (MPI does not overtake):
     a receive takes its size from the matching send, known on the sending rank."""
     sizes: dict[tuple[int, int, int], deque[int]] = defaultdict(deque)
     for trace in traces:
+        made = _persistent(trace)
         for e in trace.events:
             name = base_name(e.name)
-            if e.kind == CALL and e.thread == 0 and e.peer >= 0 and \
-                    (name in SENDS or name in ISENDS or name in SENDRECVS):
+            if e.thread != 0:
+                continue
+            if e.kind == CALL and e.peer >= 0 and (name in SENDS or name in ISENDS or name in SENDRECVS):
                 sizes[(trace.rank, e.peer, e.tag)].append(e.sent)
+            elif e.kind == START and made.get(e.req, ("",))[0] == "isend" and e.peer >= 0:
+                sizes[(trace.rank, e.peer, made[e.req][2])].append(e.sent)
     return sizes
 
 
@@ -120,7 +136,8 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
     seen: Counter = Counter()
     world = trace.world_comms()
     done = 0                                            # ns: end of the last replayed call
-    calls = [e for e in trace.events if e.kind == CALL and e.thread == 0]
+    made = _persistent(trace)
+    calls = [e for e in trace.events if e.kind in (CALL, START) and e.thread == 0]
     for e in trace.events:
         if e.kind == CALL and e.thread != 0:
             ti.not_replayed[f"{base_name(e.name)} (threads)"] += 1
@@ -132,8 +149,11 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
 
     for i, e in enumerate(calls):
         name = base_name(e.name)
-        actions = _actions(e, name, me, ranks, world, outstanding, seen, roots, recv_size,
-                           completion_source.get(i, -1))
+        if e.kind == START:
+            actions = _started(e, me, made, outstanding, recv_size)
+        else:
+            actions = _actions(e, name, me, ranks, world, outstanding, seen, roots, recv_size,
+                               completion_source.get(i, -1))
         if actions is None:
             if not LOCAL.match(name):
                 ti.not_replayed[name] += 1
@@ -152,6 +172,18 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
         out.append(f"{me} compute {tail * 1e-9 * ti.speed:.0f}")
     out.append(f"{me} finalize")
     return out
+
+
+def _started(e: Event, me: int, made: dict, outstanding: dict, recv_size) -> list[str]:
+    """A persistent request started by MPI_Start(all): its isend or irecv."""
+    verb, peer, tag = made.get(e.req, ("", -1, 0))
+    if verb == "isend" and e.peer >= 0:
+        outstanding[e.req] = (me, e.peer, tag)
+        return [f"isend {e.peer} {tag} {e.sent}"]
+    if verb == "irecv" and peer >= 0:
+        outstanding[e.req] = (peer, me, tag)
+        return [f"irecv {peer} {tag} {recv_size(peer, tag, 0) or 1}"]
+    return []
 
 
 def _any_source_completions(calls: list[Event]) -> dict[int, int]:
@@ -201,6 +233,8 @@ def _actions(e: Event, name: str, me: int, ranks: int, world: set[int], outstand
         if e.src >= 0:
             out += [f"wait {e.src} {me} {e.tag}"]
         return out
+    if name in PERSISTENT_SENDS or name in ("MPI_Recv_init", "MPI_Start", "MPI_Startall"):
+        return []                       # replayed by the START events of the requests started
     if name in WAIT_ONE:
         key = outstanding.pop(e.req, None) if e.req else None
         return [f"wait {key[0]} {key[1]} {key[2]}"] if key else []

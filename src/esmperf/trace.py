@@ -14,7 +14,7 @@ from typing import Any
 from esmperf.errors import EsmperfError
 
 RECORD = struct.Struct("<QQQQQiiiiHBBI")  # native/prof/prof_trace.c: esm_event, 64 bytes
-CALL, ENTER, EXIT = 0, 1, 2
+CALL, ENTER, EXIT, START = 0, 1, 2, 3  # START: MPI_Start(all) started a persistent request
 
 
 class TraceError(EsmperfError):
@@ -23,7 +23,7 @@ class TraceError(EsmperfError):
 
 @dataclass(frozen=True)
 class Event:
-    kind: int          # CALL, ENTER (a region), EXIT
+    kind: int          # CALL, ENTER (a region), EXIT, START (a persistent request started)
     name: str          # MPI function or region name
     thread: int
     t0: int            # ns since this rank's end of MPI_Init
@@ -87,7 +87,7 @@ def read_rank(path: Path) -> RankTrace:
     events = []
     for t0, t1, sent, recv, req, peer, src, tag, comm, fid, thread, kind, _ in \
             RECORD.iter_unpack(data[end + 1:]):
-        name = functions[fid] if kind == CALL else regions[fid]
+        name = regions[fid] if kind in (ENTER, EXIT) else functions[fid]
         events.append(Event(kind, name, thread, t0, t1, sent, recv, req, peer, src, tag, comm))
     events.sort(key=lambda e: (e.t0, e.t1))
     return RankTrace(header, events)
@@ -115,6 +115,8 @@ def chrome_trace(traces: list[RankTrace]) -> dict[str, Any]:
             if e.kind == CALL:
                 events.append({"ph": "X", "cat": "mpi", "name": e.name, "pid": pid, "tid": e.thread,
                                "ts": ts, "dur": (e.t1 - e.t0) / 1e3, "args": _call_args(e)})
+            elif e.kind == START:
+                continue                           # shown by its MPI_Start(all) call
             elif e.kind == ENTER:
                 open_regions.setdefault(e.thread, []).append(e.name)
                 events.append({"ph": "B", "cat": "region", "name": e.name, "pid": pid,
