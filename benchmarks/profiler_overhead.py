@@ -47,7 +47,24 @@ def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | No
     command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)])
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
-    return {key: statistics.median(values) for key, values in batches.items()}
+    figures = {key: statistics.median(values) for key, values in batches.items()}
+    if profiled:
+        figures.update(calibrated(scratch / "overhead.jsonl"))
+    return figures
+
+
+def calibrated(profile: Path) -> dict[str, float]:
+    """What the profiler calibrated at MPI_Init on rank 0 (cheapest of 20 batches of 200
+    recorded calls, so a busy machine inflates it little): the plain profile's cost per call,
+    and what a trace event and a call site add to it."""
+    rank = json.loads(profile.read_text().splitlines()[1])
+    out = {"calibrated_ns": rank["overhead"]["ns_per_call"]}
+    trace = Path(f"{profile}.trace") / "0.bin"
+    if trace.is_file():
+        out["trace_ns"] = json.loads(trace.open("rb").readline())["ns_per_event"]
+    if "callsites" in rank:
+        out["callsite_ns"] = rank["callsites"]["ns_per_call"]
+    return out
 
 
 def main() -> None:
@@ -84,6 +101,11 @@ def main() -> None:
                     print(f"| {stack.id} | {mode} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
                           f"{statistics.median(on):.3f} | {med:.1f} [{min(added):.1f}..{max(added):.1f}] | "
                           f"{med / calls:.1f} |", flush=True)
+                for key in ("calibrated_ns", "trace_ns", "callsite_ns"):
+                    values = [pair[1][key] for pair in runs if key in pair[1]]
+                    if values:
+                        print(f"| {stack.id} | {mode} | {key} at MPI_Init (ns per call) | | | "
+                              f"{statistics.median(values):.1f} [{min(values):.1f}..{max(values):.1f}] | |")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -151,3 +151,24 @@ def test_known_mix_replays_persistent_and_sendrecv_messages(stack, tmp_path):
     assert ti.messages == 4 * (3 + 2 + 5 + 1)
     assert ti.not_replayed["MPI_Sendrecv (threads)"] == 4 * 20
     assert replay(ti, "ib-qdr", count_messages=True).messages == ti.messages
+
+
+def test_sigterm_leaves_a_partial_trace(tmp_path):
+    """tests/io_and_wait.py (mpi4py, 2 ranks) killed while waiting: each rank's trace is written
+    by the signal helper, marked partial, with the 7 MPI_Sendrecv calls it made."""
+    import os
+    import signal
+
+    from test_profiler_partial_files import STACKS as MPI4PY_STACKS
+    from test_profiler_partial_files import rank_pids, start
+
+    stack = MPI4PY_STACKS[0]
+    run = start(stack, tmp_path, wait=True, ESMPROF_TRACE="1")
+    for pid in rank_pids(tmp_path, run):
+        os.kill(pid, signal.SIGTERM)
+    run.communicate(timeout=120)
+    traces = read_trace(tmp_path / "p.jsonl")
+    assert [t.header["partial"] for t in traces] == ["SIGTERM", "SIGTERM"]
+    for trace in traces:
+        calls = Counter(e.name for e in trace.events if e.kind == CALL)
+        assert calls["MPI_Sendrecv"] + calls["MPI_Sendrecv_c"] == 7
