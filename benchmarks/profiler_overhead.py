@@ -6,6 +6,7 @@
 
 --modes: the profiler's optional modes measured too, each against its own unprofiled runs:
 `trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
+`trace-cpu` (ESMPROF_TRACE=cpu: and two thread-CPU clock reads per call),
 `callsites` (ESMPROF_CALLSITES=1: a backtrace per call). Default: profile only.
 
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
@@ -34,7 +35,8 @@ from esmperf.launch import mpirun_command, run_environment  # noqa: E402
 from esmperf.stacks import discover_stacks  # noqa: E402
 
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
-MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "callsites": {"ESMPROF_CALLSITES": "1"}}
+MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "trace-cpu": {"ESMPROF_TRACE": "cpu"},
+         "callsites": {"ESMPROF_CALLSITES": "1"}}
 
 
 def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,

@@ -5,7 +5,8 @@ program on that cluster (docs/profiler.md "Replaying a run").
         [--platform gige] [--stack openmpi] [--repeats 3] [-- extra workload args]
 
 Per repeat, in one session: (a) the workload on a real stack under `esmperf profile --trace`,
-its trace written as a SimGrid TI trace (computation at the simulated hosts' speed) and replayed
+its trace (ESMPROF_TRACE=cpu) written as a SimGrid TI trace (computation at the simulated hosts'
+speed, from the wall time between calls, and (a') from the thread's CPU time) and replayed
 with `smpirun -replay` on the platform (one rank per node, the options of `esmperf simulate`);
 (b) the same workload built for SMPI run by smpirun on the same platform with the same options
 (what `esmperf simulate` runs), and (c) SMPI's own TI trace of that run (-trace-ti) replayed, a
@@ -43,7 +44,7 @@ def simulated_time(text: str) -> float:
 def real_run(stack, workload: str, args: list[str], ranks: int, scratch: Path) -> tuple[list, float]:
     env = run_environment(stack, os.environ)
     env.update(LD_PRELOAD=str(profiler_library(stack)), ESMPROF_OUT=str(scratch / "real.jsonl"),
-               ESMPROF_TRACE="1")
+               ESMPROF_TRACE="cpu")
     binary = build_dir(stack) / "apps" / workload / workload
     subprocess.run(mpirun_command(stack, ranks, [str(binary), *args]), env=env, check=True,
                    capture_output=True, timeout=1800)
@@ -85,6 +86,7 @@ def main() -> None:
           f"simulated on {args.platform} (1 rank per node)")
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     rows: dict[str, list[float]] = {"measured wall (real run)": [], "(a) replay of the real run": [],
+                                    "(a') the same, computation from CPU time": [],
                                     "(b) SMPI run": [], "(c) replay of SMPI's own TI trace": []}
     messages = []
     for _ in range(args.repeats):
@@ -101,6 +103,8 @@ def main() -> None:
                 control = float("nan")
             rows["measured wall (real run)"].append(wall)
             rows["(a) replay of the real run"].append(replayed.simulated_time)
+            cpu_ti = write_ti(traces, scratch / "real-cpu.ti", compute="cpu")
+            rows["(a') the same, computation from CPU time"].append(replay(cpu_ti, args.platform).simulated_time)
             rows["(b) SMPI run"].append(smpi_time)
             rows["(c) replay of SMPI's own TI trace"].append(control)
             messages.append((ti.messages, replayed.messages, dict(ti.not_replayed)))

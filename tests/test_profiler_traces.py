@@ -83,8 +83,9 @@ def test_trace_counts_regions_and_perfetto_json(stack, tmp_path):
 
 @pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid's smpirun is not installed")
 def test_trace_replays_with_the_traces_messages(stack, tmp_path):
-    out = profiled(stack, tmp_path, trace_mix(stack, tmp_path), "--trace")
+    out = profiled(stack, tmp_path, trace_mix(stack, tmp_path), "--trace-cpu")
     traces = read_trace(out)
+    assert all(t.header["cpu"] for t in traces)
     ti = write_ti(traces, tmp_path / "ti")
     sends = sum(1 for t in traces for e in t.events if e.name in ("MPI_Isend", "MPI_Send"))
     assert sends == 4 * STEPS + 1
@@ -96,6 +97,9 @@ def test_trace_replays_with_the_traces_messages(stack, tmp_path):
     result = replay(ti, "gige", count_messages=True)
     assert result.messages == sends
     assert result.simulated_time > 0
+    cpu = write_ti(traces, tmp_path / "ti-cpu", compute="cpu")   # computation from CPU time
+    assert (cpu.messages, cpu.actions) == (ti.messages, ti.actions)
+    assert replay(cpu, "gige", count_messages=True).messages == sends
 
 
 def site_calls(ranks) -> Counter:

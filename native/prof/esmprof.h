@@ -58,6 +58,7 @@ typedef struct esm_call {
                          * source a completed receive came from (world rank + 1; 0 none) */
     int tag;            /* traces: the tag of a send, or the one a receive names */
     uint64_t req;       /* traces: the request posted or completed (esm_req_key) */
+    uint64_t cpu0;      /* ESMPROF_TRACE=cpu: the thread's CPU time (ns) at entry */
     int ntmp;
     void *tmp[ESM_MAX_TMP];
 } esm_call;
@@ -66,6 +67,8 @@ typedef struct esm_call {
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
 extern ESM_TLS int esm_depth;                /* >0 inside a wrapper: nested MPI calls pass through */
 extern int esm_world_rank, esm_world_size;
+extern int esm_trace_cpu;                    /* ESMPROF_TRACE=cpu (prof_trace.c) */
+uint64_t esm_thread_cpu_ns(void);
 
 static inline uint64_t esm_now(void)
 {
@@ -86,6 +89,8 @@ static inline esm_call esm_call_begin(int fid, int lang)
     c.lang = lang;
     c.win = MPI_WIN_NULL;
     esm_depth++;
+    if (esm_trace_cpu)
+        c.cpu0 = esm_thread_cpu_ns();
     c.t0 = esm_now();
     return c;
 }

@@ -1,5 +1,6 @@
 /* Timeline traces (ESMPROF_TRACE=1): every wrapped MPI call (enter and exit time, function,
- * peer, tag, communicator, bytes, request) and every MPI_Pcontrol region mark, per thread, in
+ * peer, tag, communicator, bytes, request; with ESMPROF_TRACE=cpu also the thread's CPU time
+ * between calls, two clock_gettime per call) and every MPI_Pcontrol region mark, per thread, in
  * a buffer of at most ESMPROF_TRACE_EVENTS events (default 1,048,576: 64 MiB of address space,
  * pages touched only as they fill). At the cap the trace STOPS: later events are counted as
  * lost, not kept (a ring would drop the run's start, which a replay cannot do without).
@@ -16,13 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "prof_hooks.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
-int esm_trace_modes;
+int esm_trace_modes, esm_trace_cpu;
 double esm_trace_ns_per_event, esm_callsite_ns_per_call;
 
 typedef struct __attribute__((packed)) esm_event {
@@ -32,7 +34,7 @@ typedef struct __attribute__((packed)) esm_event {
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
     uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started */
-    uint32_t spare;
+    float cpu_gap;              /* ESMPROF_TRACE=cpu: thread CPU ns since the previous event's exit */
 } esm_event;
 _Static_assert(sizeof(esm_event) == 64, "trace records are 64 bytes");
 
@@ -49,11 +51,19 @@ typedef struct tbuf {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ESM_TLS tbuf *mine;
+static ESM_TLS uint64_t cpu_at_exit;   /* ESMPROF_TRACE=cpu: this thread's, at its last event */
 static tbuf *buffers;
 static int nbuffers;
 static size_t cap = 1u << 20;
 static char *regions[MAX_REGIONS];
 static int nregions;
+
+uint64_t esm_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 uint64_t esm_req_key(MPI_Request req)
 {
@@ -111,7 +121,11 @@ static void trace_call(const esm_call *c)
     e->comm = c->comm ? c->comm->id : -1;
     e->fid = (uint16_t)c->fid;
     e->kind = KIND_CALL;
-    e->spare = 0;
+    e->cpu_gap = 0;
+    if (esm_trace_cpu) {
+        e->cpu_gap = c->cpu0 > cpu_at_exit ? (float)(c->cpu0 - cpu_at_exit) : 0.0f;
+        cpu_at_exit = esm_thread_cpu_ns();
+    }
     publish();
 }
 
@@ -141,7 +155,7 @@ void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, i
     e->comm = comm ? comm->id : -1;
     e->fid = (uint16_t)c->fid;
     e->kind = KIND_START;
-    e->spare = 0;
+    e->cpu_gap = 0;
     publish();
 }
 
@@ -179,6 +193,7 @@ void esm_trace_region(int level, const char *name)
     e->tag = level;
     e->fid = (uint16_t)region_index(name);
     e->kind = level == 1 ? KIND_ENTER : KIND_EXIT;
+    e->cpu_gap = 0;
     publish();
 }
 
@@ -260,6 +275,10 @@ void esm_modes_start(void)
     int modes = 0;
     if (trace && *trace && strcmp(trace, "0") != 0)
         modes |= ESM_MODE_TRACE;
+    if (trace && strcmp(trace, "cpu") == 0) {
+        esm_trace_cpu = 1;
+        cpu_at_exit = esm_thread_cpu_ns();
+    }
     if (sites && atoi(sites) > 0)
         esm_callsites_start(atoi(sites));
     if (modes & ESM_MODE_TRACE)
@@ -330,7 +349,7 @@ static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
          (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / esm_ticks_per_second);
     if (partial)
         outf(o, "\"partial\":\"%s\",", partial);
-    outf(o, "\"ns_per_event\":%.3f,", esm_trace_ns_per_event);
+    outf(o, "\"ns_per_event\":%.3f,\"cpu\":%s,", esm_trace_ns_per_event, esm_trace_cpu ? "true" : "false");
     outf(o, "\"events\":%llu,\"lost\":%llu,\"cap_per_thread\":%llu,\"threads\":%d,\"record_bytes\":%d,",
          (unsigned long long)events, (unsigned long long)lost, (unsigned long long)cap, nbuffers,
          (int)sizeof(esm_event));

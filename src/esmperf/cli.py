@@ -80,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
         "--trace", action="store_true",
         help="also record a timeline trace (FILE.trace/; convert it: esmperf trace FILE)")
     profile.add_argument(
+        "--trace-cpu", action="store_true",
+        help="a timeline trace with each thread's CPU time between calls (for replays of "
+        "runs on busy or oversubscribed nodes; two more clock reads per call)")
+    profile.add_argument(
         "--callsites", type=int, metavar="DEPTH",
         help="also count MPI calls per call site, DEPTH return addresses deep (1: the caller)")
     profile.add_argument(
@@ -164,8 +168,8 @@ def _profile(args: argparse.Namespace) -> int:
     env["ESMPROF_OUT"] = str(out)
     if args.bin_seconds:
         env["ESMPROF_BIN_SECONDS"] = str(args.bin_seconds)
-    if args.trace:
-        env["ESMPROF_TRACE"] = "1"
+    if args.trace or args.trace_cpu:
+        env["ESMPROF_TRACE"] = "cpu" if args.trace_cpu else "1"
     if args.callsites:
         env["ESMPROF_CALLSITES"] = str(args.callsites)
     for stale in (out, out.with_name(out.name + ".part")):

@@ -8,7 +8,9 @@ TI actions (SimGrid 3.32's smpi_replay.cpp; `init` without a datatype: sizes are
 `R allreduce BYTES 0`, `R alltoall SEND RECV`, `R allgather SEND RECV`, `R gather SEND RECV
 ROOT`, `R scatter SEND RECV ROOT`, `R finalize`. The time between two replayed calls is
 computation, converted to flops at `speed` (default the simulated hosts' speed, so a burst costs
-there what it cost here). What SimGrid's replay cannot express is folded into computation with
+there what it cost here): its wall time (`compute="wall"`), or, for a trace recorded with
+ESMPROF_TRACE=cpu, the thread's CPU time in it (`compute="cpu"`: what a preempted or
+oversubscribed burst really computed; time blocked in I/O or page faults is then not counted). What SimGrid's replay cannot express is folded into computation with
 its measured time, and counted (`not_replayed`): collectives on communicators other than
 MPI_COMM_WORLD's group, persistent collectives, matched probes, RMA, MPI-IO, v-collectives, and
 every call of threads other than the main one (one simulated actor per rank replays one
@@ -52,6 +54,7 @@ class TiTrace:
     index: Path                          # the file smpirun -replay reads: one rank file per line
     ranks: int
     speed: float                         # flop/s the computation was converted at
+    compute: str = "wall"                # computation from the gaps' wall time, or CPU time
     messages: int = 0                    # send and isend actions
     actions: Counter = field(default_factory=Counter)
     not_replayed: Counter = field(default_factory=Counter)   # MPI function -> calls folded
@@ -61,15 +64,21 @@ def base_name(function: str) -> str:
     return function[:-2] if function.endswith("_c") else function
 
 
-def write_ti(traces: list[RankTrace], folder: Path, speed: float = platforms.HOST_SPEED) -> TiTrace:
+def write_ti(traces: list[RankTrace], folder: Path, speed: float = platforms.HOST_SPEED,
+             compute: str = "wall") -> TiTrace:
     """The TI trace of `traces` in `folder` (rank-N.txt and traces.txt, the index)."""
+    if compute not in ("wall", "cpu"):
+        raise ReplayError(f"computation from {compute!r}: choose wall or cpu")
+    if compute == "cpu" and not all(t.header.get("cpu") for t in traces):
+        raise ReplayError("this trace has no CPU times: record it with ESMPROF_TRACE=cpu "
+                          "(esmperf profile --trace-cpu), or convert with wall-clock computation")
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("rank-*.txt"):
         old.unlink()
     ranks = len(traces)
     sizes = _send_sizes(traces)
     roots = _roots(traces)
-    ti = TiTrace(folder / "traces.txt", ranks, speed)
+    ti = TiTrace(folder / "traces.txt", ranks, speed, compute)
     paths = []
     for trace in traces:
         lines = _rank_actions(trace, ranks, sizes, roots, ti)
@@ -136,6 +145,7 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
     seen: Counter = Counter()
     world = trace.world_comms()
     done = 0                                            # ns: end of the last replayed call
+    cpu = 0.0                                           # CPU ns since then (compute="cpu")
     made = _persistent(trace)
     calls = [e for e in trace.events if e.kind in (CALL, START) and e.thread == 0]
     for e in trace.events:
@@ -149,6 +159,7 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
 
     for i, e in enumerate(calls):
         name = base_name(e.name)
+        cpu += e.cpu_gap
         if e.kind == START:
             actions = _started(e, me, made, outstanding, recv_size)
         else:
@@ -158,7 +169,8 @@ def _rank_actions(trace: RankTrace, ranks: int, sizes: dict, roots: dict, ti: Ti
             if not LOCAL.match(name):
                 ti.not_replayed[name] += 1
             continue
-        flops = max(0, e.t0 - done) * 1e-9 * ti.speed
+        flops = (cpu if ti.compute == "cpu" else max(0, e.t0 - done)) * 1e-9 * ti.speed
+        cpu = 0.0
         if flops >= 1:
             out.append(f"{me} compute {flops:.0f}")
         done = max(done, e.t1)

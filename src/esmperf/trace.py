@@ -13,7 +13,7 @@ from typing import Any
 
 from esmperf.errors import EsmperfError
 
-RECORD = struct.Struct("<QQQQQiiiiHBBI")  # native/prof/prof_trace.c: esm_event, 64 bytes
+RECORD = struct.Struct("<QQQQQiiiiHBBf")  # native/prof/prof_trace.c: esm_event, 64 bytes
 CALL, ENTER, EXIT, START = 0, 1, 2, 3  # START: MPI_Start(all) started a persistent request
 
 
@@ -35,6 +35,7 @@ class Event:
     src: int           # the source a completed receive came from (world rank), -1
     tag: int
     comm: int          # communicator id on this rank (header "comms"), -1
+    cpu_gap: float     # ESMPROF_TRACE=cpu: the thread's CPU ns since its previous event's exit
 
 
 @dataclass
@@ -85,10 +86,10 @@ def read_rank(path: Path) -> RankTrace:
                          "program to write it again")
     functions, regions = header["functions"], header["regions"]
     events = []
-    for t0, t1, sent, recv, req, peer, src, tag, comm, fid, thread, kind, _ in \
+    for t0, t1, sent, recv, req, peer, src, tag, comm, fid, thread, kind, cpu_gap in \
             RECORD.iter_unpack(data[end + 1:]):
         name = regions[fid] if kind in (ENTER, EXIT) else functions[fid]
-        events.append(Event(kind, name, thread, t0, t1, sent, recv, req, peer, src, tag, comm))
+        events.append(Event(kind, name, thread, t0, t1, sent, recv, req, peer, src, tag, comm, cpu_gap))
     events.sort(key=lambda e: (e.t0, e.t1))
     return RankTrace(header, events)
 

@@ -31,6 +31,9 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
     trace.add_argument("--speed", type=float, default=platforms.HOST_SPEED, metavar="FLOPS",
                        help="flop/s at which measured computation becomes flops (default: the "
                        f"simulated hosts' {platforms.HOST_SPEED:.0e}, 1:1 with this machine)")
+    trace.add_argument("--compute", choices=("wall", "cpu"),
+                       help="computation between calls from their wall time, or their CPU time "
+                       "(a trace recorded with --trace-cpu; default then)")
     trace.add_argument("--replay", metavar="PLATFORM",
                        help=f"replay on this platform ({', '.join(platforms.INTERCONNECTS)})")
     trace.add_argument("--ranks-per-node", type=int, default=1, metavar="N",
@@ -49,10 +52,11 @@ def _trace(args: argparse.Namespace) -> int:
     if lost:
         console.print(f"[bold yellow]warning:[/] {lost} events past the trace's cap were not "
                       "kept (ESMPROF_TRACE_EVENTS): the trace and the replay stop there")
-    ti = write_ti(traces, args.ti or Path(f"{args.file}.ti"), args.speed)
+    compute = args.compute or ("cpu" if all(t.header.get("cpu") for t in traces) else "wall")
+    ti = write_ti(traces, args.ti or Path(f"{args.file}.ti"), args.speed, compute)
     folded = ", ".join(f"{name} {n}" for name, n in ti.not_replayed.most_common(8))
     console.print(f"[bold]simgrid:[/] {escape(str(ti.index))}: {ti.messages} messages, "
-                  f"computation at {ti.speed:.3g} flop/s"
+                  f"computation ({ti.compute} time) at {ti.speed:.3g} flop/s"
                   + (f"; folded into computation: {escape(folded)}" if folded else ""))
     if args.replay:
         result = replay(ti, args.replay, args.ranks_per_node)
