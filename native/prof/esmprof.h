@@ -54,14 +54,21 @@ typedef struct esm_call {
     uint64_t sent, recv;
     int coll;           /* a collective: one histogram entry of max(sent, recv) */
     MPI_Win win;        /* RMA: peers are ranks of this window's group */
-    int peer1, src1;    /* traces: a send's destination or the source a receive names; the
-                         * source a completed receive came from (world rank + 1; 0 none) */
-    int tag;            /* traces: the tag of a send, or the one a receive names */
-    uint64_t req;       /* traces: the request posted or completed (esm_req_key) */
-    uint64_t cpu0;      /* ESMPROF_TRACE=cpu: the thread's CPU time (ns) at entry */
     int ntmp;
     void *tmp[ESM_MAX_TMP];
 } esm_call;
+
+/* What a trace event records beyond esm_call (prof_trace.c), per thread (a thread is in one
+ * wrapped call at a time): set while the call runs, recorded and cleared when it ends. Kept out
+ * of esm_call, whose size decides how cheaply the wrappers build it. */
+typedef struct esm_trace_call {
+    int peer1, src1;    /* a send's destination or the source a receive names; the source a
+                         * completed receive came from (world rank + 1; 0 none) */
+    int tag;            /* the tag of a send, or the one a receive names */
+    uint64_t req;       /* the request posted or completed (esm_req_key) */
+    uint64_t cpu0;      /* ESMPROF_TRACE=cpu: the thread's CPU time (ns) at entry */
+} esm_trace_call;
+extern ESM_TLS esm_trace_call esm_tc;
 
 /* ---- state (prof_core.c) ---- */
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
@@ -90,7 +97,7 @@ static inline esm_call esm_call_begin(int fid, int lang)
     c.win = MPI_WIN_NULL;
     esm_depth++;
     if (esm_trace_cpu)
-        c.cpu0 = esm_thread_cpu_ns();
+        esm_tc.cpu0 = esm_thread_cpu_ns();
     c.t0 = esm_now();
     return c;
 }

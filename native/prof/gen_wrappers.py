@@ -195,14 +195,14 @@ def trace_code(call: Call) -> list[str]:
     out = []
     tag = "tag" if "tag" in args else "sendtag" if "sendtag" in args else None
     if tag:
-        out.append(f"c->tag = {tag};")
+        out.append(f"esm_tc.tag = {tag};")
     if "source" in args and "dest" not in args:
         out.append("esm_posted_from(c, source);")
     if "dest" in args and any(key == "psend" for key, _ in call.clauses):
         out.append("esm_posted_from(c, dest);")  # a persistent send: the peer of its starts
     request = args.get("request")
     if request and request.kind == "handle_ptr" and call.roles.get("request", "out") == "out":
-        out.append("c->req = esm_req_key(*request);")
+        out.append("esm_tc.req = esm_req_key(*request);")
     return [f"if (esm_trace_modes) {{ {' '.join(out)} }}"] if out else []
 
 

@@ -220,7 +220,7 @@ static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
     t->f[c->fid].hist[esm_bucket(bytes)]++;
     int world = world_of(c, comm, rank);
     if (world >= 0) {
-        c->peer1 = world + 1;
+        esm_tc.peer1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->sent += bytes;
         p->sent_msgs++;
@@ -241,7 +241,7 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
     t->f[fid].hist[esm_bucket(bytes)]++;
     int world = world_of(c, comm, rank);
     if (world >= 0) {
-        c->src1 = world + 1;
+        esm_tc.src1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->recv += bytes;
         p->recv_msgs++;
@@ -417,7 +417,7 @@ void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
     if (req == MPI_REQUEST_NULL)
         return;
     if (esm_trace_modes)
-        c->req = esm_req_key(req);
+        esm_tc.req = esm_req_key(req);
     pthread_mutex_lock(&lock);
     slot *s = table_find(&requests, key_of(&req, sizeof req));
     slot copy = s ? *s : (slot){0};

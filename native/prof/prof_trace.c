@@ -25,12 +25,13 @@
 #include "prof_trace.h"
 
 int esm_trace_modes, esm_trace_cpu;
+ESM_TLS esm_trace_call esm_tc;
 double esm_trace_ns_per_event, esm_callsite_ns_per_call;
 
 typedef struct __attribute__((packed)) esm_event {
     uint64_t t0, t1;            /* ticks; written as ns since this rank's end of MPI_Init */
     uint64_t sent, recv, req;   /* bytes; the request posted or completed (its handle's bits) */
-    int32_t peer, src;          /* esm_call's peer1 and src1 as world ranks, -1 for none */
+    int32_t peer, src;          /* esm_tc's peer1 and src1 as world ranks, -1 for none */
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
     uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started */
@@ -114,16 +115,16 @@ static void trace_call(const esm_call *c)
     e->t1 = c->t1;
     e->sent = c->sent;
     e->recv = c->recv;
-    e->req = c->req;
-    e->peer = c->peer1 - 1;
-    e->src = c->src1 - 1;
-    e->tag = c->tag;
+    e->req = esm_tc.req;
+    e->peer = esm_tc.peer1 - 1;
+    e->src = esm_tc.src1 - 1;
+    e->tag = esm_tc.tag;
     e->comm = c->comm ? c->comm->id : -1;
     e->fid = (uint16_t)c->fid;
     e->kind = KIND_CALL;
     e->cpu_gap = 0;
     if (esm_trace_cpu) {
-        e->cpu_gap = c->cpu0 > cpu_at_exit ? (float)(c->cpu0 - cpu_at_exit) : 0.0f;
+        e->cpu_gap = esm_tc.cpu0 > cpu_at_exit ? (float)(esm_tc.cpu0 - cpu_at_exit) : 0.0f;
         cpu_at_exit = esm_thread_cpu_ns();
     }
     publish();
@@ -135,6 +136,7 @@ void esm_modes_leave(esm_call *c)
         trace_call(c);
     if (esm_trace_modes & ESM_MODE_CALLSITES)
         esm_callsite_record(c);
+    esm_tc = (esm_trace_call){0};
 }
 
 void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank, uint64_t bytes)
@@ -165,7 +167,7 @@ void esm_posted_from(esm_call *c, int source)
     if (source < 0)
         return;                             /* MPI_ANY_SOURCE, MPI_PROC_NULL */
     int world = comm && comm->world ? (source < comm->nworld ? comm->world[source] : -1) : source;
-    c->peer1 = world + 1;
+    esm_tc.peer1 = world + 1;
 }
 
 static int region_index(const char *name)
