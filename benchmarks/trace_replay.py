@@ -10,7 +10,8 @@ speed, from the wall time between calls, and (a') from the thread's CPU time) an
 with `smpirun -replay` on the platform (one rank per node, the options of `esmperf simulate`);
 (b) the same workload built for SMPI run by smpirun on the same platform with the same options
 (what `esmperf simulate` runs), and (c) SMPI's own TI trace of that run (-trace-ti) replayed, a
-check of the replay machinery. Printed: the simulated seconds of each (whole run, MPI_Init to
+check of the replay machinery; (d) and (e): (a) and (b) with no computation charged (SMPI's
+computation = off), the network alone, deterministic. Printed: the simulated seconds of each (whole run, MPI_Init to
 MPI_Finalize), median [min..max] over repeats, the ratio of (a) and (c) to (b), and the load.
 """
 
@@ -53,8 +54,8 @@ def real_run(stack, workload: str, args: list[str], ranks: int, scratch: Path) -
 
 
 def smpi_run(smpi, workload: str, args: list[str], ranks: int, platform: str,
-             scratch: Path) -> tuple[float, Path]:
-    setting = knobs.smpi_setting({"platform": platform}, ranks, 1, scratch)
+             scratch: Path, computation: str = "measured") -> tuple[float, Path]:
+    setting = knobs.smpi_setting({"platform": platform, "computation": computation}, ranks, 1, scratch)
     for path, text in setting.files:
         path.write_text(text)
     env = {**os.environ, **setting.env, "TMPDIR": str(scratch)}
@@ -87,7 +88,9 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     rows: dict[str, list[float]] = {"measured wall (real run)": [], "(a) replay of the real run": [],
                                     "(a') the same, computation from CPU time": [],
-                                    "(b) SMPI run": [], "(c) replay of SMPI's own TI trace": []}
+                                    "(b) SMPI run": [], "(c) replay of SMPI's own TI trace": [],
+                                    "(d) replay of the real run, computation off": [],
+                                    "(e) SMPI run, computation off": []}
     messages = []
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="trace-replay-") as tmp:
@@ -107,13 +110,20 @@ def main() -> None:
             rows["(a') the same, computation from CPU time"].append(replay(cpu_ti, args.platform).simulated_time)
             rows["(b) SMPI run"].append(smpi_time)
             rows["(c) replay of SMPI's own TI trace"].append(control)
+            network = write_ti(traces, scratch / "network.ti", speed=0.0)   # no compute actions
+            rows["(d) replay of the real run, computation off"].append(
+                replay(network, args.platform).simulated_time)
+            rows["(e) SMPI run, computation off"].append(
+                smpi_run(smpi, args.workload, wargs, args.ranks, args.platform, scratch, "off")[0])
             messages.append((ti.messages, replayed.messages, dict(ti.not_replayed)))
-    print("| run | seconds, median [min..max] | / (b) |")
-    print("|---|---|---|")
+    print("| run | seconds, median [min..max] | / (b) | / (e) |")
+    print("|---|---|---|---|")
     b = statistics.median(rows["(b) SMPI run"])
+    e = statistics.median(rows["(e) SMPI run, computation off"])
     for name, values in rows.items():
         values = [v for v in values if v == v] or [float("nan")]
-        print(f"| {name} | {spread(values, 4)} | {statistics.median(values) / b:.3f} |")
+        print(f"| {name} | {spread(values, 4)} | {statistics.median(values) / b:.3f} | "
+              f"{statistics.median(values) / e:.3f} |")
     print(f"messages in the trace / replayed: {[m[:2] for m in messages]}; "
           f"folded into computation: {messages[0][2]}")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
