@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.callsites import callsites
-from esmperf.profile import read_profile
-from esmperf.replay import replay, write_ti
-from esmperf.stacks import discover_stacks
-from esmperf.trace import CALL, ENTER, EXIT, read_trace
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile.callsites import callsites
+from esmperf.profile.read import read_profile
+from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.trace import CALL, ENTER, EXIT, read_trace
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 STACKS = [s for s in discover_stacks().stacks if not s.simulated and s.id in ("openmpi", "mpich")]
@@ -26,8 +26,19 @@ STEPS = 5  # tests/trace_mix.c
 
 def profiled(stack, tmp_path: Path, binary: Path, *options: str, args: tuple[str, ...] = ()):
     out = tmp_path / "p.jsonl"
-    command = [str(ESMPERF), "profile", *options, "--out", str(out), "--",
-               str(stack.mpirun), "-n", "4", str(binary), *args]
+    command = [
+        str(ESMPERF),
+        "profile",
+        *options,
+        "--out",
+        str(out),
+        "--",
+        str(stack.mpirun),
+        "-n",
+        "4",
+        str(binary),
+        *args,
+    ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     return out
@@ -66,16 +77,20 @@ def test_trace_counts_regions_and_perfetto_json(stack, tmp_path):
         assert {(e.peer, e.tag) for e in irecvs} == {((trace.rank + 3) % 4, 7)}
         assert all(e.t0 <= e.t1 for e in trace.events)
     chrome = tmp_path / "p.perfetto.json"
-    run = subprocess.run([str(ESMPERF), "trace", str(out), "--out", str(chrome)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(ESMPERF), "trace", str(out), "--out", str(chrome)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads(chrome.read_text())
     phases = Counter(e["ph"] for e in document["traceEvents"])
     total_calls = sum(c["calls"] for r in profile.ranks for c in r["calls"].values())
     assert phases["X"] == total_calls
     assert phases["B"] == 4 * (2 * STEPS + 1)
-    assert phases["E"] == 4 * (2 * STEPS + 1)          # "tail" closed at each rank's end
-    assert phases["M"] == 4 * 3                         # process name, sort index, thread name
+    assert phases["E"] == 4 * (2 * STEPS + 1)  # "tail" closed at each rank's end
+    assert phases["M"] == 4 * 3  # process name, sort index, thread name
     assert {e["pid"] for e in document["traceEvents"]} == {0, 1, 2, 3}
     sends = [e for e in document["traceEvents"] if e.get("name") == "MPI_Isend" and e["pid"] == 2]
     assert [e["args"]["sent"] for e in sends] == [8 * (128 + s) for s in range(STEPS)]
@@ -97,7 +112,7 @@ def test_trace_replays_with_the_traces_messages(stack, tmp_path):
     result = replay(ti, "gige", count_messages=True)
     assert result.messages == sends
     assert result.simulated_time > 0
-    cpu = write_ti(traces, tmp_path / "ti-cpu", compute="cpu")   # computation from CPU time
+    cpu = write_ti(traces, tmp_path / "ti-cpu", compute="cpu")  # computation from CPU time
     assert (cpu.messages, cpu.actions) == (ti.messages, ti.actions)
     assert replay(cpu, "gige", count_messages=True).messages == sends
 
@@ -117,7 +132,7 @@ def test_callsites_count_calls_per_source_line(stack, tmp_path):
         pytest.skip(f"{binary} not built")
     out = profiled(stack, tmp_path, binary, "--callsites", "1", args=(str(tmp_path),))
     ranks = read_profile(out).ranks
-    for record in ranks:   # every call has a site: per function, the sites add up to the calls
+    for record in ranks:  # every call has a site: per function, the sites add up to the calls
         per_function = Counter()
         for site in record["callsites"]["sites"]:
             per_function[site["function"]] += site["calls"]
@@ -125,19 +140,36 @@ def test_callsites_count_calls_per_source_line(stack, tmp_path):
     got = site_calls(ranks)
     line = lambda n: f"prof_test_c.c:{n}"  # noqa: E731
     expected = {
-        ("MPI_Send", line(27)): 2, ("MPI_Recv", line(28)): 2,      # even ranks send first
-        ("MPI_Recv", line(30)): 2, ("MPI_Send", line(31)): 2,
-        ("MPI_Irecv", line(40)): 4, ("MPI_Isend", line(41)): 4, ("MPI_Waitall", line(42)): 4,
-        ("MPI_Irecv", line(43)): 4, ("MPI_Irecv", line(44)): 4,
-        ("MPI_Send", line(45)): 4, ("MPI_Send", line(46)): 4, ("MPI_Waitany", line(48)): 8,
-        ("MPI_Startall", line(59)): 12, ("MPI_Waitall", line(60)): 12,
-        ("MPI_Start", line(63)): 8, ("MPI_Start", line(64)): 8,
-        ("MPI_Wait", line(65)): 8, ("MPI_Wait", line(66)): 8,
-        ("MPI_Allreduce", line(77)): 4, ("MPI_Bcast", line(86)): 4, ("MPI_Barrier", line(87)): 4,
-        ("MPI_Allreduce", line(108)): 4, ("MPI_Sendrecv", line(111)): 4,
-        ("MPI_Isend", line(121)): 4, ("MPI_Mrecv", line(123)): 4, ("MPI_Wait", line(124)): 4,
-        ("MPI_Barrier", line(136)): 4, ("MPI_Sendrecv", line(159)): 80,  # 2 threads x 10
-        ("MPI_Put", line(148)): 4, ("MPI_Get", line(149)): 4,
+        ("MPI_Send", line(27)): 2,
+        ("MPI_Recv", line(28)): 2,  # even ranks send first
+        ("MPI_Recv", line(30)): 2,
+        ("MPI_Send", line(31)): 2,
+        ("MPI_Irecv", line(40)): 4,
+        ("MPI_Isend", line(41)): 4,
+        ("MPI_Waitall", line(42)): 4,
+        ("MPI_Irecv", line(43)): 4,
+        ("MPI_Irecv", line(44)): 4,
+        ("MPI_Send", line(45)): 4,
+        ("MPI_Send", line(46)): 4,
+        ("MPI_Waitany", line(48)): 8,
+        ("MPI_Startall", line(59)): 12,
+        ("MPI_Waitall", line(60)): 12,
+        ("MPI_Start", line(63)): 8,
+        ("MPI_Start", line(64)): 8,
+        ("MPI_Wait", line(65)): 8,
+        ("MPI_Wait", line(66)): 8,
+        ("MPI_Allreduce", line(77)): 4,
+        ("MPI_Bcast", line(86)): 4,
+        ("MPI_Barrier", line(87)): 4,
+        ("MPI_Allreduce", line(108)): 4,
+        ("MPI_Sendrecv", line(111)): 4,
+        ("MPI_Isend", line(121)): 4,
+        ("MPI_Mrecv", line(123)): 4,
+        ("MPI_Wait", line(124)): 4,
+        ("MPI_Barrier", line(136)): 4,
+        ("MPI_Sendrecv", line(159)): 80,  # 2 threads x 10
+        ("MPI_Put", line(148)): 4,
+        ("MPI_Get", line(149)): 4,
     }
     assert {key: got[key] for key in expected} == expected
     assert got[("MPI_Reduce", line(79))] + got[("MPI_Reduce", line(81))] == 4

@@ -2,7 +2,7 @@
  * per stack of the N return addresses above the MPI call (N=1: the line that called MPI). The
  * stack comes from backtrace() (the unwinder: no frame pointers needed), the profiler's own
  * frames skipped. Addresses are written as object + offset (dladdr at output, no lookup on the
- * hot path); src/esmperf/callsites.py turns them into function, file and line with addr2line. */
+ * hot path); src/esmperf/profile/callsites.py names them (function, file, line: addr2line). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>

@@ -6,7 +6,7 @@
  * lost, not kept (a ring would drop the run's start, which a replay cannot do without).
  * Written at MPI_Finalize, and on the partial-profile signals, to OUT.trace/RANK.bin: one JSON
  * header line, then the events as fixed 64-byte little-endian records (esm_event below);
- * src/esmperf/trace.py reads them (docs/profile-format.md "Traces"). */
+ * src/esmperf/profile/trace.py reads them (docs/profile-format.md "Traces"). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
