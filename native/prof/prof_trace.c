@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 #include "prof_trace.h"
@@ -212,6 +213,8 @@ __attribute__((weak)) int MPI_Pcontrol(const int level, ...)
         va_end(ap);
     }
     esm_trace_region(level, name);
+    if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
+        return MPI_SUCCESS;
     return PMPI_Pcontrol(level);
 }
 
