@@ -33,9 +33,7 @@ def format_seconds(seconds: float) -> str:
 def render_summary(summary: dict[str, Any], console: Console) -> None:
     console.print(f"[bold]esmperf profile[/] {escape(summary['file'])}")
     if summary.get("partial"):
-        console.print(
-            f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}"
-        )
+        console.print(f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}")
     console.print(_overview(summary))
     console.print()
     console.print(_calls_by_time(summary))
@@ -52,10 +50,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
     if summary.get("unwrapped_communicating"):
         names = ", ".join(summary["unwrapped_communicating"])
-        console.print(
-            f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
-            f"and the profiler does not wrap: {escape(names)}"
-        )
+        console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
+                      f"and the profiler does not wrap: {escape(names)}")
     spawn = summary.get("spawn") or {}
     if spawn.get("parent"):
         console.print(f"[bold]spawned by[/] the job profiled in {escape(spawn['parent'])}")
@@ -64,10 +60,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
 
 
 def _partial_text(partial: dict[str, Any]) -> str:
-    parts = [
-        f"ranks {_ranks(ranks)} wrote what they had at {reason}"
-        for reason, ranks in partial["reasons"].items()
-    ]
+    parts = [f"ranks {_ranks(ranks)} wrote what they had at {reason}"
+             for reason, ranks in partial["reasons"].items()]
     if partial["missing"]:
         parts.append(f"ranks {_ranks(partial['missing'])} wrote nothing")
     return "the run did not reach MPI_Finalize; " + "; ".join(parts)
@@ -79,48 +73,22 @@ def _ranks(ranks: list[int]) -> str:
 
 
 def _files(summary: dict[str, Any]) -> Table:
-    table = _table(
-        "Top files by bytes (POSIX and stdio, outside MPI)",
-        "file",
-        "written",
-        "read",
-        "of which stdio",
-        "calls",
-        "time",
-        "ranks",
-    )
+    table = _table("Top files by bytes (POSIX and stdio, outside MPI)", "file", "written", "read",
+                   "of which stdio", "calls", "time", "ranks")
     for row in summary["files"][:TOP]:
-        table.add_row(
-            escape(row["name"]),
-            format_bytes(row["write_bytes"]),
-            format_bytes(row["read_bytes"]),
-            format_bytes(row["stdio_bytes"]),
-            str(row["calls"]),
-            format_seconds(row["time"]),
-            str(row["ranks"]),
-        )
+        table.add_row(escape(row["name"]), format_bytes(row["write_bytes"]),
+                      format_bytes(row["read_bytes"]), format_bytes(row["stdio_bytes"]),
+                      str(row["calls"]), format_seconds(row["time"]), str(row["ranks"]))
     return table
 
 
 def _callsites(summary: dict[str, Any]) -> Table:
-    table = _table(
-        "Top call sites by MPI time (innermost first)",
-        "function",
-        "call site",
-        "time",
-        "calls",
-        "bytes",
-        "ranks",
-    )
+    table = _table("Top call sites by MPI time (innermost first)", "function", "call site",
+                   "time", "calls", "bytes", "ranks")
     for row in summary["callsites"][:TOP]:
-        table.add_row(
-            row["function"],
-            escape(" < ".join(row["stack"])),
-            format_seconds(row["time"]),
-            str(row["calls"]),
-            format_bytes(row["sent"] + row["recv"]),
-            str(row["ranks"]),
-        )
+        table.add_row(row["function"], escape(" < ".join(row["stack"])),
+                      format_seconds(row["time"]), str(row["calls"]),
+                      format_bytes(row["sent"] + row["recv"]), str(row["ranks"]))
     return table
 
 
@@ -201,9 +169,8 @@ def _message_sizes(summary: dict[str, Any]) -> Table:
 
 
 def _communicators(summary: dict[str, Any]) -> Table:
-    table = _table(
-        "Time per communicator", "communicator", "size", "ranks", "time", "calls", "bytes"
-    )
+    table = _table("Time per communicator", "communicator", "size", "ranks", "time", "calls",
+                   "bytes")
     for row in summary["communicators"][:TOP]:
         table.add_row(
             escape(row["communicator"]),

@@ -14,9 +14,9 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from esmperf.mpi.stacks import first_line
 from esmperf.profile.callsites import callsites
 from esmperf.profile.read import Profile
+from esmperf.mpi.stacks import first_line
 
 MPI_IO_PREFIX = "MPI_File_"
 FUNCTION_TOTALS = ("calls", "time", "sent", "recv")
@@ -77,9 +77,7 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
         "files": _files(ranks),
         "partial": _partial(profile),
-        "unwrapped_communicating": (header.get("mpi_binding") or {}).get(
-            "unwrapped_communicating", []
-        ),
+        "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
         "callsites": callsites(ranks)[:100],  # most MPI time first (esmperf profile --callsites)
     }
@@ -93,18 +91,9 @@ def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     files: dict[str, dict[str, Any]] = {}
     for rank in ranks:
         for entry in rank.get("files", []):
-            total = files.setdefault(
-                entry["name"],
-                {
-                    "name": entry["name"],
-                    "write_bytes": 0,
-                    "read_bytes": 0,
-                    "stdio_bytes": 0,
-                    "calls": 0,
-                    "time": 0.0,
-                    "ranks": 0,
-                },
-            )
+            total = files.setdefault(entry["name"], {
+                "name": entry["name"], "write_bytes": 0, "read_bytes": 0, "stdio_bytes": 0,
+                "calls": 0, "time": 0.0, "ranks": 0})
             total["ranks"] += 1
             for field in FILE_FIELDS:
                 calls, nbytes, seconds = entry.get(field, (0, 0, 0.0))
@@ -112,7 +101,8 @@ def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 total["stdio_bytes"] += nbytes if field.startswith("stdio") else 0
                 total["calls"] += calls
                 total["time"] += seconds
-    return sorted(files.values(), key=lambda f: (-(f["write_bytes"] + f["read_bytes"]), f["name"]))
+    return sorted(files.values(),
+                  key=lambda f: (-(f["write_bytes"] + f["read_bytes"]), f["name"]))
 
 
 def _partial(profile: Profile) -> dict[str, Any] | None:
@@ -185,14 +175,8 @@ def _message_sizes(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _bytes_per_rank(ranks: list[dict[str, Any]]) -> dict[str, Any]:
     totals = [
-        (
-            sum(
-                c.get("sent", 0) + c.get("recv", 0)
-                for name, c in rank["calls"].items()
-                if not _is_io(name)
-            ),
-            rank["rank"],
-        )
+        (sum(c.get("sent", 0) + c.get("recv", 0)
+             for name, c in rank["calls"].items() if not _is_io(name)), rank["rank"])
         for rank in ranks
     ]
     low = min(totals)
@@ -214,16 +198,8 @@ def _communicators(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             label = comm.get("name") or comm.get("created_by") or f"comm {comm.get('id')}"
             key = (label, comm.get("size", 0))
             row = rows.setdefault(
-                key,
-                {
-                    "communicator": label,
-                    "size": key[1],
-                    "ranks": 0,
-                    "calls": 0,
-                    "time": 0.0,
-                    "bytes": 0,
-                },
-            )
+                key, {"communicator": label, "size": key[1], "ranks": 0,
+                      "calls": 0, "time": 0.0, "bytes": 0})
             row["ranks"] += 1
             for field in ("calls", "time", "bytes"):
                 row[field] += comm.get(field, 0)
