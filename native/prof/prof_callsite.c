@@ -1,7 +1,8 @@
 /* Call sites (ESMPROF_CALLSITES=N, mpiP's idea): MPI calls, time and bytes per function and
- * per stack of the N return addresses above the MPI call (N=1: the line that called MPI). The
- * stack comes from backtrace() (the unwinder: no frame pointers needed), the profiler's own
- * frames skipped. Addresses are written as object + offset (dladdr at output, no lookup on the
+ * per stack of the N return addresses above the MPI call (N=1: the line that called MPI). For
+ * N=1 the site is the C wrapper's own return address (esm_call_begin); deeper stacks, and calls
+ * through a Fortran entry point's stub, come from backtrace() (the unwinder: no frame pointers
+ * needed; microseconds a call), the profiler's own frames skipped. Addresses are written as object + offset (dladdr at output, no lookup on the
  * hot path); src/esmperf/profile/callsites.py names them (function, file, line: addr2line). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -110,14 +111,20 @@ static void grow(sites *t)
     __atomic_store_n(&t->cap, bigger.cap, __ATOMIC_RELEASE);
 }
 
+static int own(const void *pc) { return (uintptr_t)pc >= own_lo && (uintptr_t)pc < own_hi; }
+
 void esm_callsite_record(esm_call *c)
 {
     void *frames[MAX_FRAMES], *pc[MAX_DEPTH] = {0};
-    int n = backtrace(frames, MAX_FRAMES), first = 0;
-    while (first < n && (uintptr_t)frames[first] >= own_lo && (uintptr_t)frames[first] < own_hi)
-        first++;
-    for (int i = 0; i < depth && first + i < n; i++)
-        pc[i] = frames[first + i];
+    if (depth == 1 && esm_tc.caller && !own(esm_tc.caller)) {
+        pc[0] = esm_tc.caller;      /* the C wrapper's return address: no unwinding */
+    } else {                        /* deeper, or a Fortran entry point's stub in between */
+        int n = backtrace(frames, depth + 8 < MAX_FRAMES ? depth + 8 : MAX_FRAMES), first = 0;
+        while (first < n && own(frames[first]))
+            first++;
+        for (int i = 0; i < depth && first + i < n; i++)
+            pc[i] = frames[first + i];
+    }
     sites *t = self_sites();
     if (2 * (t->count + 1) > t->cap)
         grow(t);

@@ -8,7 +8,7 @@
 
 #define ESM_MODE_TRACE 1
 #define ESM_MODE_CALLSITES 2
-extern int esm_trace_modes;             /* ESM_MODE_* bits, set at MPI_Init */
+/* esm_trace_modes (esmprof.h): ESM_MODE_* bits, set at MPI_Init */
 extern double esm_trace_ns_per_event, esm_callsite_ns_per_call;  /* calibrated at MPI_Init */
 
 void esm_modes_start(void);             /* read ESMPROF_TRACE, ESMPROF_CALLSITES (init hook) */
