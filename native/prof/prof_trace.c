@@ -256,7 +256,7 @@ static double calibrate(int mode)
         uint64_t start = esm_now();
         for (int i = 0; i < N; i++) {
             c.t0 = c.t1 = esm_now();
-            esm_tc.caller = (void *)&esm_world_size;    /* a site outside the library's code */
+            esm_tc.caller = (void *)&getpid;            /* a site outside the library's code */
             esm_modes_leave(&c);
         }
         uint64_t spent = esm_now() - start;
