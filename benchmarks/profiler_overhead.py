@@ -7,7 +7,8 @@
 --modes: the profiler's optional modes measured too, each against its own unprofiled runs:
 `trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
 `trace-cpu` (ESMPROF_TRACE=cpu: and two thread-CPU clock reads per call),
-`callsites` (ESMPROF_CALLSITES=1: a backtrace per call). Default: profile only. Each profiled
+`callsites` (ESMPROF_CALLSITES=1: the wrapper's return address), `callsites-2` (two frames: a
+backtrace per call). Default: profile only. Each profiled
 run also reports what the profiler calibrated at MPI_Init (rank 0: cheapest of 20 batches, so a
 busy machine inflates it little): the profile's cost per call and what each mode adds.
 
@@ -38,7 +39,7 @@ from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
 MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "trace-cpu": {"ESMPROF_TRACE": "cpu"},
-         "callsites": {"ESMPROF_CALLSITES": "1"}}
+         "callsites": {"ESMPROF_CALLSITES": "1"}, "callsites-2": {"ESMPROF_CALLSITES": "2"}}
 
 
 def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,

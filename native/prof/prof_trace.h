@@ -1,6 +1,6 @@
 /* Optional modes, off by default: timeline traces (prof_trace.c) and call sites (prof_callsite.c).
- * The hot path pays one predictable branch on esm_trace_modes in esm_leave (and one in the
- * generated accounting of point-to-point calls) when both are off. */
+ * Off, the hot path pays three predictable branches on esm_trace_modes: in esm_call_begin (call
+ * site, CPU clock), in the generated accounting of point-to-point calls, in esm_leave. */
 #ifndef PROF_TRACE_H
 #define PROF_TRACE_H
 
