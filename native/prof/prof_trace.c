@@ -213,9 +213,13 @@ __attribute__((weak)) int MPI_Pcontrol(const int level, ...)
         va_end(ap);
     }
     esm_trace_region(level, name);
+#ifdef ESM_SIMULATED
+    return MPI_SUCCESS;             /* SimGrid SMPI's own MPI_Pcontrol aborts (not implemented) */
+#else
     if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
         return MPI_SUCCESS;
     return PMPI_Pcontrol(level);
+#endif
 }
 
 /* ------------------------------------------------------------ start */
@@ -285,6 +289,9 @@ void esm_modes_start(void)
         esm_trace_cpu = 1;
         cpu_at_exit = esm_thread_cpu_ns();
     }
+#ifdef ESM_SIMULATED
+    sites = NULL;       /* linked into the program: its own code cannot be told from the program's */
+#endif
     if (sites && atoi(sites) > 0)
         esm_callsites_start(atoi(sites));
     if (modes & ESM_MODE_TRACE)

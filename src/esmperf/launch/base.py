@@ -6,6 +6,7 @@ smpirun); defining the class registers it (esmperf.launch finds it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -46,6 +47,12 @@ class Launcher:
         """The command that starts the ranks; the program and its arguments follow it. Raises
         NotRunnable when the run cannot be started this way."""
         raise NotImplementedError
+
+    def profile(self, planned: PlannedRun, env: dict[str, str], out: Path) -> None:
+        """Have the run write its profile to `out`: by default the profiler (planned.profiler)
+        is preloaded into every process."""
+        env["LD_PRELOAD"] = str(planned.profiler)
+        env["ESMPROF_OUT"] = str(out)
 
     def simulated_time(self, stderr: str) -> float | None:
         """The run's simulated time read from its output; None for a run measured here."""

@@ -5,6 +5,7 @@ stack with --launcher local; a simulated cluster does not run under Slurm."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from esmperf.launch.mpirun import MpirunLauncher
@@ -29,10 +30,12 @@ class SmpirunLauncher(MpirunLauncher):
 
     def prepare(self, planned: PlannedRun, env: dict[str, str]) -> str | None:
         env["TMPDIR"] = str(planned.scratch)  # smpirun's per-rank copies of the program
-        if planned.config.profile != "off":
-            return ("the profiler cannot run under SimGrid SMPI (no PMPI layer to preload): "
-                    "profile = false for the smpi stack")
         return None
+
+    def profile(self, planned: PlannedRun, env: dict[str, str], out: Path) -> None:
+        """The smpi stack's programs have the profiler linked in (nothing can be preloaded
+        into simulated ranks): it records when ESMPROF_OUT is set (docs/profiler.md)."""
+        env["ESMPROF_OUT"] = str(out)
 
     def simulated_time(self, stderr: str) -> float | None:
         return simulated_time(stderr)

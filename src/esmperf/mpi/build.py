@@ -45,9 +45,16 @@ def build_dir(stack: Stack) -> Path:
     return build_root() / stack.id
 
 
+def profiler_path(stack: Stack) -> Path:
+    """Where the profiler is built for `stack`: the library preloaded into real MPI programs, or,
+    under SimGrid SMPI, the static library linked into every simulated program."""
+    name = "libesmprof_sim.a" if stack.simulated else "libesmprof.so"
+    return build_dir(stack) / "prof" / name
+
+
 def profiler_library(stack: Stack) -> Path:
     """The profiler built for `stack`; EsmperfError when it is not built."""
-    library = build_dir(stack) / "prof" / "libesmprof.so"
+    library = profiler_path(stack)
     if not library.is_file():
         raise EsmperfError(
             f"the profiler is not built for stack {stack.id} ({library} is missing): "

@@ -24,9 +24,9 @@ NOT_MEASURED = "not measured"
 NOT_CHECKABLE = "not checkable"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE)
 CROSSOVER_SHARE = 50.0  # % of the run's time in MPI: communication outweighs computation
-NO_PROFILE_UNDER_SMPI = ("the profiler cannot run under SimGrid SMPI (no PMPI layer to "
-                         "preload), so simulated runs have no profile yet (issue 13: profiles at "
-                         "scale)")
+NO_PROFILE_UNDER_SMPI = ("the simulated runs were not profiled: set profile = \"every\" in the "
+                         "study's simulated block (the profiler is linked into the smpi stack's "
+                         "programs and leaves their simulated time unchanged)")
 
 
 @dataclass

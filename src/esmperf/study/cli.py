@@ -126,6 +126,9 @@ def add_commands(commands: Any) -> None:
                           f"{FOLD_AUTO_RANKS} ranks for the workloads that fold)")
     simulate.add_argument("--network-model", type=_list, metavar="cm02,smpi",
                           help="SimGrid network model (default cm02: latency + n/bandwidth)")
+    simulate.add_argument("--profile", action="store_true",
+                          help="profile one run per configuration (simulated times, the "
+                          "profiler linked into the workload)")
     simulate.add_argument("--repeats", type=int, default=3, metavar="N",
                           help="measured repetitions per configuration (default 3)")
     simulate.add_argument("--timeout", type=float, default=600, help="seconds per run (600)")
@@ -295,6 +298,7 @@ def _simulate(args: argparse.Namespace) -> int:
         "ranks_per_node": args.ranks_per_node,
         "repeats": {"warmup": 0, "min": args.repeats, "max": args.repeats},
         "timeout": args.timeout,
+        "profile": args.profile,
     }
     if args.size:
         block["size"] = args.size

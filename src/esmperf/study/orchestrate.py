@@ -30,8 +30,8 @@ from esmperf.launch import launcher_for
 from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
-from esmperf.study.execute import execute
 from esmperf.study.configuration import Study
+from esmperf.study.execute import execute
 from esmperf.study.outcome import (
     Outcome,
     Recorder,
@@ -158,8 +158,7 @@ class StudyRunner:
             for stale in (profile_file, profile_file.with_name(profile_file.name + ".part")):
                 stale.unlink(missing_ok=True)
             assert planned.profiler is not None
-            env["LD_PRELOAD"] = str(planned.profiler)
-            env["ESMPROF_OUT"] = str(profile_file)
+            planned.launcher.profile(planned, env, profile_file)
             width = timeline_bin_seconds(self.store.repetitions(config.key))
             if width is not None and "ESMPROF_BIN_SECONDS" not in env:  # a study's [env] wins
                 env["ESMPROF_BIN_SECONDS"] = f"{width:.6g}"

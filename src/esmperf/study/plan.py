@@ -11,7 +11,7 @@ from esmperf.environment import usable_cores
 from esmperf.launch import launcher_for, simulated_launchers
 from esmperf.launch.base import Launcher, NotRunnable
 from esmperf.launch.mpirun import MpirunLauncher, run_environment
-from esmperf.mpi.build import build_dir
+from esmperf.mpi.build import profiler_path
 from esmperf.mpi.knobs import Unsupported, knob_setting, write_files
 from esmperf.mpi.platforms import PlatformError, nodes_for
 from esmperf.mpi.stacks import SMPI, Stack, library_name
@@ -142,7 +142,7 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
             return planned
         planned.launcher_args = setting.launcher_args
         if config.profile != "off":
-            library = build_dir(stack) / "prof" / "libesmprof.so"
+            library = profiler_path(stack)
             if not library.is_file():
                 planned.skip_reason = (f"the profiler is not built for {stack.id} ({library} is "
                                        f"missing): run `make build`")
