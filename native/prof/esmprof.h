@@ -63,6 +63,7 @@ typedef struct esm_call {
     esm_comm *comm;
     uint64_t sent, recv;
     int coll;           /* a collective: one histogram entry of max(sent, recv) */
+    int recv_done;      /* completed a point-to-point receive: its time is receive wait */
     MPI_Win win;        /* RMA: peers are ranks of this window's group */
     int ntmp;
     void *tmp[ESM_MAX_TMP];

@@ -125,6 +125,10 @@ void esm_leave(esm_call *c)
     f->recv += c->recv;
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
+    if (c->recv_done) {
+        f->recv_wait_calls++;
+        f->recv_wait_ticks += d;
+    }
     if (c->comm) {
         esm_commstat *cs = comm_stat(t, c->comm);
         cs->calls++;
@@ -269,6 +273,7 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
     int count = 0;
     if (status->MPI_SOURCE < 0)     /* MPI_PROC_NULL, or an empty status */
         return;
+    c->recv_done = 1;
     PMPI_Get_count(status, MPI_BYTE, &count);
     if (count == MPI_UNDEFINED)
         count = 0;

@@ -202,6 +202,8 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
             m.ticks += f->ticks;
             m.sent += f->sent;
             m.recv += f->recv;
+            m.recv_wait_calls += f->recv_wait_calls;
+            m.recv_wait_ticks += f->recv_wait_ticks;
             for (int k = 0; k < ESM_HIST_BUCKETS; k++)
                 m.hist[k] += f->hist[k];
         }
@@ -220,8 +222,12 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
                 hfirst = 0;
             }
         }
-        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}}",
+        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}",
             (unsigned long long)(m.calls - m.calls_fortran), (unsigned long long)m.calls_fortran);
+        if (m.recv_wait_calls)
+            put(b, ",\"recv_wait\":[%llu,%.9g]", (unsigned long long)m.recv_wait_calls,
+                seconds(m.recv_wait_ticks));
+        put(b, "}");
         first = 0;
     }
     put(b, "}");

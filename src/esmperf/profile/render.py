@@ -106,6 +106,8 @@ def _overview(summary: dict[str, Any]) -> Table:
         "wall time": f"{format_seconds(summary['wall_time'])} (longest rank)",
         "% MPI": f"{summary['mpi_percent']:.2f} % of wall time (all ranks)",
         "MPI time imbalance": f"{imbalance:.2f} (max / mean)" if imbalance else "-",
+        "parallel efficiency": _efficiency_text(summary.get("efficiency")),
+        "receive wait": _receive_wait_text(summary["receive_wait"]),
         "bytes per rank": (
             f"min {format_bytes(per_rank['min'])} (rank {per_rank['min_rank']}), "
             f"median {format_bytes(per_rank['median'])}, "
@@ -126,6 +128,24 @@ def _overview(summary: dict[str, Any]) -> Table:
     for key, value in rows.items():
         grid.add_row(key, value)
     return grid
+
+
+def _efficiency_text(efficiency: dict[str, float] | None) -> str:
+    if not efficiency:
+        return "-"
+    return (f"{efficiency['parallel_efficiency']:.3f} = load balance "
+            f"{efficiency['load_balance']:.3f} x communication efficiency "
+            f"{efficiency['communication_efficiency']:.3f} (POP, {efficiency['scope']}; 1 is "
+            "ideal)")
+
+
+def _receive_wait_text(wait: dict[str, Any]) -> str:
+    if not wait["calls"]:
+        return "-"
+    top = ", ".join(f"{row['function']} {format_seconds(row['time'])}"
+                    for row in wait["by_function"][:3])
+    return (f"{format_seconds(wait['time'])} in {wait['calls']} calls that completed a "
+            f"receive, {wait['percent_of_mpi_time']:.1f} % of MPI time ({top})")
 
 
 def _io_total(total: dict[str, Any]) -> str:
