@@ -13,6 +13,7 @@
 #include "prof_files.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 #define PROFILE_VERSION 1
 #define DEFAULT_OUT "esmperf-profile.jsonl"
@@ -397,6 +398,10 @@ static void put_rank(sbuf *b, const char *partial)
     put_files(b);
     put(b, ",");
     put_bins(b);
+    char *sites = esm_callsites_json();
+    if (sites)
+        put(b, ",\"callsites\":%s", sites);
+    free(sites);
     put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
         esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
 }

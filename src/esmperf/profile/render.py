@@ -44,6 +44,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(_communicators(summary))
     if summary.get("files"):
         console.print(_files(summary))
+    if summary.get("callsites"):
+        console.print(_callsites(summary))
     if summary["fortran_warning"]:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
     if summary.get("unwrapped_communicating"):
@@ -77,6 +79,16 @@ def _files(summary: dict[str, Any]) -> Table:
         table.add_row(escape(row["name"]), format_bytes(row["write_bytes"]),
                       format_bytes(row["read_bytes"]), format_bytes(row["stdio_bytes"]),
                       str(row["calls"]), format_seconds(row["time"]), str(row["ranks"]))
+    return table
+
+
+def _callsites(summary: dict[str, Any]) -> Table:
+    table = _table("Top call sites by MPI time (innermost first)", "function", "call site",
+                   "time", "calls", "bytes", "ranks")
+    for row in summary["callsites"][:TOP]:
+        table.add_row(row["function"], escape(" < ".join(row["stack"])),
+                      format_seconds(row["time"]), str(row["calls"]),
+                      format_bytes(row["sent"] + row["recv"]), str(row["ranks"]))
     return table
 
 

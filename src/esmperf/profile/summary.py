@@ -17,6 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from esmperf.mpi.stacks import first_line
+from esmperf.profile.callsites import callsites
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
 
@@ -83,6 +84,7 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "partial": _partial(profile),
         "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
+        "callsites": callsites(ranks)[:100],  # most MPI time first (esmperf profile --callsites)
     }
 
 
