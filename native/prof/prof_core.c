@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "prof_state.h"
+#include "prof_trace.h"
 
 volatile int esm_on;
 ESM_TLS int esm_depth;
@@ -108,6 +109,8 @@ unsigned esm_bucket(uint64_t bytes)
 
 void esm_leave(esm_call *c)
 {
+    if (esm_trace_modes)            /* traces, call sites: off by default (prof_trace.c) */
+        esm_modes_leave(c);
     esm_thread *t = esm_self();
     uint64_t d = c->t1 - c->t0;
     esm_fstat *f = &t->f[c->fid];
@@ -122,6 +125,10 @@ void esm_leave(esm_call *c)
     f->recv += c->recv;
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
+    if (c->recv_done) {
+        f->recv_wait_calls++;
+        f->recv_wait_ticks += d;
+    }
     if (c->comm) {
         esm_commstat *cs = comm_stat(t, c->comm);
         cs->calls++;
@@ -217,6 +224,7 @@ static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
     t->f[c->fid].hist[esm_bucket(bytes)]++;
     int world = world_of(c, comm, rank);
     if (world >= 0) {
+        esm_tc.peer1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->sent += bytes;
         p->sent_msgs++;
@@ -237,6 +245,7 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
     t->f[fid].hist[esm_bucket(bytes)]++;
     int world = world_of(c, comm, rank);
     if (world >= 0) {
+        esm_tc.src1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->recv += bytes;
         p->recv_msgs++;
@@ -264,6 +273,7 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
     int count = 0;
     if (status->MPI_SOURCE < 0)     /* MPI_PROC_NULL, or an empty status */
         return;
+    c->recv_done = 1;
     PMPI_Get_count(status, MPI_BYTE, &count);
     if (count == MPI_UNDEFINED)
         count = 0;
@@ -393,6 +403,8 @@ void esm_req_start(esm_call *c, MPI_Request req)
         s->post_fid = c->fid;
     }
     pthread_mutex_unlock(&lock);
+    if (esm_trace_modes)
+        esm_trace_started(c, req, copy.kind, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
         record_sent(c, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */
@@ -409,6 +421,8 @@ void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
 {
     if (req == MPI_REQUEST_NULL)
         return;
+    if (esm_trace_modes)
+        esm_tc.req = esm_req_key(req);
     pthread_mutex_lock(&lock);
     slot *s = table_find(&requests, key_of(&req, sizeof req));
     slot copy = s ? *s : (slot){0};

@@ -16,7 +16,7 @@ because run times on a shared machine are skewed and have outliers.
   that detect a change: the exact critical U at alpha, and U's mean and variance when log
   values scatter normally by the measured spread and shift by the change (Lehmann's moments);
   the fewest n per side whose power reaches 80 %.
-- Speed-up and efficiency against a stated base rank count (the JUROPA white paper's
+- Speed-up and scaling efficiency against a stated base rank count (the JUROPA white paper's
   definition: performance per rank at n ranks over performance per rank at the base).
 """
 
@@ -240,10 +240,12 @@ def speedup(base_value: float, value: float, higher_is_better: bool) -> float:
     return value / base_value if higher_is_better else base_value / value
 
 
-def efficiency(base_ranks: int, base_value: float, ranks: int, value: float,
-               higher_is_better: bool) -> float:
-    """Parallel efficiency against the base (JUROPA definition: performance per rank at
-    `ranks` over performance per rank at `base_ranks`); 1.0 is ideal scaling."""
+def scaling_efficiency(base_ranks: int, base_value: float, ranks: int, value: float,
+                       higher_is_better: bool) -> float:
+    """Scaling efficiency against the base (the JUROPA white paper's parallel efficiency:
+    performance per rank at `ranks` over performance per rank at `base_ranks`); 1.0 is ideal
+    scaling; NaN when a figure is zero. Not POP's parallel efficiency of one profiled run
+    (profile/pop_metrics.py)."""
     return speedup(base_value, value, higher_is_better) * base_ranks / ranks
 
 

@@ -7,15 +7,19 @@ Definitions (sums are over all ranks):
   it is reported with the I/O);
 - message sizes: every function's log2 histogram added up, bucket 0 = 0 B,
   bucket k = [2^(k-1), 2^k) bytes;
-- imbalance: max / mean of the ranks' MPI time.
+- imbalance: max / mean of the ranks' MPI time;
+- efficiency: the POP CoE load balance, communication and parallel efficiency, and the receive
+  wait (pop_metrics.py).
 """
 
 import statistics
 from collections import defaultdict
 from typing import Any
 
-from esmperf.profile.read import Profile
 from esmperf.mpi.stacks import first_line
+from esmperf.profile.callsites import callsites
+from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
+from esmperf.profile.read import Profile
 
 MPI_IO_PREFIX = "MPI_File_"
 FUNCTION_TOTALS = ("calls", "time", "sent", "recv")
@@ -62,6 +66,8 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "mpi_time": sum(mpi_times),
         "mpi_percent": _percent(sum(mpi_times), wall_sum),
         "mpi_time_imbalance": max(mpi_times) / mean_mpi_time if mean_mpi_time > 0 else None,
+        "efficiency": _efficiency(ranks),
+        "receive_wait": receive_wait(ranks),
         "calls_by_time": _calls_by_time(functions),
         "calls_by_count": _calls_by_count(functions),
         "message_sizes": _message_sizes(ranks),
@@ -78,7 +84,13 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "partial": _partial(profile),
         "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
+        "callsites": callsites(ranks)[:100],  # most MPI time first (esmperf profile --callsites)
     }
+
+
+def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    scope, metrics = profile_efficiency(ranks)
+    return metrics.as_dict() | {"scope": scope} if metrics else None
 
 
 FILE_FIELDS = ("write", "read", "stdio_write", "stdio_read")
