@@ -10,6 +10,7 @@
  *   esm_sum.h     reproducible global sums, max/min, bitwise field checksums
  *   esm_timer.h   wall-clock timers
  *   esm_result.h  the one-line JSON result (docs/workloads.md)
+ *   esm_report.h  the result's shared bookkeeping: grid, decomposition, counts, STREAM, kernels
  *   esm_stream.h  STREAM triad, for the memory-bandwidth roofline
  *   esm_geo.h     an analytic Earth: continents and ocean depth on a longitude-latitude grid
  *   esm_group.h   processor sets: run a model on a sub-communicator; the driver's broadcast
@@ -31,6 +32,7 @@
 #include "esm_sum.h"
 #include "esm_timer.h"
 #include "esm_result.h"
+#include "esm_report.h"
 #include "esm_stream.h"
 #include "esm_geo.h"
 #include "esm_simd.h"

@@ -415,13 +415,9 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     esm_result_text(r, "params.engine", o->engine);
     esm_result_text(r, "params.curve", md->cube.curve->name);
     esm_result_int(r, "params.curve_breaks", md->cube.curve->breaks);
-    esm_result_real(r, "kernels.tendency.GBps", kernel_GBps);
+    esm_report_kernel(r, "tendency", kernel_GBps, stream);
     esm_result_real(r, "kernels.tendency.seconds", tendency_seconds);
-    if (o->stream_mb > 0) {
-        esm_result_real(r, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(r, "stream.megabytes", stream.megabytes);
-        esm_result_real(r, "stream.fraction", kernel_GBps / stream.triad_GBps);
-    }
+    esm_report_stream(r, stream);
     esm_timer *timers[] = {&md->tendency, &md->other_kernels, &md->dss_time, &md->diagnostics};
     esm_result_timers(r, timers, 4);
     return esm_result_finish(r);

@@ -662,9 +662,7 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
     esm_result_text(result, "params.case", o->case_name);
     esm_result_text(result, "params.solver", o->solver);
     esm_result_text(result, "params.library", o->library);
-    esm_result_int(result, "params.nx", g->nx);
-    esm_result_int(result, "params.ny", g->ny);
-    esm_result_int(result, "params.nz", g->nz);
+    esm_report_grid(result, g->nx, g->ny, g->nz, 0, 0);
     char rank_grid[64];
     snprintf(rank_grid, sizeof rank_grid, "%dx%dx%d", g->px, g->py, g->pz);
     esm_result_text(result, "params.rank_grid", rank_grid);
@@ -696,21 +694,13 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
                        (double)r->precondition.count * cells * block_ilu_solve_bytes()};
     long calls[2] = {r->product.count, r->precondition.count};
     for (int k = 0; k < 2; k++) {
-        double rate = kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9 : 0;
         char path[64];
         snprintf(path, sizeof path, "kernels.%s.calls", kernel[k]);
         esm_result_int(result, path, calls[k]);
-        snprintf(path, sizeof path, "kernels.%s.GBps", kernel[k]);
-        esm_result_real(result, path, rate);
-        if (stream.triad_GBps > 0) {
-            snprintf(path, sizeof path, "kernels.%s.fraction_of_triad", kernel[k]);
-            esm_result_real(result, path, rate / stream.triad_GBps);
-        }
+        esm_report_kernel(result, kernel[k], kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9
+                                                                : 0, stream);
     }
-    if (stream.triad_GBps > 0) {
-        esm_result_real(result, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(result, "stream.megabytes", stream.megabytes);
-    }
+    esm_report_stream(result, stream);
     esm_result_int(result, "comm.start", (long)total[0]);
     esm_result_int(result, "comm.waitany", (long)total[1]);
 }

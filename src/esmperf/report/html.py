@@ -22,6 +22,7 @@ from esmperf.report.analysis import Group, build_groups, comparisons, top_functi
 from esmperf.report.efficiency_table import efficiency_html
 from esmperf.report.findings import Finding, all_findings
 from esmperf.report.seed_report import claims_section
+from esmperf.report.significance import ranked
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import (
     RunResult,
@@ -367,16 +368,28 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
 
 
 def _findings_html(found: list[Finding]) -> str:
+    """The heaviest findings first (significance.ranked), the others folded below by topic."""
     if not found:
         return ("<section id='findings'><h2>Findings</h2><p>No findings: nothing was measured "
                 "yet.</p></section>")
-    items = []
-    for topic, heading in TOPICS:
-        texts = [f.text for f in found if f.topic == topic]
-        if texts:
-            items.append(f"<h3>{heading}</h3><ul class='findings'>"
-                         + "".join(f"<li>{_e(text)}</li>" for text in texts) + "</ul>")
+    leading, rest = ranked(found)
+    items = ["<ol class='findings leading'>" + "".join(
+        f"<li><span class='topic'>{_e(_topic_heading(f.topic))}:</span> {_e(f.text)}</li>"
+        for f in leading) + "</ol>"]
+    if rest:
+        folded = []
+        for topic, heading in TOPICS:
+            texts = [f.text for f in rest if f.topic == topic]
+            if texts:
+                folded.append(f"<h3>{heading}</h3><ul class='findings'>"
+                              + "".join(f"<li>{_e(text)}</li>" for text in texts) + "</ul>")
+        items.append(f"<details class='more-findings'><summary>{len(rest)} more finding"
+                     f"{'s' if len(rest) > 1 else ''}</summary>" + "".join(folded) + "</details>")
     return "<section id='findings'><h2>Findings</h2>" + "".join(items) + "</section>"
+
+
+def _topic_heading(topic: str) -> str:
+    return dict(TOPICS).get(topic, topic)
 
 
 def _figure_html(figure: fig.Figure) -> str:
