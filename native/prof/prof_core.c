@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "prof_region.h"
 #include "prof_state.h"
 
 volatile int esm_on;
@@ -120,6 +121,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
+    esm_region_count(c->fid, d, c->sent, c->recv);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->comm) {
@@ -233,6 +235,7 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
     } else {                        /* completed elsewhere: the posting call gets the bytes */
         t->f[fid].recv += bytes;
         esm_bin_at(t, c->t1)->recv += bytes;
+        esm_region_recv(fid, bytes);
     }
     t->f[fid].hist[esm_bucket(bytes)]++;
     int world = world_of(c, comm, rank);
