@@ -627,6 +627,10 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
         if (check || c->verify_each) /* NaN: an element never written fails; the copy bound gets the same */
             memset(b->dst, 0xff, dst_bytes);
         MPI_Barrier(b->comm);
+        if (s >= 0) { /* the timed runs: regions of the profile (esmprof_api.h, IPM's convention) */
+            MPI_Pcontrol(1, "timed");
+            MPI_Pcontrol(1, method_names[m]);
+        }
         double t0 = MPI_Wtime();
         int rc = 0;
         if (m == OURS) rc = esm_route_run(route, (const void *const *)srcs, dsts);
@@ -639,6 +643,10 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
             }
         } else rc = ops->run(b, state);
         double t = MPI_Wtime() - t0;
+        if (s >= 0) {
+            MPI_Pcontrol(-1, method_names[m]);
+            MPI_Pcontrol(-1, "timed");
+        }
         if (rc) {
             fprintf(stderr, "redist-bench: rank %d: the %s run failed: %s\n", rank, method_names[m],
                     m == OURS ? esm_error_message() : "see above");
