@@ -121,7 +121,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
-    esm_region_count(c->fid, d, c->sent, c->recv);
+    esm_region_count(c->fid, d, c->sent, c->recv, c->coll);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->comm) {
@@ -217,6 +217,7 @@ static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
     esm_thread *t = esm_self();
     c->sent += bytes;
     t->f[c->fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
         esm_peer *p = peer_at(t, world);
@@ -238,6 +239,7 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
         esm_region_recv(fid, bytes);
     }
     t->f[fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
         esm_peer *p = peer_at(t, world);
@@ -403,6 +405,7 @@ void esm_req_start(esm_call *c, MPI_Request req)
         c->sent += copy.bytes;
         c->recv += copy.recv_bytes;
         t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        esm_region_message(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes);
         if (copy.comm)
             comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
     }

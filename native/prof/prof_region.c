@@ -253,6 +253,7 @@ int MPI_Pcontrol(const int level, ...)
 
 typedef struct region_total {
     uint64_t enters, wall_ticks, open;
+    uint64_t hist[ESM_HIST_BUCKETS];
     esm_region_fstat *f;        /* per function, inclusive of the regions inside */
 } region_total;
 
@@ -342,7 +343,15 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id, c
         put_raw(b, text);
         first = 0;
     }
-    put_raw(b, "}}");
+    put_raw(b, "},\"hist\":[");
+    for (int k = 0, first = 1; k < ESM_HIST_BUCKETS; k++) {
+        if (!r->hist[k])
+            continue;
+        snprintf(text, sizeof text, "%s[%d,%llu]", first ? "" : ",", k, (unsigned long long)r->hist[k]);
+        put_raw(b, text);
+        first = 0;
+    }
+    put_raw(b, "]}");
 }
 
 void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t now)
@@ -360,6 +369,8 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
             region_total *r = &total[id];
             r->enters += s->enters;
             r->wall_ticks += s->wall_ticks;
+            for (int k = 0; k < ESM_HIST_BUCKETS; k++)
+                r->hist[k] += s->hist[k];
             for (int fid = 0; fid < ESM_NFUNC; fid++) {
                 r->f[fid].calls += s->f[fid].calls;
                 r->f[fid].ticks += s->f[fid].ticks;
@@ -377,6 +388,8 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
      * from the last node back adds up every subtree. */
     for (int id = n - 1; id >= 1; id--) {
         int p = nodes[id].parent;
+        for (int k = 0; p > 0 && k < ESM_HIST_BUCKETS; k++)
+            total[p].hist[k] += total[id].hist[k];
         for (int fid = 0; p > 0 && fid < ESM_NFUNC; fid++) {
             total[p].f[fid].calls += total[id].f[fid].calls;
             total[p].f[fid].ticks += total[id].f[fid].ticks;

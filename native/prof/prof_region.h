@@ -22,13 +22,15 @@ typedef struct esm_region_fstat {
 /* What one thread recorded while a region was its innermost one. */
 typedef struct esm_region_stat {
     uint64_t enters, wall_ticks;        /* wall: from each enter to its leave */
+    uint64_t hist[ESM_HIST_BUCKETS];    /* message sizes, all functions (as a function's hist) */
     esm_region_fstat f[ESM_NFUNC + 1];  /* per MPI function (+1: the calibration slot) */
 } esm_region_stat;
 
 extern ESM_TLS esm_region_stat *esm_region_here;   /* NULL outside every region */
 
-/* The hook of esm_leave: a call of `fid` that took `ticks` and moved sent/recv bytes. */
-static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint64_t recv)
+/* The hook of esm_leave: a call of `fid` that took `ticks` and moved sent/recv bytes; a
+ * collective (`coll`) is one message of its larger side. */
+static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint64_t recv, int coll)
 {
     esm_region_stat *r = esm_region_here;
     if (r) {
@@ -37,7 +39,16 @@ static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint
         f->ticks += ticks;
         f->sent += sent;
         f->recv += recv;
+        if (coll)
+            r->hist[esm_bucket(sent > recv ? sent : recv)]++;
     }
+}
+
+/* A point-to-point message (or a persistent collective's start) of `bytes`. */
+static inline void esm_region_message(uint64_t bytes)
+{
+    if (esm_region_here)
+        esm_region_here->hist[esm_bucket(bytes)]++;
 }
 
 /* Bytes received by a request posted by `fid` and completed now (Wait, Test): they go to the
