@@ -3,12 +3,14 @@ scaling curve per configuration; the gain of each knob over its baseline and the
 between MPI libraries, each with its CI and test; and the profile of each point, aggregated
 from the store's profile tables. The report draws these; the findings put them in words."""
 
+import dataclasses
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
+from esmperf.regions import TIMED, stored_region
 from esmperf.results import RunResult
 from esmperf.store import Store
 from esmperf.study import baseline_value
@@ -32,6 +34,10 @@ class ProfileData:
     bins: list[dict[str, float]]  # start, width, mpi_time, io_write, io_read
     io_write_per_rank: list[float]
     io_read_per_rank: list[float]
+    # The region the figures are of ("timed": the workload's timed loop; None: the whole run).
+    # Peers, bins and I/O are the whole run's (regions.py).
+    region: str | None = None
+    run_wall_per_rank: list[float] | None = None  # the whole run's, when `region` is set
 
     @property
     def mpi_percent(self) -> float:
@@ -46,7 +52,7 @@ class ProfileData:
         shares = []
         for b in self.bins:
             rank_time = sum(max(0.0, min(b["width"], wall - b["start"]))
-                            for wall in self.wall_per_rank)
+                            for wall in self.run_wall_per_rank or self.wall_per_rank)
             shares.append(min(100.0, 100 * b["mpi_time"] / rank_time) if rank_time > 0 else 0.0)
         return shares
 
@@ -215,7 +221,9 @@ def _identity_key(identity: dict[str, Any]) -> str:
     return json.dumps(identity, sort_keys=True)
 
 
-def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
+def load_profile_data(store: Store, run_key: str, rep: int, region: str | None = TIMED) -> ProfileData:
+    """A stored profile, as seen in `region` when it has it (default: the timed loop), else
+    the whole run."""
     where = "WHERE run_key = ? AND rep = ?"
     key = [run_key, rep]
     ranks = store.rows(f"SELECT rank, wall, mpi_time, io_write_bytes, io_read_bytes "
@@ -241,7 +249,7 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
                       f"sum(mpi_time) AS mpi_time, sum(io_write) AS io_write, "
                       f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
                       "ORDER BY bin", key)
-    return ProfileData(
+    data = ProfileData(
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
         mpi_sum=sum(float(r["mpi_time"]) for r in ranks),
@@ -255,6 +263,12 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
         io_write_per_rank=[float(r["io_write_bytes"]) for r in ranks],
         io_read_per_rank=[float(r["io_read_bytes"]) for r in ranks],
     )
+    inside = stored_region(store, run_key, rep, region) if region else None
+    if inside is None:
+        return data
+    return dataclasses.replace(data, region=region, run_wall_per_rank=data.wall_per_rank,
+                               wall_sum=sum(inside["wall_per_rank"]),
+                               mpi_sum=sum(inside["mpi_per_rank"]), **inside)
 
 
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from esmperf import machines, stats
 from esmperf.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.knobs import KNOBS
+from esmperf.regions import TIMED
 from esmperf.results import RunResult, killed_after_result, killed_after_result_text
 from esmperf.summary import bucket_label
 
@@ -157,9 +158,11 @@ def profile_findings(group: Group) -> list[Finding]:
     if not profiled:
         return []
     found = []
-    title = f"{group.title}, {reference}"
+    timed = all(p.region == TIMED for _, p in profiled)  # the timed loop, not the harness
+    title = f"{group.title}, {reference}" + (", timed loop" if timed else "")
     shares = [(r.ranks, p.mpi_percent) for r, p in profiled]
-    text = "MPI takes " + ", ".join(f"{share:.0f} % of the run time at {_ranks(ranks)}"
+    scope = "the timed loop" if timed else "the run time"
+    text = "MPI takes " + ", ".join(f"{share:.0f} % of {scope} at {_ranks(ranks)}"
                                     for ranks, share in shares)
     if len(shares) > 1:
         trend = shares[-1][1] - shares[0][1]

@@ -13,6 +13,7 @@ Tables (columns in docs/studies.md):
 - metric       every number of a workload's JSON result, per repetition (tidy: name, value)
 - profile, profile_rank, profile_function, profile_histogram, profile_peer, profile_comm,
   profile_bin: the profile files of profiled repetitions, imported (docs/profile-format.md)
+- profile_region, profile_region_function, profile_region_histogram: their regions (regions.py)
 
 A repetition and everything belonging to it are committed together as soon as it ends, so a
 study killed at any moment (even kill -9) keeps every finished repetition and none twice.
@@ -28,6 +29,9 @@ import numpy as np
 
 from esmperf.errors import EsmperfError
 from esmperf.profile import Profile
+from esmperf.regions import SCHEMA as REGION_SCHEMA
+from esmperf.regions import TABLES as REGION_TABLES
+from esmperf.regions import region_tables
 
 SCHEMA_VERSION = "1"
 # Columns added to schema 1 since it was first written: a store opened for writing gains the
@@ -96,7 +100,8 @@ CREATE TABLE IF NOT EXISTS profile_bin (
 TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
           "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin")
 # Tables only some stores have: the Slurm jobs of a study run with --launcher slurm.
-OPTIONAL_TABLES = ("slurm_job", "slurm_repetition")
+# The regions' tables (stores written before regions lack them).
+OPTIONAL_TABLES = ("slurm_job", "slurm_repetition", *REGION_TABLES)
 RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
                "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
                "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",
@@ -164,7 +169,7 @@ class Store:
                 raise StoreError(f"{self.path} is an empty store: it holds no study yet")
             return
         self.con.execute("BEGIN")
-        self.con.execute(SCHEMA)
+        self.con.execute(SCHEMA + REGION_SCHEMA)
         for table, column, sql_type in ADDED_COLUMNS:
             self.con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {sql_type}")
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
@@ -396,4 +401,5 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 mpi_time=at("mpi_time", float), calls=at("calls", int), sent=at("sent", int),
                 recv=at("recv", int), io_write=at("io_write", int), io_read=at("io_read", int),
                 io_time=at("io_time", float))
+    tables.update(region_tables(profile, run_key, rep))
     return tables

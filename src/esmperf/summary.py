@@ -8,6 +8,10 @@ Definitions (sums are over all ranks):
 - message sizes: every function's log2 histogram added up, bucket 0 = 0 B,
   bucket k = [2^(k-1), 2^k) bytes;
 - imbalance: max / mean of the ranks' MPI time.
+
+By default the figures are those of the region "timed" when the profile has it (the workload's
+timed loop, regions.py), else of the whole run; `region` chooses another region or "all". I/O,
+files, communicators and the profiler's overhead are always the whole run's.
 """
 
 import statistics
@@ -15,6 +19,7 @@ from collections import defaultdict
 from typing import Any
 
 from esmperf.profile import Profile
+from esmperf.regions import chosen_region, region_problems, region_view, regions_table
 from esmperf.stacks import first_line
 
 MPI_IO_PREFIX = "MPI_File_"
@@ -43,9 +48,12 @@ def _exact_unit(size: int) -> tuple[int, str]:
     return size, "B"
 
 
-def summarise(profile: Profile) -> dict[str, Any]:
-    """Every figure of the summary, in a JSON-ready dict."""
-    header, ranks = profile.header, profile.ranks
+def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
+    """Every figure of the summary, in a JSON-ready dict: of the region `region` ("all": the
+    whole run; None: "timed" when the profile has it, else the whole run)."""
+    shown = chosen_region(profile, region)
+    whole = profile.ranks
+    header, ranks = profile.header, (region_view(profile, shown) if shown else profile).ranks
     wall_sum = sum(rank["wall"] for rank in ranks)
     mpi_times = [rank["mpi_time"] for rank in ranks]
     mean_mpi_time = statistics.fmean(mpi_times)
@@ -70,14 +78,17 @@ def summarise(profile: Profile) -> dict[str, Any]:
             "sent": sum(f["sent"] for name, f in functions.items() if not _is_io(name)),
             "recv": sum(f["recv"] for name, f in functions.items() if not _is_io(name)),
         },
-        "communicators": _communicators(ranks),
+        "communicators": _communicators(whole),
         "io": io,
-        "profiler_overhead": _overhead(ranks, wall_sum),
+        "profiler_overhead": _overhead(whole, sum(rank["wall"] for rank in whole)),
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
         "files": _files(ranks),
         "partial": _partial(profile),
         "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
+        "region": shown,
+        "regions": regions_table(profile),
+        "region_problems": region_problems(profile),
     }
 
 
@@ -156,8 +167,9 @@ def _calls_by_count(functions: dict[str, dict[str, float]]) -> list[dict[str, An
 def _message_sizes(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     messages: dict[int, int] = defaultdict(int)
     for rank in ranks:
-        for call in rank["calls"].values():
-            for bucket, count in call.get("hist", []):
+        histograms = [rank["hist"]] if "hist" in rank else [c.get("hist", []) for c in rank["calls"].values()]
+        for histogram in histograms:
+            for bucket, count in histogram:
                 messages[bucket] += count
     all_messages = sum(messages.values())
     return [
