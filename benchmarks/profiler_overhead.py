@@ -2,10 +2,13 @@
 2 ranks, with and without libesmprof, in the same session, per Debian stack.
 
     .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
+                                                     [--regions]
 
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
 the build/ of another tree) in the same session: runs then go off, this build, the baseline's,
 and the table adds the baseline's cost and the ratio of the medians (this / baseline).
+--regions runs the timed batches inside a region (MPI_Pcontrol(1, "timed"), every run alike): with
+--baseline DIR of a build without regions, the ratio is the cost of regions on against today's.
 
 Runs alternate (off, on, off, on, ...) so drift on this shared machine hits both alike. Each run
 reports 30 batch means; a run's figure is their median; a pair's cost is on - off. Printed: the
@@ -31,12 +34,14 @@ from esmperf.stacks import discover_stacks  # noqa: E402
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
 
 
-def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None) -> dict[str, float]:
+def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,
+            regions: bool = False) -> dict[str, float]:
     env = run_environment(stack, os.environ)
     if profiled:
         env["LD_PRELOAD"] = str(library or profiler_library(stack))
         env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
-    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)])
+    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)]
+                             + (["regions"] if regions else []))
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
     return {key: statistics.median(values) for key, values in batches.items()}
@@ -47,6 +52,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--iters", type=int, default=5000)
     parser.add_argument("--baseline", type=Path, help="another build root to compare with")
+    parser.add_argument("--regions", action="store_true",
+                        help="time the batches inside a region (MPI_Pcontrol(1, \"timed\"))")
     args = parser.parse_args()
     if args.baseline:
         compare(args)
@@ -59,7 +66,8 @@ def main() -> None:
         for stack in discover_stacks().stacks:
             if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
                 continue  # the profiler does not load under SimGrid SMPI (docs/simulate.md)
-            runs = [(one_run(stack, args.iters, False, Path(scratch)), one_run(stack, args.iters, True, Path(scratch)))
+            runs = [(one_run(stack, args.iters, False, Path(scratch), regions=args.regions),
+                     one_run(stack, args.iters, True, Path(scratch), regions=args.regions))
                     for _ in range(args.pairs)]
             for key, calls in CALLS_ON_PATH.items():
                 off = [pair[0][key] for pair in runs]
@@ -85,9 +93,9 @@ def compare(args: argparse.Namespace) -> None:
             if not baseline.is_file():
                 print(f"| {stack.id} | (no baseline build at {baseline}) |")
                 continue
-            runs = [(one_run(stack, args.iters, False, Path(scratch)),
-                     one_run(stack, args.iters, True, Path(scratch)),
-                     one_run(stack, args.iters, True, Path(scratch), baseline))
+            runs = [(one_run(stack, args.iters, False, Path(scratch), regions=args.regions),
+                     one_run(stack, args.iters, True, Path(scratch), regions=args.regions),
+                     one_run(stack, args.iters, True, Path(scratch), baseline, args.regions))
                     for _ in range(args.pairs)]
             for key, calls in CALLS_ON_PATH.items():
                 off = [run[0][key] for run in runs]
@@ -99,6 +107,7 @@ def compare(args: argparse.Namespace) -> None:
                       f"{med_new:.1f} [{min(new):.1f}..{max(new):.1f}] | "
                       f"{med_old:.1f} [{min(old):.1f}..{max(old):.1f}] | "
                       f"{med_new / calls:.1f} / {med_old / calls:.1f} | {ratio} |")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
