@@ -114,7 +114,7 @@ PROBLEM_TEXT = {
     "end_without_begin": "ended but never begun (ignored)",
     "end_not_innermost": "ended while regions inside it were open (they ended with it)",
     "open_at_end": "still open at the end of the profile (timed up to the end)",
-    "pcontrol_ignored": "MPI_Pcontrol level without a region name (ignored)",
+    "pcontrol_ignored": "a level without a region name (counted, otherwise ignored)",
     "too_deep": "begun deeper than 32 nested regions (not recorded)",
     "too_many_regions": "past 256 region paths per rank (recorded as '(other regions)')",
     "more": "more kinds of problems than the profile lists",

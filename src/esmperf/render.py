@@ -54,9 +54,7 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
                       f"and the profiler does not wrap: {escape(names)}")
     for problem in summary.get("region_problems") or []:
-        console.print(f"[bold yellow]region {escape(problem['name'])!r}:[/] "
-                      f"{PROBLEM_TEXT.get(problem['kind'], problem['kind'])}, {problem['count']} "
-                      f"time(s) on {problem['ranks']} rank(s)")
+        console.print(f"[bold yellow]regions:[/] {escape(_problem_text(problem))}")
     spawn = summary.get("spawn") or {}
     if spawn.get("parent"):
         console.print(f"[bold]spawned by[/] the job profiled in {escape(spawn['parent'])}")
@@ -135,9 +133,17 @@ def _shown(summary: dict[str, Any]) -> str:
             "communicators and overhead: the whole run")
 
 
+def _problem_text(problem: dict[str, Any]) -> str:
+    what = PROBLEM_TEXT.get(problem["kind"], problem["kind"])
+    subject = (f"MPI_Pcontrol({problem['name']})" if problem["kind"] == "pcontrol_ignored"
+               else f"region {problem['name']!r}")
+    return f"{subject}: {what}, {problem['count']} time(s) on {problem['ranks']} rank(s)"
+
+
 def _regions(summary: dict[str, Any]) -> Table:
     table = _table("Regions (inclusive of the regions inside)", "region", "ranks", "enters",
                    "wall (longest rank)", "% MPI", "calls", "bytes sent", "open at end")
+    table.columns[0].overflow = "fold"
     for row in summary["regions"]:
         table.add_row(escape(row["region"]), str(row["ranks"]), str(row["enters"]),
                       format_seconds(row["wall"]), f"{row['mpi_percent']:.2f}", str(row["calls"]),
