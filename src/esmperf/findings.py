@@ -161,7 +161,7 @@ def profile_findings(group: Group) -> list[Finding]:
     timed = all(p.region == TIMED for _, p in profiled)  # the timed loop, not the harness
     title = f"{group.title}, {reference}" + (", timed loop" if timed else "")
     shares = [(r.ranks, p.mpi_percent) for r, p in profiled]
-    scope = "the timed loop" if timed else "the run time"
+    scope = "the time" if timed else "the run time"
     text = "MPI takes " + ", ".join(f"{share:.0f} % of {scope} at {_ranks(ranks)}"
                                     for ranks, share in shares)
     if len(shares) > 1:
