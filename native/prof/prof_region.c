@@ -15,6 +15,7 @@
  * using the standard's levels (mpi4py's MPI.Pcontrol(1), mpiP users) must never crash. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "prof_bind.h"
 #include "prof_region.h"
 #include "prof_state.h"
 
@@ -187,6 +189,28 @@ static void leave(const char *name)
     close_to(t, d - 1, now);
 }
 
+/* Copy `len` bytes at `p` into `buf` if they are readable, without touching them from user
+ * space: process_vm_readv on this process, or where a sandbox forbids it (EPERM, ENOSYS), a
+ * write into a pipe (EFAULT when unreadable). */
+static int copy_if_readable(const char *p, char *buf, size_t len)
+{
+    static int use_pipe, fds[2] = {-1, -1};
+    if (!use_pipe) {
+        struct iovec local = {buf, len}, remote = {(void *)p, len};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+            return 1;
+        if (errno != EPERM && errno != ENOSYS)
+            return 0;
+        use_pipe = 1;
+    }
+    pthread_mutex_lock(&lock);
+    if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        fds[0] = fds[1] = -1;
+    int ok = fds[0] >= 0 && write(fds[1], p, len) == (ssize_t)len && read(fds[0], buf, len) == (ssize_t)len;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
 /* A name from MPI_Pcontrol's variadic argument, copied into `out` when it is readable memory
  * holding 1..63 printable characters and a NUL; else 0. */
 static int readable_name(const char *p, char *out)
@@ -194,20 +218,13 @@ static int readable_name(const char *p, char *out)
     if (!p || (uintptr_t)p < 4096)
         return 0;
     char buf[ESM_REGION_NAME];
-    size_t got = 0;
-    struct iovec local = {buf, sizeof buf}, remote = {(void *)p, sizeof buf};
-    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    if (n > 0) {
-        got = (size_t)n;
-    } else {
+    size_t got = sizeof buf;
+    if (!copy_if_readable(p, buf, got)) {
         /* a read across the end of a mapping fails whole: read up to the page end alone */
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        remote.iov_len = local.iov_len = page - ((uintptr_t)p % page);
-        if (remote.iov_len < sizeof buf)
-            n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-        if (n <= 0)
+        got = page - ((uintptr_t)p % page);
+        if (got >= sizeof buf || !copy_if_readable(p, buf, got))
             return 0;
-        got = (size_t)n;
     }
     for (size_t i = 0; i < got; i++) {
         unsigned char ch = (unsigned char)buf[i];
@@ -246,6 +263,8 @@ int MPI_Pcontrol(const int level, ...)
         else
             ignored_level(level);
     }
+    if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
+        return MPI_SUCCESS;
     return named ? PMPI_Pcontrol(level, name) : PMPI_Pcontrol(level);
 }
 
