@@ -65,8 +65,8 @@ def region_view(profile: Profile, path: str) -> Profile:
         region = next((r for r in rank.get("regions") or [] if path_of(r) == path), None)
         view = {key: value for key, value in rank.items()
                 if key not in WHOLE_RUN_ONLY + ("regions", "region_problems")}
-        view["wall"] = region["wall"] if region else 0.0
-        view["mpi_time"] = region["mpi_time"] if region else 0.0
+        view["wall"] = float((region or {}).get("wall", 0.0))
+        view["mpi_time"] = float((region or {}).get("mpi_time", 0.0))
         view["calls"] = {name: dict(zip(FUNCTION_FIELDS, figures))
                          for name, figures in (region or {}).get("functions", {}).items()}
         view["hist"] = copy.deepcopy((region or {}).get("hist", []))
