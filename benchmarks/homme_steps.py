@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 # (size, ne, steps): about a second of stepping each on one rank
 CONFIGURATIONS = (("S", 4, 400), ("S", 8, 150), ("M", 16, 40), ("M", 30, 12))

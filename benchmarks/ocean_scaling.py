@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 STEPS = {("pop", "S"): 10, ("pop", "M"): 5, ("hycom", "S"): 20, ("hycom", "M"): 5,
          ("pop", "cache"): 200, ("hycom", "cache"): 200}

@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 
 def one_run(stack, size: str, ranks: int, steps: int, stream_mb: float) -> dict:

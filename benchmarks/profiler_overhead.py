@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir, profiler_library  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
 

@@ -27,20 +27,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir, profiler_library  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 VARIANTS = ("none", "baseline", "outside regions", "regions on")
 OPERATIONS = ("comm_rank_ns", "sendrecv_ns")
 
 
-def command_env(stack, variant: str, baseline: Path, scratch: Path, iters: int,
-                valgrind: bool = False) -> tuple[list[str], dict[str, str]]:
+def command_env(
+    stack, variant: str, baseline: Path, scratch: Path, iters: int, valgrind: bool = False
+) -> tuple[list[str], dict[str, str]]:
     env = run_environment(stack, os.environ)
-    library = {"baseline": baseline / stack.id / "prof" / "libesmprof.so",
-               "outside regions": profiler_library(stack),
-               "regions on": profiler_library(stack)}.get(variant)
+    library = {
+        "baseline": baseline / stack.id / "prof" / "libesmprof.so",
+        "outside regions": profiler_library(stack),
+        "regions on": profiler_library(stack),
+    }.get(variant)
     if library:
         env["LD_PRELOAD"] = str(library)
         env["ESMPROF_OUT"] = str(scratch / "cost.jsonl")
@@ -72,34 +75,52 @@ def spread(values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--baseline", type=Path, required=True, help="a build root without regions")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--iters", type=int, default=20000)
     parser.add_argument("--instructions", action="store_true")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} (1 rank on {os.cpu_count()} cores)")
-    stacks = [s for s in discover_stacks().stacks if not s.simulated
-              and (build_dir(s) / "bench" / "record_cost").is_file()
-              and (args.baseline / s.id / "prof" / "libesmprof.so").is_file()]
+    stacks = [
+        s
+        for s in discover_stacks().stacks
+        if not s.simulated
+        and (build_dir(s) / "bench" / "record_cost").is_file()
+        and (args.baseline / s.id / "prof" / "libesmprof.so").is_file()
+    ]
     with tempfile.TemporaryDirectory() as scratch:
-        print("| stack | call | unprofiled (ns) | added: baseline | added: outside regions | "
-              "added: regions on | regions on / baseline |")
+        print(
+            "| stack | call | unprofiled (ns) | added: baseline | added: outside regions | "
+            "added: regions on | regions on / baseline |"
+        )
         print("|---|---|---|---|---|---|---|")
         for stack in stacks:
-            runs = [{v: one_run(stack, v, args.baseline, Path(scratch), args.iters) for v in VARIANTS}
-                    for _ in range(args.rounds)]
+            runs = [
+                {v: one_run(stack, v, args.baseline, Path(scratch), args.iters) for v in VARIANTS}
+                for _ in range(args.rounds)
+            ]
             for op in OPERATIONS:
                 added = {v: [r[v][op] - r["none"][op] for r in runs] for v in VARIANTS[1:]}
-                base, on = statistics.median(added["baseline"]), statistics.median(added["regions on"])
+                base, on = (
+                    statistics.median(added["baseline"]),
+                    statistics.median(added["regions on"]),
+                )
                 ratio = f"{on / base:.2f}" if base > 0 else "n/a"
-                print(f"| {stack.id} | {op.removesuffix('_ns')} | "
-                      f"{spread([r['none'][op] for r in runs])} | {spread(added['baseline'])} | "
-                      f"{spread(added['outside regions'])} | {spread(added['regions on'])} | {ratio} |")
+                print(
+                    f"| {stack.id} | {op.removesuffix('_ns')} | "
+                    f"{spread([r['none'][op] for r in runs])} | {spread(added['baseline'])} | "
+                    f"{spread(added['outside regions'])} | {spread(added['regions on'])} | "
+                    f"{ratio} |"
+                )
         if args.instructions:
             print()
-            print("| stack | instructions per Comm_rank + Sendrecv: unprofiled | added: baseline | "
-                  "added: outside regions | added: regions on | regions on / baseline |")
+            print(
+                "| stack | instructions per Comm_rank + Sendrecv: unprofiled | added: baseline | "
+                "added: outside regions | added: regions on | regions on / baseline |"
+            )
             print("|---|---|---|---|---|---|")
             small = max(1, args.iters // 10)
             for stack in stacks:
@@ -109,9 +130,11 @@ def main() -> None:
                     high = instructions(stack, v, args.baseline, Path(scratch), 2 * small)
                     per[v] = (high - low) / (small * 30)
                 added = {v: per[v] - per["none"] for v in VARIANTS[1:]}
-                print(f"| {stack.id} | {per['none']:.1f} | {added['baseline']:.1f} | "
-                      f"{added['outside regions']:.1f} | {added['regions on']:.1f} | "
-                      f"{added['regions on'] / added['baseline']:.3f} |")
+                print(
+                    f"| {stack.id} | {per['none']:.1f} | {added['baseline']:.1f} | "
+                    f"{added['outside regions']:.1f} | {added['regions on']:.1f} | "
+                    f"{added['regions on'] / added['baseline']:.3f} |"
+                )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.build import build_dir  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import Stack, discover_stacks  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import Stack, discover_stacks  # noqa: E402
 
 
 def stacks(ids: str) -> list[Stack]:

@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.results import load_results  # noqa: E402
-from esmperf.store import Store  # noqa: E402
+from esmperf.store.results import load_results  # noqa: E402
+from esmperf.store.database import Store  # noqa: E402
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 

@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from esmperf.build import profiler_library  # noqa: E402
-from esmperf.launch import mpirun_command, run_environment  # noqa: E402
-from esmperf.stacks import discover_stacks  # noqa: E402
+from esmperf.mpi.build import profiler_library  # noqa: E402
+from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from test_profiler_mpi4py import mpi4py_env, mpi4py_path  # noqa: E402
 
 RANK_RUNNER = r'''

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import header, small_ranks, write_profile
 
-from esmperf.profile import read_profile
-from esmperf.stacks import Stack, discover_stacks
-from esmperf.summary import summarise
+from esmperf.profile.read import read_profile
+from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.profile.summary import summarise
 
 
 def esmperf(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_study_fixtures import FakeRun, make_store
 
-from esmperf.compare import compare_stores
+from esmperf.report.compare import compare_stores
 
 QUIET = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002]
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.profile import read_profile
-from esmperf.stacks import discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.profile.read import read_profile
+from esmperf.mpi.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 DEBIAN = ("openmpi", "mpich")

@@ -10,10 +10,12 @@ from pathlib import Path
 from rich.console import Console
 from test_slurm import SLURM, fake_slurm, sbatch_calls  # noqa: F401 (fake_slurm: a fixture)
 
-from esmperf.results import killed_after_result_text, load_results
-from esmperf.runner import Execution, _classify, run_study
-from esmperf.store import Store
-from esmperf.study import load_study
+from esmperf.store.results import killed_after_result_text, load_results
+from esmperf.study.execute import Execution
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import classify as classify_repetition
+from esmperf.store.database import Store
+from esmperf.study.file import load_study
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 
@@ -110,7 +112,7 @@ def test_only_a_kill_from_outside_after_a_verified_result_counts(tmp_path: Path)
               '"verification": {"passed": true, "what": "x", "norms": {}}}\n')
 
     def classify(code: int | None, timed_out: bool = False, stdout: str = result):
-        return _classify(Execution(code, 1.0, stdout, "", timed_out), config)[:2]
+        return classify_repetition(Execution(code, 1.0, stdout, "", timed_out), config)[:2]
 
     assert classify(-15) == ("ok", "killed by signal SIGTERM after its result (in MPI_Finalize "
                                    "or teardown)")

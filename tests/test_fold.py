@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
-from esmperf import machines
-from esmperf.build import build_dir
-from esmperf.findings import connection_findings
-from esmperf.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.results import RunResult
-from esmperf.runner import _last_message, simulated_time
-from esmperf.stacks import Stack, discover_stacks
+from esmperf.mpi import machines
+from esmperf.mpi.build import build_dir
+from esmperf.report.findings import connection_findings
+from esmperf.mpi.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.store.results import RunResult
+from esmperf.launch.smpirun import simulated_time
+from esmperf.study.outcome import last_message
+from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import read_manifest
 
 STEPS = 10
@@ -175,7 +176,7 @@ def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
               "setup)\n0.0026 seconds were actual computation of the application\n[0.000050] "
               "[smpi_utils/INFO] More than 75% of the time was spent inside the application code."
               "\nYou may want to use sampling functions or trace replay to reduce this.\n")
-    assert _last_message(stderr) == ("hycom: error: 96 ranks but only 64 ocean tiles: use at "
+    assert last_message(stderr) == ("hycom: error: 96 ranks but only 64 ocean tiles: use at "
                                      "most 64 ranks")
 
 

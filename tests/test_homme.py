@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.launch import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
+from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.paths import repo_root
-from esmperf.profile import read_profile
-from esmperf.stacks import discover_stacks
+from esmperf.profile.read import read_profile
+from esmperf.mpi.stacks import discover_stacks
 from esmperf.workloads import parse_result_line, read_manifest
 
 ESMPERF = Path(sys.executable).parent / "esmperf"

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.knobs import knob_setting, write_files
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.runner import simulated_time
-from esmperf.stacks import Stack, discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import knob_setting, write_files
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.launch.smpirun import simulated_time
+from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import parse_result_line
 
 QUICK = ("--stream", "0", "--steps", "3")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.knobs import KNOBS, KnobSetting, Unsupported, implementation_of, knob_setting
-from esmperf.launch import run_environment
-from esmperf.stacks import Stack, discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported, implementation_of, knob_setting
+from esmperf.launch.mpirun import run_environment
+from esmperf.mpi.stacks import Stack, discover_stacks
 
 OPEN_MPI_4 = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"
 OPEN_MPI_5 = "Open MPI v5.0.11, package: Open MPI user@localhost Distribution"

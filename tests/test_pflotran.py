@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.knobs import knob_setting, write_files
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.profile import read_profile
-from esmperf.runner import simulated_time
-from esmperf.stacks import discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import knob_setting, write_files
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.profile.read import read_profile
+from esmperf.launch.smpirun import simulated_time
+from esmperf.mpi.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 _FOUND = discover_stacks().stacks

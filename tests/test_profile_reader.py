@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import call, header, rank_record, small_ranks, write_profile
 
-from esmperf.profile import ProfileError, read_profile
-from esmperf.summary import bucket_label, summarise
+from esmperf.profile.read import ProfileError, read_profile
+from esmperf.profile.summary import bucket_label, summarise
 
 
 def test_round_trip(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.profile import read_profile
-from esmperf.stacks import discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.profile.read import read_profile
+from esmperf.mpi.stacks import discover_stacks
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 STACKS = [s for s in discover_stacks().stacks if not s.simulated]  # smpi: test_smpi.py
@@ -194,7 +194,7 @@ def test_fortran_2008_bindings(stack, tmp_path):
 
 def test_histogram_bucket_edges():
     """Bucket 0: 0 bytes; bucket k: [2^(k-1), 2^k) (docs/profile-format.md)."""
-    from esmperf.summary import bucket_label
+    from esmperf.profile.summary import bucket_label
     assert [bucket_label(k) for k in (0, 1, 2, 3, 11, 13)] == \
         ["0 B", "1 B", "2-3 B", "4-7 B", "1-2 KiB", "4-8 KiB"]
 
@@ -209,7 +209,7 @@ def test_a_run_that_dies_leaves_the_running_marker(stack, tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode != 0
     assert "died before MPI_Finalize" in run.stdout + run.stderr
-    from esmperf.profile import ProfileError, partial_dir
+    from esmperf.profile.read import ProfileError, partial_dir
     if not any(partial_dir(out).glob("*.jsonl")):
         with pytest.raises(ProfileError, match="did not reach MPI_Finalize"):
             read_profile(out)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.profile import read_profile
-from esmperf.stacks import discover_stacks
+from esmperf.profile.read import read_profile
+from esmperf.mpi.stacks import discover_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 ESMPERF = Path(sys.executable).parent / "esmperf"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.profile import read_profile
-from esmperf.render import render_summary
-from esmperf.summary import summarise
+from esmperf.profile.read import read_profile
+from esmperf.profile.render import render_summary
+from esmperf.profile.summary import summarise
 from test_profiler_mpi4py import ESMPERF, STACKS, mpi4py_env, mpi4py_path
 
 PROGRAM = Path(__file__).with_name("io_and_wait.py")

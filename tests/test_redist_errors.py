@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.stacks import discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.stacks import discover_stacks
 
 DEBIAN = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
 

@@ -14,9 +14,9 @@ import subprocess
 
 import pytest
 
-from esmperf.build import build_dir
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.stacks import discover_stacks
+from esmperf.mpi.build import build_dir
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.stacks import discover_stacks
 
 STACKS = [s for s in discover_stacks().stacks if not s.simulated]  # smpi: test_smpi.py
 DEBIAN = [s for s in STACKS if s.id in ("openmpi", "mpich")]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_study_fixtures import FakeRun, make_store
 
-from esmperf.analysis import ProfileData
-from esmperf.report import write_report
+from esmperf.report.analysis import ProfileData
+from esmperf.report.html import write_report
 
 SHM = {"transport": "shm"}
 TCP = {"transport": "tcp"}

@@ -10,20 +10,20 @@ import pytest
 from conftest import header, write_profile
 from test_study_fixtures import ENVIRONMENT, _repetition, profile_ranks
 
-from esmperf.analysis import build_groups
-from esmperf.knobs import SMPI_NOT_SIMULATED
-from esmperf.profile import read_profile
-from esmperf.report import write_report
-from esmperf.results import load_results
-from esmperf.runner import PlannedRun
-from esmperf.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
+from esmperf.report.analysis import build_groups
+from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.profile.read import read_profile
+from esmperf.report.html import write_report
+from esmperf.store.results import load_results
+from esmperf.study.plan import PlannedRun
+from esmperf.report.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
                                  Evaluation, count, evaluate, summary_counts)
-from esmperf.seed_evidence import load_evidence
-from esmperf.seed_report import claim_figures
-from esmperf.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
+from esmperf.report.seed_evidence import load_evidence
+from esmperf.report.seed_report import claim_figures
+from esmperf.report.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
                                     reference_dir)
-from esmperf.store import Store
-from esmperf.study import Configuration, FomSpec, RepeatPolicy
+from esmperf.store.database import Store
+from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
 
 SEEDS = ("cesm", "esmf-redist", "homme-pop", "hycom", "pflotran")
 
@@ -413,7 +413,7 @@ def test_profile_and_metric_claims(evaluated: dict[str, list[Evaluation]]) -> No
         == (NOT_REPRODUCED, 8000.0)
     simulated = one(evaluated, "mpi-share-simulated")
     assert simulated.verdict == NOT_MEASURED
-    assert "the profiler cannot run under SimGrid SMPI" in simulated.why
+    assert "the simulated runs were not profiled" in simulated.why
 
 
 def test_claims_the_simulation_cannot_check(evaluated: dict[str, list[Evaluation]]) -> None:
@@ -505,7 +505,7 @@ def test_report_holds_the_study_against_its_seed(tmp_path: Path) -> None:
 
 def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import esmperf.seed_report as seed_report
+    import esmperf.report.seed_report as seed_report
 
     def broken() -> None:
         raise SeedReferenceError("studies/seeds/reference/x.toml: claim 'y' (line 3): bad")

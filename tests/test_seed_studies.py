@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from esmperf.runner import plan_study
-from esmperf.seed_evidence import matches
-from esmperf.seed_reference import Claim, load_references
-from esmperf.stacks import discover_stacks
-from esmperf.study import Configuration, load_study
+from esmperf.study.plan import plan_study
+from esmperf.report.seed_evidence import matches
+from esmperf.report.seed_reference import Claim, load_references
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.study.configuration import Configuration
+from esmperf.study.file import load_study
 from esmperf.workloads import load_workloads
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies" / "seeds"

@@ -18,20 +18,23 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from esmperf.analysis import build_groups
+from esmperf.report.analysis import build_groups
 from esmperf.errors import EsmperfError
-from esmperf.report import group_figures
-from esmperf.results import load_results
-from esmperf.runner import plan_study, run_study, timeline_bin_seconds
-from esmperf.slurm import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
+from esmperf.report.html import group_figures
+from esmperf.store.results import load_results
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import timeline_bin_seconds
+from esmperf.study.plan import plan_study
+from esmperf.slurm.batch import (JobRep, JobSpec, SlurmError, SlurmOptions, batch_script,
                            check_allocation, sbatch_message, slurm_options, srun_command,
                            time_limit_minutes, with_command_line)
-from esmperf.slurm_jobs import ended_record, job_outcome, parse_sacct, parse_squeue
-from esmperf.slurm_mpi import parse_mpi_list, srun_failure
-from esmperf.slurm_study import job_spec, read_key_values, repetition_execution
-from esmperf.stacks import Stack
-from esmperf.store import Store
-from esmperf.study import StudyError, load_study, study_from_dict
+from esmperf.slurm.jobs import ended_record, job_outcome, parse_sacct, parse_squeue
+from esmperf.slurm.mpi import parse_mpi_list, srun_failure
+from esmperf.slurm.campaign import job_spec, read_key_values, repetition_execution
+from esmperf.mpi.stacks import Stack
+from esmperf.store.database import Store
+from esmperf.study.configuration import StudyError
+from esmperf.study.file import load_study, study_from_dict
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 FAKE = Path(__file__).parent / "fake_slurm"
@@ -375,7 +378,7 @@ def srun_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_srun_mpi_plugins(srun_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_mpi_list(SRUN_MPI_LIST) == ["pmix", "none", "cray_shasta", "pmi2", "pmix_v4"]
-    # the plug-in each MPI starts with under srun (measured: slurm_mpi.py)
+    # the plug-in each MPI starts with under srun (measured: slurm/mpi.py)
     assert srun_command(SlurmOptions(), 2, 1, None, "openmpi")[-1] == "--mpi=pmix"
     assert srun_command(SlurmOptions(), 2, 1, None, "mpich")[-1] == "--mpi=pmi2"
     assert srun_command(SlurmOptions(srun_mpi="none"), 2, 1, None, "mpich")[-1] == "--mpi=none"
@@ -619,7 +622,7 @@ def test_jobs_purged_from_squeue_without_accounting(tmp_path: Path, fake_slurm: 
 
 def test_resume_watches_submitted_jobs_without_resubmitting(
         tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import esmperf.slurm_study as slurm_study
+    import esmperf.slurm.campaign as slurm_study
 
     def stopped(seconds: float) -> None:
         raise KeyboardInterrupt  # the runner is killed right after submitting
@@ -665,7 +668,7 @@ def test_command_line_and_report(tmp_path: Path, fake_slurm: Path) -> None:
 def test_mpi_workload_as_a_job_with_its_profile(tmp_path: Path, fake_slurm: Path) -> None:
     """hycom on 2 ranks of Debian Open MPI, run by the batch script under mpirun: the JSON
     result, the verification and the profile land in the store as for a local run."""
-    from esmperf.stacks import discover_stacks
+    from esmperf.mpi.stacks import discover_stacks
     from esmperf.workloads import load_workloads
 
     stacks = [s for s in discover_stacks(ROOT / "build" / "stacks.json").stacks

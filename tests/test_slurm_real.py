@@ -24,11 +24,12 @@ import pytest
 from real_slurm import NODE, PrivateSlurm, SlurmUnavailable
 from rich.console import Console
 
-import esmperf.slurm_study as slurm_study
-from esmperf.runner import run_study, timeline_bin_seconds
-from esmperf.slurm import SlurmOptions
-from esmperf.store import Store
-from esmperf.study import load_study
+import esmperf.slurm.campaign as slurm_study
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import timeline_bin_seconds
+from esmperf.slurm.batch import SlurmOptions
+from esmperf.store.database import Store
+from esmperf.study.file import load_study
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +168,7 @@ def test_study_as_jobs_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
 
 
 def hycom_here() -> tuple[list[Any], dict[str, Any]]:
-    from esmperf.stacks import discover_stacks
+    from esmperf.mpi.stacks import discover_stacks
     from esmperf.workloads import load_workloads
 
     stacks = [s for s in discover_stacks(ROOT / "build" / "stacks.json").stacks

@@ -15,20 +15,21 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from esmperf import platforms
-from esmperf.build import build_dir
+from esmperf.mpi import platforms
+from esmperf.mpi.build import build_dir
 from esmperf.cli import main
-from esmperf.knobs import (KNOBS, SMPI_ALGORITHMS, KnobSetting, Unsupported, knob_setting,
+from esmperf.mpi.knobs import (KNOBS, SMPI_ALGORITHMS, KnobSetting, Unsupported, knob_setting,
                            knob_table, write_files)
-from esmperf.launch import mpirun_command, run_environment
-from esmperf.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
-from esmperf.analysis import build_groups
-from esmperf.report import group_figures
-from esmperf.results import load_results
-from esmperf.runner import run_study, simulated_time
-from esmperf.stacks import Stack, discover_stacks
-from esmperf.store import Store
-from esmperf.study import study_from_dict
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
+from esmperf.report.analysis import build_groups
+from esmperf.report.html import group_figures
+from esmperf.store.results import load_results
+from esmperf.launch.smpirun import simulated_time
+from esmperf.study.orchestrate import run_study
+from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.store.database import Store
+from esmperf.study.file import study_from_dict
 from esmperf.workloads import load_workloads, parse_result_line
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from esmperf.errors import EsmperfError
-from esmperf.launch import mpirun_command, run_environment, stack_of_program
-from esmperf.stacks import Stack, discover_stacks, family_of, tool_environment
+from esmperf.launch.mpirun import mpirun_command, run_environment, stack_of_program
+from esmperf.mpi.stacks import Stack, discover_stacks, family_of, tool_environment
 
 DEBIAN = {"openmpi": "Open MPI v4", "mpich": "MPICH Version:"}
 needs_debian_mpi = pytest.mark.skipif(

@@ -8,8 +8,9 @@ import pytest
 from conftest import header, small_ranks, write_profile
 from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
-from esmperf.profile import read_profile
-from esmperf.store import Store, StoreError, profile_tables
+from esmperf.profile.read import read_profile
+from esmperf.store.database import Store, StoreError
+from esmperf.store.profile_tables import profile_tables
 
 
 def test_tables_hold_what_was_stored(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.study import StudyError, load_study, study_from_dict
+from esmperf.study.configuration import StudyError
+from esmperf.study.file import load_study, study_from_dict
 from esmperf.workloads import Workload, read_manifest
 
 WORKLOADS = {

@@ -8,10 +8,10 @@ from typing import Any
 
 from conftest import call, header, rank_record, write_profile
 
-from esmperf.profile import read_profile
-from esmperf.runner import PlannedRun
-from esmperf.store import Store
-from esmperf.study import Configuration, FomSpec, RepeatPolicy
+from esmperf.profile.read import read_profile
+from esmperf.study.plan import PlannedRun
+from esmperf.store.database import Store
+from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
 
 HUNG = "hung after its result (in MPI_Finalize or teardown): killed at the 600 s timeout"
 STARTED = datetime.datetime(2026, 11, 22, 12, 0, 0)

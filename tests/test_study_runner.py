@@ -15,10 +15,10 @@ import pytest
 from rich.console import Console
 
 from esmperf.paths import build_root
-from esmperf.runner import run_study
-from esmperf.stacks import discover_stacks
-from esmperf.store import Store
-from esmperf.study import load_study
+from esmperf.study.orchestrate import run_study
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.store.database import Store
+from esmperf.study.file import load_study
 from esmperf.workloads import load_workloads
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115

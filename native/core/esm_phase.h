@@ -10,7 +10,7 @@
  * A timer with .phase = true (esm_timer.h) is also a phase named like the timer. Phases nest;
  * each begin needs its end on the same rank. They are MPI_Pcontrol(1, name) and
  * MPI_Pcontrol(-1, name) (IPM's convention): without the profiler they cost next to nothing;
- * under SimGrid SMPI (no profiler, and its MPI_Pcontrol aborts) they are nothing. */
+ * under SimGrid SMPI they reach the profiler linked into the core (SMPI's own would abort). */
 #ifndef ESM_PHASE_H
 #define ESM_PHASE_H
 

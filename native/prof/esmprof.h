@@ -28,7 +28,17 @@
 #define ESM_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
 #endif
 
+#ifdef ESM_SIMULATED
+/* Under SimGrid SMPI every simulated rank runs in one OS thread: the profiler is linked into the
+ * program and its globals are per rank because SMPI privatizes the program's data segment
+ * (prof_sim.c checks that it does). Time is the simulated clock. */
+#define ESM_TLS
+double simgrid_get_clock(void);
+void smpi_bench_begin(void);
+void smpi_bench_end(void);
+#else
 #define ESM_TLS __thread __attribute__((tls_model("initial-exec")))
+#endif
 
 typedef void (*esm_fptr)();
 
@@ -65,7 +75,9 @@ extern int esm_world_rank, esm_world_size;
 
 static inline uint64_t esm_now(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(ESM_SIMULATED)
+    return (uint64_t)(simgrid_get_clock() * 1e9 + 0.5);
+#elif defined(__x86_64__) || defined(__i386__)
     return __builtin_ia32_rdtsc();
 #else
     extern uint64_t esm_now_portable(void);
@@ -82,6 +94,10 @@ static inline esm_call esm_call_begin(int fid, int lang)
     c.lang = lang;
     c.win = MPI_WIN_NULL;
     esm_depth++;
+#ifdef ESM_SIMULATED
+    smpi_bench_end();       /* the program's computation since the last call reaches the clock */
+    smpi_bench_begin();
+#endif
     c.t0 = esm_now();
     return c;
 }

@@ -374,18 +374,45 @@ def large_count_twin(call: Call) -> Call:
     return Call(call.name + "_c", args, call.clauses, dict(call.roles), fortran=False)
 
 
-def declared_calls(preprocessed: Path) -> set[str]:
-    """MPI_X for every PMPI_X(...) the stack's mpi.h declares."""
-    return {"MPI_" + m for m in re.findall(r"\bPMPI_(\w+)\s*\(", preprocessed.read_text())}
+def declared_calls(preprocessed: Path) -> dict[str, list[str]]:
+    """MPI_X -> its parameters as written, for every PMPI_X(...) the stack's mpi.h declares."""
+    text = preprocessed.read_text()
+    declared = {}
+    for m in re.finditer(r"\bPMPI_(\w+)\s*\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        params, current, level = [], "", 0
+        for ch in text[m.end():i - 1]:
+            level += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and level == 0:
+                params.append(current.strip())
+                current = ""
+            else:
+                current += ch
+        declared["MPI_" + m.group(1)] = [*params, current.strip()]
+    return declared
 
 
-def select_calls(calls: list[Call], declared: set[str] | None) -> list[Call]:
+def match_const(call: Call, params: list[str]) -> Call:
+    """A library that declares a pointer parameter without `const` where the standard has it (SimGrid
+    SMPI: MPI_Compare_and_swap, MPI_Comm_spawn_multiple) gets the wrapper's parameter without it
+    too: C refuses two prototypes that differ in qualifiers."""
+    if len(params) != len(call.args):
+        return call
+    args = [Arg(a.ctype.replace("const", "").strip(), a.name, a.length)
+            if "const" in a.ctype and "const" not in p else a for a, p in zip(call.args, params)]
+    return Call(call.name, args, call.clauses, call.roles, fortran=call.fortran)
+
+
+def select_calls(calls: list[Call], declared: dict[str, list[str]] | None) -> list[Call]:
     if declared is None:
         return calls
     out = []
     for call in calls:
         if call.name in declared:
-            out.append(call)
+            out.append(match_const(call, declared[call.name]))
             if call.name + "_c" in declared:
                 out.append(large_count_twin(call))
     return out

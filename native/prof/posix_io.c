@@ -42,6 +42,7 @@ void esm_io_bin(int kind, uint64_t bytes, uint64_t t0, uint64_t t1)
     b->io_ticks += t1 - t0;
 }
 
+#ifndef ESM_SIMULATED     /* simulated runs: SimGrid's own I/O is not the program's */
 /* The file an fd names when it is a counted one (profiling on, outside MPI, a disk file). */
 static int counted(int fd, int *file)
 {
@@ -184,3 +185,4 @@ int fprintf(FILE *stream, const char *format, ...)
     va_end(ap);
     return n;
 }
+#endif

@@ -1,5 +1,6 @@
 /* MPI_Init / MPI_Finalize (C) and the hooks that start and end profiling. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,12 +10,35 @@
 #include "prof_hooks.h"
 #include "prof_state.h"
 
+#ifdef ESM_SIMULATED
+/* Every simulated rank must have its own copy of the profiler's globals: true when SMPI privatizes
+ * the program's data segment (smpi/privatization mmap or dlopen, its default for programs built
+ * with smpicc). A probe set to each rank's own value and read back after a barrier shows it. */
+static int rank_probe;
+static int esm_sim_ranks_private(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    rank_probe = rank + 1;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    int mine = rank_probe == rank + 1, all = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all && rank == 0)
+        fprintf(stderr, "esmprof: simulated ranks share the program's globals "
+                        "(--cfg=smpi/privatization:no): no profile; use smpi/privatization:mmap\n");
+    return all;
+}
+#endif
+
 esm_run esm_run_info;
 static int hooked;
 static MPI_Comm private_comm;      /* a dup of MPI_COMM_WORLD while profiling */
 
 static double mono_seconds(void)
 {
+#ifdef ESM_SIMULATED
+    return simgrid_get_clock();
+#endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -30,6 +54,10 @@ static double wall_seconds(void)
 /* Ticks of esm_now() per second, over a 2 ms spin; refined over the whole run at finalize. */
 static void calibrate_clock(void)
 {
+#ifdef ESM_SIMULATED
+    esm_ticks_per_second = 1e9;     /* esm_now() is the simulated clock in ns */
+    return;
+#endif
     double m0 = mono_seconds(), m1;
     uint64_t t0 = esm_now();
     do
@@ -42,6 +70,9 @@ static void calibrate_clock(void)
  * 20 batches, so a preempted batch on a busy node does not inflate it. */
 static double calibrate_overhead(void)
 {
+#ifdef ESM_SIMULATED
+    return 0;                       /* the simulated clock does not see the profiler */
+#endif
     enum { BATCHES = 20, N = 200 };
     uint64_t best = UINT64_MAX;
     esm_on = 1;
@@ -75,6 +106,10 @@ static void reset_thread(esm_thread *t)
 
 void esm_init_hook(void)
 {
+#ifdef ESM_SIMULATED
+    if (!getenv("ESMPROF_OUT") || !esm_sim_ranks_private())   /* on when asked for, per rank */
+        return;
+#endif
     if (hooked)
         return;
     hooked = 1;

@@ -368,7 +368,12 @@ static void put_rank(sbuf *b, const char *partial)
 {
     char host[256] = "";
     uint64_t calls = 0, mpi_ticks = 0;
+#ifdef ESM_SIMULATED
+    int len = 0;
+    PMPI_Get_processor_name(host, &len);      /* the simulated host */
+#else
     gethostname(host, sizeof host - 1);
+#endif
     put(b, "{\"rank\":%d,", esm_world_rank);
     if (partial)
         put(b, "\"partial\":\"%s\",", partial);
@@ -447,6 +452,29 @@ void esm_write_running_marker(void)
     free(b.p);
 }
 
+/* Where this rank's line starts: the sum of the lengths of the lines before it. SimGrid's
+ * MPI_Exscan is linear (rank r waits for r messages: quadratic in the simulator at hundreds of
+ * ranks), so simulated runs take log2(P) rounds of recursive doubling instead. */
+static long long exclusive_sum(long long mine, MPI_Comm comm)
+{
+#ifdef ESM_SIMULATED
+    long long inclusive = mine;
+    for (int d = 1; d < esm_world_size; d <<= 1) {
+        long long got = 0;
+        int to = esm_world_rank + d < esm_world_size ? esm_world_rank + d : MPI_PROC_NULL;
+        int from = esm_world_rank >= d ? esm_world_rank - d : MPI_PROC_NULL;
+        PMPI_Sendrecv(&inclusive, 1, MPI_LONG_LONG, to, 0, &got, 1, MPI_LONG_LONG, from, 0, comm,
+                      MPI_STATUS_IGNORE);
+        inclusive += from == MPI_PROC_NULL ? 0 : got;
+    }
+    return inclusive - mine;
+#else
+    long long offset = 0;
+    PMPI_Exscan(&mine, &offset, 1, MPI_LONG_LONG, MPI_SUM, comm);
+    return esm_world_rank == 0 ? 0 : offset;
+#endif
+}
+
 void esm_write_profile(MPI_Comm comm)
 {
     PMPI_Bcast(esm_run_info.out_path, sizeof esm_run_info.out_path, MPI_CHAR, 0, comm);
@@ -458,10 +486,7 @@ void esm_write_profile(MPI_Comm comm)
     put_rank(&b, NULL);
     if (esm_world_rank == esm_world_size - 1)
         put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
-    long long mine = (long long)b.len, offset = 0;
-    PMPI_Exscan(&mine, &offset, 1, MPI_LONG_LONG, MPI_SUM, comm);
-    if (esm_world_rank == 0)
-        offset = 0;
+    long long offset = exclusive_sum((long long)b.len, comm);
     int fd = -1;
     if (esm_world_rank == 0)
         fd = open(part, O_WRONLY | O_CREAT | O_TRUNC, 0644);

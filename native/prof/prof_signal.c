@@ -130,6 +130,9 @@ static void on_signal(int sig, siginfo_t *info, void *context)
 /* At MPI_Init (after the output path is known). ESMPROF_SIGNALS=0 leaves signals alone. */
 void esm_signals_start(void)
 {
+#ifdef ESM_SIMULATED
+    return;                     /* simulated ranks share one process: no helper thread, no signals */
+#endif
     const char *off = getenv("ESMPROF_SIGNALS");
     const char *every = getenv("ESMPROF_SNAPSHOT_SECONDS");
     snapshot_seconds = every ? atof(every) : 0;

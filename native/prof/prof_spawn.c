@@ -78,7 +78,9 @@ static void remove_child(const char *dir, const char *name, void *data)
 void esm_spawn_setup(MPI_Comm world)
 {
     MPI_Comm parent = MPI_COMM_NULL;
+#ifndef ESM_SIMULATED               /* SimGrid SMPI has no MPI_Comm_spawn */
     PMPI_Comm_get_parent(&parent);
+#endif
     esm_run_info.spawned = parent != MPI_COMM_NULL;
     if (!esm_run_info.spawned) {
         if (esm_world_rank == 0)

@@ -14,15 +14,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from esmperf.build import build_dir, build_stack, profiler_library
+from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.errors import EsmperfError
-from esmperf.launch import run_environment, stack_of_program
+from esmperf.launch.mpirun import run_environment, stack_of_program
 from esmperf.paths import repo_root
-from esmperf.profile import profile_state, read_profile
-from esmperf.render import render_stacks, render_summary
-from esmperf.stacks import Discovery, Stack, discover_stacks, library_name
-from esmperf.study_cli import add_commands as add_study_commands
-from esmperf.summary import summarise
+from esmperf.profile.read import profile_state, read_profile
+from esmperf.profile.render import render_stacks, render_summary
+from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
+from esmperf.study.cli import add_commands as add_study_commands
+from esmperf.profile.summary import summarise
 
 console = Console()
 error_console = Console(stderr=True, soft_wrap=True)  # one message, one line
@@ -150,9 +150,10 @@ def _profile(args: argparse.Namespace) -> int:
         command, _all_stacks(discovery))
     if stack.simulated:
         raise EsmperfError(
-            "the profiler cannot run under SimGrid SMPI (there is no PMPI layer to preload): "
-            "profile the program with a real MPI stack (see `esmperf stacks`), or trace it with "
-            "`smpirun -trace` (docs/simulate.md)")
+            "under SimGrid SMPI nothing can be preloaded: the profiler is linked into the "
+            "program. esmperf's workloads have it (`esmperf simulate --profile`, or profile = "
+            "true in a study); link your own program with it as docs/profiler.md says "
+            "(\"Simulated runs\"), then run it with ESMPROF_OUT set")
     env = run_environment(stack)
     preload = [str(profiler_library(stack)), env.get("LD_PRELOAD", "")]
     env["LD_PRELOAD"] = ":".join(item for item in preload if item)

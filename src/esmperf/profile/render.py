@@ -1,0 +1,241 @@
+"""Terminal rendering with rich: the profile summary and the list of MPI stacks."""
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from esmperf.mpi.stacks import Discovery, library_name
+from esmperf.profile.summary import UNITS
+from esmperf.profile.regions import PROBLEM_TEXT, TIMED
+
+TOP = 10  # rows shown in each "top" table; `esmperf show --json` has them all
+
+
+def format_bytes(size: float) -> str:
+    for unit_size, unit in UNITS:
+        if size >= unit_size:
+            return f"{size / unit_size:.1f} {unit}"
+    return f"{size:.0f} B"
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds == 0:
+        return "0 s"
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.3f} us"
+
+
+def render_summary(summary: dict[str, Any], console: Console) -> None:
+    console.print(f"[bold]esmperf profile[/] {escape(summary['file'])}")
+    if summary.get("partial"):
+        console.print(f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}")
+    console.print(_overview(summary))
+    console.print()
+    if summary.get("regions"):
+        console.print(_regions(summary))
+    console.print(_calls_by_time(summary))
+    console.print(_calls_by_count(summary))
+    if summary["message_sizes"]:
+        console.print(_message_sizes(summary))
+    if summary["communicators"]:
+        console.print(_communicators(summary))
+    if summary.get("files"):
+        console.print(_files(summary))
+    if summary["fortran_warning"]:
+        console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
+    if summary.get("unwrapped_communicating"):
+        names = ", ".join(summary["unwrapped_communicating"])
+        console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
+                      f"and the profiler does not wrap: {escape(names)}")
+    for problem in summary.get("region_problems") or []:
+        console.print(f"[bold yellow]regions:[/] {escape(_problem_text(problem))}")
+    spawn = summary.get("spawn") or {}
+    if spawn.get("parent"):
+        console.print(f"[bold]spawned by[/] the job profiled in {escape(spawn['parent'])}")
+    if spawn.get("children"):
+        console.print(f"[bold]spawned jobs' profiles:[/] {escape(', '.join(spawn['children']))}")
+
+
+def _partial_text(partial: dict[str, Any]) -> str:
+    parts = [f"ranks {_ranks(ranks)} wrote what they had at {reason}"
+             for reason, ranks in partial["reasons"].items()]
+    if partial["missing"]:
+        parts.append(f"ranks {_ranks(partial['missing'])} wrote nothing")
+    return "the run did not reach MPI_Finalize; " + "; ".join(parts)
+
+
+def _ranks(ranks: list[int]) -> str:
+    shown = ", ".join(map(str, ranks[:8]))
+    return shown + (" ..." if len(ranks) > 8 else "")
+
+
+def _files(summary: dict[str, Any]) -> Table:
+    table = _table("Top files by bytes (POSIX and stdio, outside MPI)", "file", "written", "read",
+                   "of which stdio", "calls", "time", "ranks")
+    for row in summary["files"][:TOP]:
+        table.add_row(escape(row["name"]), format_bytes(row["write_bytes"]),
+                      format_bytes(row["read_bytes"]), format_bytes(row["stdio_bytes"]),
+                      str(row["calls"]), format_seconds(row["time"]), str(row["ranks"]))
+    return table
+
+
+def _overview(summary: dict[str, Any]) -> Table:
+    per_rank, io = summary["bytes_per_rank"], summary["io"]
+    overhead = summary["profiler_overhead"]
+    imbalance = summary["mpi_time_imbalance"]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    rows = {
+        "command": escape(summary["command"]),
+        "shown": _shown(summary),
+        "ranks": f"{summary['ranks']} on {summary['hosts']} host(s)",
+        "MPI library": escape(library_name(summary["mpi_library"])),
+        "wall time": f"{format_seconds(summary['wall_time'])} (longest rank)",
+        "% MPI": f"{summary['mpi_percent']:.2f} % of wall time (all ranks)",
+        "MPI time imbalance": f"{imbalance:.2f} (max / mean)" if imbalance else "-",
+        "bytes per rank": (
+            f"min {format_bytes(per_rank['min'])} (rank {per_rank['min_rank']}), "
+            f"median {format_bytes(per_rank['median'])}, "
+            f"max {format_bytes(per_rank['max'])} (rank {per_rank['max_rank']})"
+        ),
+        "aggregated transfer": f"{format_bytes(summary['transfer']['sent'])} sent by all ranks",
+        "POSIX write": _io_total(io["posix_write"]),
+        "POSIX read": _io_total(io["posix_read"]),
+        "MPI-IO": (
+            f"write {format_bytes(io['mpiio_write_bytes'])}, "
+            f"read {format_bytes(io['mpiio_read_bytes'])}"
+        ),
+        "profiler overhead": (
+            f"{format_seconds(overhead['seconds'])} ({overhead['calls']} calls x "
+            f"{overhead['ns_per_call']:.0f} ns), {overhead['percent_of_wall']:.3f} % of wall time"
+        ),
+    }
+    for key, value in rows.items():
+        grid.add_row(key, value)
+    return grid
+
+
+def _shown(summary: dict[str, Any]) -> str:
+    """Which part of the run the figures below are: a region, or the whole run."""
+    region = summary.get("region")
+    if region is None:
+        return "the whole run, MPI_Init to MPI_Finalize" + (
+            " (one region: esmperf show --region PATH)" if summary.get("regions") else "")
+    what = "the timed loop" if region == TIMED else "this region"
+    return (f"region {escape(region)} ({what}; the whole run: esmperf show --region all); I/O, "
+            "communicators and overhead: the whole run")
+
+
+def _problem_text(problem: dict[str, Any]) -> str:
+    what = PROBLEM_TEXT.get(problem["kind"], problem["kind"])
+    subject = (f"MPI_Pcontrol({problem['name']})" if problem["kind"] == "pcontrol_ignored"
+               else f"region {problem['name']!r}")
+    return f"{subject}: {what}, {problem['count']} time(s) on {problem['ranks']} rank(s)"
+
+
+def _regions(summary: dict[str, Any]) -> Table:
+    table = _table("Regions (inclusive of the regions inside)", "region", "ranks", "enters",
+                   "wall (longest rank)", "% MPI", "calls", "bytes sent", "open at end")
+    table.columns[0].overflow = "fold"
+    for row in summary["regions"]:
+        table.add_row(escape(row["region"]), str(row["ranks"]), str(row["enters"]),
+                      format_seconds(row["wall"]), f"{row['mpi_percent']:.2f}", str(row["calls"]),
+                      format_bytes(row["sent"]), str(row["open"]) if row["open"] else "")
+    return table
+
+
+def _io_total(total: dict[str, Any]) -> str:
+    calls, seconds = total["calls"], format_seconds(total["time"])
+    return f"{format_bytes(total['bytes'])} in {calls} calls, {seconds}"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    table.add_column(columns[0])
+    for column in columns[1:]:
+        table.add_column(column, justify="right")
+    return table
+
+
+def _calls_by_time(summary: dict[str, Any]) -> Table:
+    table = _table("Top MPI calls by time", "function", "time", "% MPI time", "calls", "avg")
+    for row in summary["calls_by_time"][:TOP]:
+        table.add_row(
+            row["function"],
+            format_seconds(row["time"]),
+            f"{row['percent_of_mpi_time']:.2f}",
+            str(row["calls"]),
+            format_seconds(row["avg_time"]),
+        )
+    return table
+
+
+def _calls_by_count(summary: dict[str, Any]) -> Table:
+    table = _table("Top MPI calls by count", "function", "calls", "% calls")
+    for row in summary["calls_by_count"][:TOP]:
+        table.add_row(row["function"], str(row["calls"]), f"{row['percent_of_calls']:.2f}")
+    return table
+
+
+def _message_sizes(summary: dict[str, Any]) -> Table:
+    table = _table("Message sizes", "size", "messages", "%")
+    for row in summary["message_sizes"]:
+        table.add_row(row["label"], str(row["messages"]), f"{row['percent']:.2f}")
+    return table
+
+
+def _communicators(summary: dict[str, Any]) -> Table:
+    table = _table("Time per communicator", "communicator", "size", "ranks", "time", "calls",
+                   "bytes")
+    for row in summary["communicators"][:TOP]:
+        table.add_row(
+            escape(row["communicator"]),
+            str(row["size"]),
+            str(row["ranks"]),
+            format_seconds(row["time"]),
+            str(row["calls"]),
+            format_bytes(row["bytes"]),
+        )
+    return table
+
+
+def render_stacks(discovery: Discovery, console: Console) -> None:
+    table = Table(title="MPI stacks", title_justify="left", title_style="bold")
+    for column in ("id", "family", "version", "mpicc, mpifort, mpirun", "in"):
+        table.add_column(column, overflow="fold")
+    for stack in discovery.stacks:
+        tools = [stack.mpicc, stack.mpifort, stack.mpirun]
+        table.add_row(
+            stack.id,
+            stack.family,
+            escape(library_name(stack.version)),
+            "\n".join(_in_dir(tool, stack.bin_dir) for tool in tools),
+            str(_relative_to_cwd(stack.bin_dir)),
+        )
+    if discovery.stacks:
+        console.print(table)
+    else:
+        console.print(
+            "[bold yellow]no MPI stack found:[/] run `make setup` (as root on Debian), "
+            "`make setup-more-mpi`, or `module load` an MPI so that mpicc is on PATH"
+        )
+    for problem in discovery.problems:
+        console.print(f"[yellow]skipped:[/] {escape(problem)}")
+
+
+def _relative_to_cwd(path: Path) -> Path:
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
+def _in_dir(tool: Path | None, directory: Path) -> str:
+    """A tool's name when it is in `directory`, else its path; "-" for none."""
+    if tool is None:
+        return "-"
+    return tool.name if tool.parent == directory else str(tool)

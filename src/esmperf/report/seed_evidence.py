@@ -1,0 +1,168 @@
+"""What a seed's claims are evaluated on (seed_claims.py): a study's measured runs, their
+profiles and metrics; which runs match a claim's configuration (every key the claim gives is
+equal; a knob a run does not set counts as its baseline value); and the quantities a claim
+reads from one run (performance, MPI and function shares, message sizes, bytes, metrics)."""
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from esmperf import stats
+from esmperf.report.analysis import ProfileData
+from esmperf.mpi.knobs import KNOBS
+from esmperf.store.results import RunResult
+from esmperf.store.database import Store
+
+PROFILE_QUANTITIES = ("mpi_share", "bytes_per_rank", "transfer", "io_write_over_read",
+                      "modal_message_bytes", "max_bytes_per_rank", "time_rank:",
+                      "time_share:", "call_share:", "small_messages:")
+
+@dataclass
+class Evidence:
+    """What claims are evaluated on: a store's results, profiles and per-run metrics."""
+
+    results: list[RunResult]
+    profiles: dict[str, ProfileData] = field(default_factory=dict)  # by run key
+    # run key -> metric name -> the measured repetitions' values
+    metrics: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    @property
+    def measured(self) -> list[RunResult]:
+        return [r for r in self.results if r.summary is not None]
+
+
+
+def load_evidence(store: Store, results: list[RunResult],
+                  profiles: dict[str, ProfileData]) -> Evidence:
+    """The metrics of the measured repetitions of `results`, with the results and profiles."""
+    measured = {(r.key, rep["rep"]) for r in results for rep in r.repetitions
+                if rep["kind"] == "measure" and rep["status"] == "ok"}
+    metrics: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in store.rows("SELECT run_key, rep, name, value FROM metric ORDER BY run_key, rep"):
+        if (row["run_key"], row["rep"]) in measured and row["value"] is not None:
+            metrics[row["run_key"]][row["name"]].append(float(row["value"]))
+    return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
+
+
+
+# --- matching --------------------------------------------------------------------------------
+
+def matches(result: RunResult, config: dict[str, Any]) -> bool:
+    """Whether a run has every setting of a claim's configuration."""
+    for key, value in config.items():
+        if key == "options":
+            if any(result.options.get(k) != str(v) for k, v in value.items()):
+                return False
+        elif key in ("workload", "size", "stack"):
+            if getattr(result, key) != value:
+                return False
+        elif key in ("ranks", "nodes"):
+            if getattr(result, key) != value:
+                return False
+        elif key in ("ranks_per_node", "steps"):
+            if result.run.get(key) != value:
+                return False
+        elif result.knobs.get(key, KNOBS[key].baseline) != value:
+            return False
+    return True
+
+
+def describe(config: dict[str, Any]) -> str:
+    """"hycom, 504 ranks, 48 per node, platform=10gige"."""
+    parts = [str(config[k]) for k in ("workload", "size", "stack") if k in config]
+    if "ranks" in config:
+        parts.append(f"{config['ranks']} ranks")
+    if "nodes" in config:
+        parts.append(f"{config['nodes']} nodes")
+    if "ranks_per_node" in config:
+        parts.append(f"{config['ranks_per_node']} per node")
+    if "steps" in config:
+        parts.append(f"steps={config['steps']}")
+    parts += [f"{k}={v}" for k, v in config.items() if k in KNOBS]
+    parts += [f"{k}={v}" for k, v in config.get("options", {}).items()]
+    return ", ".join(parts) or "any configuration"
+
+
+def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
+    """The run's identity without the settings a claim varies (and without its rank count:
+    the runs of one curve share it)."""
+    identity = json.loads(result.identity)
+    for key in drop:
+        if key.startswith("options."):
+            identity["options"].pop(key.split(".", 1)[1], None)
+        elif key in KNOBS:
+            identity["knobs"].pop(key, None)
+        else:
+            identity.pop(key, None)
+    if drop_point:
+        identity.pop("ranks", None)
+    return json.dumps(identity, sort_keys=True)
+
+
+def keys_of(config: dict[str, Any]) -> set[str]:
+    keys = {k for k in config if k != "options"}
+    return keys | {f"options.{k}" for k in config.get("options", {})}
+
+
+def where(result: RunResult) -> str:
+    nodes = f" ({result.nodes} node{'s' if result.nodes != 1 else ''})" if result.simulated \
+        or result.run.get("ranks_per_node") else ""
+    return f"{result.workload} {result.size}".strip() + f", {result.series_label}, " \
+        f"{result.ranks} rank{'s' if result.ranks != 1 else ''}{nodes}"
+
+
+# --- quantities ------------------------------------------------------------------------------
+
+def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
+    """One run's value of a claim's quantity; None when the run does not have it."""
+    if result.summary is None:
+        return None
+    if name in ("performance", "time"):
+        median = result.summary.median
+        if not median:
+            return None
+        performance = median if result.higher_is_better else 1 / median
+        return performance if name == "performance" else 1 / performance
+    if name.startswith("metric:"):
+        values = evidence.metrics.get(result.key, {}).get(name.split(":", 1)[1])
+        return stats.median(values) if values else None
+    profile = evidence.profiles.get(result.key)
+    if profile is None:
+        return None
+    if name == "mpi_share":
+        return profile.mpi_percent
+    if name == "bytes_per_rank":
+        return sum(profile.bytes_per_rank) / len(profile.bytes_per_rank) \
+            if profile.bytes_per_rank else None
+    if name == "max_bytes_per_rank":
+        return max(profile.bytes_per_rank) if profile.bytes_per_rank else None
+    if name == "transfer":
+        return profile.transfer
+    if name == "io_write_over_read":
+        read = sum(profile.io_read_per_rank)
+        return sum(profile.io_write_per_rank) / read if read else None
+    if name == "modal_message_bytes":  # the upper limit of the most common size bucket
+        if not profile.histogram:
+            return None
+        bucket = max(profile.histogram.items(), key=lambda item: (item[1], -item[0]))[0]
+        return float(1 << bucket)
+    kind, argument = name.split(":", 1)
+    if kind == "time_share":
+        return profile.time_share(argument) if profile.total_time else None
+    if kind == "call_share":
+        return profile.call_share(argument) if profile.total_calls else None
+    if kind == "time_rank":  # 1: the function taking the most MPI time
+        if not profile.total_time:
+            return None
+        order = sorted(profile.functions, key=lambda f: (-profile.functions[f]["time"], f))
+        return float(order.index(argument) + 1) if argument in order else None
+    messages = sum(profile.histogram.values())  # small_messages:BYTES, a power of two
+    if not messages:
+        return None
+    limit = int(argument).bit_length() - 1  # bucket b holds [2^(b-1), 2^b): below 2^limit
+    return 100 * sum(n for bucket, n in profile.histogram.items() if bucket <= limit) / messages
+
+
+def needs_profile(name: str) -> bool:
+    return name.startswith(PROFILE_QUANTITIES)

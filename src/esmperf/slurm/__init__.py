@@ -1,0 +1,2 @@
+"""Slurm as esmperf uses it: the [slurm] options and batch script (batch), squeue and sacct
+(jobs), srun's MPI plug-ins (mpi), a study as batch jobs (campaign)."""

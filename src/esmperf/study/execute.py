@@ -1,0 +1,106 @@
+"""Run one repetition's command: in its own process group, with a timeout that ends the whole
+group (the launcher and every rank), keeping the end of its output, its peak memory and the
+program's own error line."""
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from esmperf.store.database import TAIL_CHARS
+
+KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
+# A program's own error line ("pop: error: ...", docs/workloads.md), wherever a launcher's or
+# simulator's chatter comes after it (smpirun ends with its own timing and advice lines).
+PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
+
+
+@dataclass
+class Execution:
+    returncode: int | None
+    elapsed: float
+    stdout: str
+    stderr: str
+    timed_out: bool
+    simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
+    peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
+    program_error: str = ""  # the program's own last error line, even if cut from the tail
+
+
+def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> Execution:
+    """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
+    every rank), keeping the output so far."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
+        timed_out = False
+        peak_rss = None
+        try:
+            peak_rss = _wait(process, started + timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process)
+        except BaseException:  # Ctrl-C: leave no ranks behind
+            _kill_group(process)
+            raise
+        elapsed = time.monotonic() - started
+        return Execution(process.returncode, elapsed, tail(out), tail(err), timed_out,
+                         peak_rss=peak_rss, program_error=_program_error(err))
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float) -> float:
+    """Wait for `process` until `deadline` (TimeoutExpired after it); return the peak resident
+    memory in bytes of the process and of the descendants it waited for (Linux wait4: for
+    smpirun, the simulator that runs every simulated rank)."""
+    pause = 0.001
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid == process.pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_maxrss * 1024.0  # KiB on Linux
+        if time.monotonic() >= deadline:
+            raise subprocess.TimeoutExpired(process.args, 0)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _program_error(file: Any) -> str:
+    """The last "<program>: error: ..." line of the whole output (a simulator's thousands of
+    per-rank warnings after it may push it out of the stored tail)."""
+    file.seek(0)
+    found = ""
+    for raw in file:
+        line = raw.decode("utf-8", errors="replace")
+        if PROGRAM_ERROR.match(line):
+            found = " ".join(line.split())
+    return found if len(found) <= 200 else found[:199] + "…"
+
+
+def tail(file: Any) -> str:
+    file.seek(0, os.SEEK_END)
+    size = file.tell()
+    file.seek(max(0, size - TAIL_CHARS))
+    text = file.read().decode("utf-8", errors="replace")
+    return text if size <= TAIL_CHARS else "[... earlier output cut ...]\n" + text

@@ -1,0 +1,292 @@
+"""What one repetition's run means (ok, failed, timeout, killed after a verified result; its
+figure of merit) and how it is recorded: the Recorder commits each repetition to the store as
+it ends, counts the study's outcome and prints a configuration's line. Runs here and Slurm
+jobs (slurm/campaign.py) are recorded the same way."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from esmperf import stats
+from esmperf.profile.read import ProfileError, read_profile
+from esmperf.store.database import Store, results_dir
+from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
+from esmperf.study.execute import PROGRAM_ERROR, Execution
+from esmperf.study.configuration import Configuration
+from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
+
+if TYPE_CHECKING:
+    from esmperf.study.plan import PlannedRun
+
+# A profiled repetition's time bins: about this many over the run (the profiler's default 1 s
+# leaves a sub-second run one bin, no timeline), none narrower than MIN_BIN_SECONDS.
+TIMELINE_BINS = 100
+MIN_BIN_SECONDS = 0.001
+# Signals that stop a program from outside (kill, Ctrl-C, a closed terminal), not a crash.
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP)
+
+
+@dataclass
+class Outcome:
+    """What a study invocation did, for the summary line and the exit code."""
+
+    store: Path
+    complete: int = 0
+    failed: int = 0
+    timeout: int = 0
+    skipped: int = 0
+    repetitions: int = 0
+    killed_after_result: int = 0  # repetitions that count although killed after their result
+    failures: list[str] = field(default_factory=list)
+
+
+def enough_repetitions(values: list[float], config: Configuration) -> bool:
+    policy = config.repeats
+    if len(values) < policy.min:
+        return False
+    if len(values) >= policy.max:
+        return True
+    return stats.ci_reached(values, policy.confidence, policy.ci_width)
+
+
+def timeline_bin_seconds(repetitions: list[dict[str, Any]]) -> float | None:
+    """The time-bin width that gives a profile about TIMELINE_BINS bins: the median wall time
+    of the configuration's repetitions so far (the workload's timed part, not mpirun's start;
+    the whole run for a command) over TIMELINE_BINS; None before any ran (the profiler's
+    default then)."""
+    walls = [r["wall"] for r in repetitions if r["status"] == "ok" and r["wall"]]
+    if not walls:
+        return None
+    return max(MIN_BIN_SECONDS, statistics.median(walls) / TIMELINE_BINS)
+
+
+def has_profile(reps: list[dict[str, Any]]) -> bool:
+    return any(r["kind"] == "profile" and r["status"] == "ok" for r in reps)
+
+
+def classify(execution: Execution, config: Configuration
+              ) -> tuple[str, str | None, dict[str, Any] | None]:
+    """(status, reason, JSON result) of one repetition. The reason says why it failed; for an
+    "ok" repetition it is None, or what happened after its result when the program had to be
+    killed (stored as killed_after_result)."""
+    result = parse_result_line(execution.stdout) if config.fom.source == "json" else None
+    last_error = (execution.program_error or last_message(execution.stderr)
+                  or last_message(execution.stdout))
+    if _killed(execution) and _verified_result(result):
+        # The measurement is complete and checked; only the teardown went wrong (MPICH 4
+        # over TCP sometimes hangs in MPI_Finalize): the figure counts, the kill is kept.
+        return "ok", _killed_after_result(execution, config), result
+    if execution.timed_out:
+        return "timeout", f"timed out after {config.timeout:g} s (killed)", result
+    if execution.returncode is None:
+        return "failed", execution.stderr, None
+    verification = (result or {}).get("verification")
+    if isinstance(verification, dict) and verification.get("passed") is False:
+        norms = json.dumps(verification.get("norms", {}))
+        return "verification_failed", f"verification FAILED ({verification.get('what', '')} " \
+                                      f"{norms})", result
+    if execution.returncode != 0:
+        if execution.returncode < 0:
+            outcome = f"killed by signal {_signal_name(-execution.returncode)}"
+        else:
+            outcome = f"exit code {execution.returncode}"
+        return "failed", f"{outcome}" + (f": {last_error}" if last_error else ""), result
+    if _fom_value(execution, config, result) is None:
+        if config.fom.source == "json":
+            return "failed", "no JSON result line with a figure of merit on stdout " \
+                             "(docs/workloads.md)", None
+        return "failed", f"the figure-of-merit regex {config.fom.regex!r} matched nothing " \
+                         "in the output", None
+    return "ok", None, result
+
+
+def _killed(execution: Execution) -> bool:
+    """Stopped from outside: at its timeout, or by a stopping signal (a crash, e.g. SIGSEGV,
+    is not a kill and stays a failure even after a result)."""
+    code = execution.returncode
+    return execution.timed_out or (code is not None and -code in STOPPING_SIGNALS)
+
+
+def _verified_result(result: dict[str, Any] | None) -> bool:
+    """A complete JSON result line with a figure of merit whose verification passed."""
+    verification = (result or {}).get("verification")
+    return (result is not None and fom_from_result(result) is not None
+            and isinstance(verification, dict) and verification.get("passed") is True)
+
+
+def _killed_after_result(execution: Execution, config: Configuration) -> str:
+    if execution.timed_out:
+        return f"{HUNG_AFTER_RESULT}: killed at the {config.timeout:g} s timeout"
+    assert execution.returncode is not None
+    return (f"killed by signal {_signal_name(-execution.returncode)} after its result (in "
+            "MPI_Finalize or teardown)")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name
+        return str(number)
+
+
+SIMULATOR_CHATTER = re.compile(r"^\[[^\]]*\] |^The simulation took |seconds were actual "
+                               r"computation|^You may want to use sampling|^Execution failed "
+                               r"with code")
+
+
+def last_message(output: str) -> str:
+    """The program's own error line if it printed one, else the last line of `output` that
+    says something (not a rule of dashes, not the simulator's chatter), shortened."""
+    lines = [" ".join(line.split()) for line in output.splitlines()]
+    errors = [line for line in lines if PROGRAM_ERROR.match(line)]
+    said = [line for line in lines if any(c.isalnum() for c in line)
+            and not SIMULATOR_CHATTER.search(line)]
+    for line in errors[-1:] or said[-1:]:
+        return line if len(line) <= 200 else line[:199] + "…"
+    return ""
+
+
+def _fom_value(execution: Execution, config: Configuration,
+               result: dict[str, Any] | None) -> float | None:
+    if config.fom.source == "json":
+        return fom_from_result(result) if result else None
+    if config.fom.source == "regex":
+        assert config.fom.regex is not None
+        return regex_fom(config.fom.regex, execution.stdout + "\n" + execution.stderr)
+    return _elapsed(execution)
+
+
+def _elapsed(execution: Execution) -> float:
+    """The run's time: simulated for an smpi run (the real time is only the simulation's)."""
+    return execution.elapsed if execution.simulated_time is None else execution.simulated_time
+
+
+class Recorder:
+    """Commits the repetitions of one session of a study to its store and counts them."""
+
+    def __init__(self, store: Store, console: Console, session_id: int = 0) -> None:
+        self.store = store
+        self.console = console
+        self.session_id = session_id
+        self.outcome = Outcome(store.path)
+
+    def finish(self, planned: PlannedRun, values: list[float]) -> None:
+        """Mark a configuration with enough repetitions complete and print its line."""
+        config = planned.config
+        summary = stats.summarise(values, config.repeats.confidence)
+        note = None
+        if summary.confidence < config.repeats.confidence or \
+                summary.ci_relative_width > config.repeats.ci_width:
+            note = (f"stopped at {summary.n} repetitions (max): the CI is "
+                    f"{summary.ci_relative_width:.1%} of the median at "
+                    f"{summary.confidence:.0%} confidence (target {config.repeats.ci_width:.1%}"
+                    f" at {config.repeats.confidence:.0%})")
+        self.store.set_run_status(config.key, "complete", note)
+        self.outcome.complete += 1
+        self._report_line(planned, summary)
+
+    def profile_file(self, planned: PlannedRun, kind: str, rep: int) -> Path | None:
+        """Where repetition `rep` writes its profile, None when it is not profiled."""
+        config = planned.config
+        if kind == "profile" or (kind == "measure" and config.profile == "every"):
+            profile_dir = results_dir(self.store.path) / "profiles"
+            profile_dir.mkdir(parents=True, exist_ok=True)
+            return profile_dir / f"{config.key}-{rep}.jsonl"
+        return None
+
+    def record_repetition(self, planned: PlannedRun, kind: str, rep: int,
+                          execution: Execution, measured: dict[str, Any],
+                          profile_file: Path | None) -> dict[str, Any] | None:
+        """Classify and commit one repetition that ran (here or in a Slurm job); None (after
+        recording the configuration as failed) if it failed. `measured`: started, load_before,
+        busy_cores_before, load_after."""
+        config = planned.config
+        if planned.simulated:
+            execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
+        row = {
+            "run_key": config.key, "rep": rep, "kind": kind, "session_id": self.session_id,
+            "elapsed": execution.elapsed, **measured,
+            "oversubscribed": planned.oversubscribed,
+            "stdout": execution.stdout, "stderr": execution.stderr,
+            "exit_code": execution.returncode, "fom_unit": config.fom.unit,
+        }
+        status, reason, result = classify(execution, config)
+        if config.launcher:  # as the launcher explains a failure (srun's MPI plug-in)
+            status, reason = planned.launcher.failure(
+                planned, status, reason, execution.stdout + execution.stderr, result)
+        metrics: dict[str, float] = {"elapsed": execution.elapsed}
+        if execution.peak_rss is not None:  # for a simulated run: the simulator's cost
+            metrics["peak_rss_bytes"] = execution.peak_rss
+        if result is not None:
+            row["result"] = result
+            metrics.update(numeric_metrics(result))
+            verification = result.get("verification")
+            if isinstance(verification, dict) and "passed" in verification:
+                passed = verification["passed"]  # null: nothing to verify (a folded run)
+                row["verification"] = ("unverified" if passed is None else
+                                       "passed" if passed else "failed")
+            fom = result.get("fom")
+            if isinstance(fom, dict) and fom.get("unit"):
+                row["fom_unit"] = str(fom["unit"])
+            if isinstance(fom, dict) and config.kind == "command" and config.fom.source == "json":
+                self.store.set_run_fom(config.key, row["fom_unit"],
+                                       bool(fom.get("higher_is_better", True)))
+        row["status"] = status
+        row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
+        row["killed_after_result"] = reason if status == "ok" else None
+        wall = result.get("wall") if result else None
+        row["wall"] = float(wall) if isinstance(wall, (int, float)) else _elapsed(execution)
+        profile = None
+        if profile_file is not None and status == "ok":
+            row["profile_file"] = str(profile_file)
+            try:
+                profile = read_profile(profile_file)
+            except ProfileError as error:
+                row["profile_error"] = str(error)
+        self.store.add_repetition(row, metrics, profile)
+        self.outcome.repetitions += 1
+        if row["killed_after_result"]:
+            self.outcome.killed_after_result += 1
+        if status != "ok":
+            final = "timeout" if status == "timeout" else "failed"
+            self.store.set_run_status(config.key, final, reason)
+            self.count_final(final, planned, reason)
+            return None
+        return row
+
+    def count_final(self, status: str, planned: PlannedRun, reason: str | None,
+                     resumed: bool = False) -> None:
+        if status == "timeout":
+            self.outcome.timeout += 1
+        else:
+            self.outcome.failed += 1
+        label = planned.config.label
+        self.outcome.failures.append(f"{label}: {reason}")
+        prefix = "previously " if resumed else ""
+        hint = " (--retry-failed runs it again)" if resumed else ""
+        self.console.print(f"[bold red]{prefix}{status}[/] {escape(label)}: "
+                           f"{escape(reason or '')}{hint}", soft_wrap=True)
+
+    def _report_line(self, planned: PlannedRun, summary: stats.Summary) -> None:
+        config = planned.config
+        unit = config.fom.unit if config.fom.source != "json" else ""
+        unit = self.store.measured_unit(config.key) or unit
+        flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
+        if planned.simulated:
+            flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
+        spread = (f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
+                  f"n={summary.n}" if summary.n > 1 else "one run: no CI")
+        killed = killed_after_result_text(self.store.repetitions(config.key))
+        killed = f"; [yellow]{escape(killed)}: their figures count[/]" if killed else ""
+        self.console.print(
+            f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
+            f"({spread}){flag}{killed}", soft_wrap=True, highlight=False)
