@@ -232,7 +232,7 @@ def test_summary_store_and_findings_default_to_the_timed_loop(pop_profile, tmp_p
         assert whole_data.region is None and "MPI_Barrier" in whole_data.functions
 
 
-def test_simulated_run_records_regions(smpi, tmp_path):
+def test_simulated_run_records_regions(smpi, tmp_path):  # noqa: F811 (the fixture)
     """Under SimGrid SMPI the profiler linked into the core records the phases too: HOMME S,
     2 steps (the first is the warm-up), 4 simulated ranks."""
     out = tmp_path / "homme.jsonl"

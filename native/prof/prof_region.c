@@ -190,8 +190,9 @@ static void leave(const char *name)
 }
 
 /* Copy `len` bytes at `p` into `buf` if they are readable, without touching them from user
- * space: process_vm_readv on this process, or where a sandbox forbids it (EPERM, ENOSYS), a
- * write into a pipe (EFAULT when unreadable). */
+ * space: process_vm_readv on this process, or where that fails for another reason than EFAULT
+ * (a sandbox: EPERM, ENOSYS; SimGrid SMPI's own getpid()), a write into a pipe (EFAULT when
+ * unreadable). */
 static int copy_if_readable(const char *p, char *buf, size_t len)
 {
     static int use_pipe, fds[2] = {-1, -1};
@@ -199,9 +200,9 @@ static int copy_if_readable(const char *p, char *buf, size_t len)
         struct iovec local = {buf, len}, remote = {(void *)p, len};
         if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
             return 1;
-        if (errno != EPERM && errno != ENOSYS)
+        if (errno == EFAULT)
             return 0;
-        use_pipe = 1;
+        use_pipe = 1;   /* EPERM, ENOSYS; ESRCH under SMPI, whose getpid() is not the process's */
     }
     pthread_mutex_lock(&lock);
     if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
