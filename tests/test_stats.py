@@ -71,8 +71,8 @@ def test_relative_change_is_a_ratio_in_the_metrics_direction() -> None:
 
 def test_speedup_efficiency_jobs_per_day() -> None:
     assert stats.speedup(10.0, 30.0, higher_is_better=True) == 3.0
-    assert stats.efficiency(1, 10.0, 4, 30.0, higher_is_better=True) == 0.75
-    assert stats.efficiency(2, 8.0, 8, 2.5, higher_is_better=False) == pytest.approx(0.8)
+    assert stats.scaling_efficiency(1, 10.0, 4, 30.0, higher_is_better=True) == 0.75
+    assert stats.scaling_efficiency(2, 8.0, 8, 2.5, higher_is_better=False) == pytest.approx(0.8)
     assert stats.jobs_per_day(86.4) == pytest.approx(1000.0)
 
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import header, small_ranks, write_profile
-from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
+from conftest import header, small_ranks, write_profile
 from esmperf.profile.read import read_profile
 from esmperf.store.database import Store, StoreError
 from esmperf.store.profile_tables import profile_tables
+from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
 
 def test_tables_hold_what_was_stored(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_export_parquet_and_csv(tmp_path: Path) -> None:
     with Store(path, read_only=True) as store:
         parquet = store.export(tmp_path / "parquet", "parquet")
         csv = store.export(tmp_path / "csv", "csv")
-    assert len(parquet) == len(csv) == 15  # 12 tables and the 3 of the regions
+    assert len(parquet) == len(csv) == 16  # 12 tables, profile_efficiency, the 3 of the regions
     ranks = duckdb.sql(f"SELECT count(*) FROM '{tmp_path / 'parquet' / 'profile_rank.parquet'}'")
     assert ranks.fetchall() == [(4,)]
     assert (tmp_path / "csv" / "run.csv").read_text().startswith("run_key,series,")

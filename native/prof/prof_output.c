@@ -14,6 +14,7 @@
 #include "prof_hooks.h"
 #include "prof_region.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 #define PROFILE_VERSION 1
 #define DEFAULT_OUT "esmperf-profile.jsonl"
@@ -202,6 +203,8 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
             m.ticks += f->ticks;
             m.sent += f->sent;
             m.recv += f->recv;
+            m.recv_wait_calls += f->recv_wait_calls;
+            m.recv_wait_ticks += f->recv_wait_ticks;
             for (int k = 0; k < ESM_HIST_BUCKETS; k++)
                 m.hist[k] += f->hist[k];
         }
@@ -220,8 +223,12 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
                 hfirst = 0;
             }
         }
-        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}}",
+        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}",
             (unsigned long long)(m.calls - m.calls_fortran), (unsigned long long)m.calls_fortran);
+        if (m.recv_wait_calls)
+            put(b, ",\"recv_wait\":[%llu,%.9g]", (unsigned long long)m.recv_wait_calls,
+                seconds(m.recv_wait_ticks));
+        put(b, "}");
         first = 0;
     }
     put(b, "}");
@@ -394,6 +401,10 @@ static void put_rank(sbuf *b, const char *partial)
     esm_region_json(put_raw_cb, b, esm_run_info.final_ticks);
     put(b, ",");
     put_bins(b);
+    char *sites = esm_callsites_json();
+    if (sites)
+        put(b, ",\"callsites\":%s", sites);
+    free(sites);
     put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
         esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
 }

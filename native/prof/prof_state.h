@@ -7,6 +7,7 @@
 typedef struct esm_fstat {
     uint64_t calls, calls_fortran, ticks, tmin, tmax, sent, recv;
     uint64_t hist[ESM_HIST_BUCKETS];
+    uint64_t recv_wait_calls, recv_wait_ticks;  /* calls that completed a receive, their time */
 } esm_fstat;
 
 typedef struct esm_peer {

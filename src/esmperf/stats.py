@@ -10,7 +10,7 @@ because run times on a shared machine are skewed and have outliers.
   samples without ties, normal approximation with tie correction otherwise) and the
   Hodges-Lehmann estimate of the shift with its distribution-free confidence interval, taken on
   log values so that a shift is a ratio: "B is 12 % faster than A (95 % CI 8-15 %)".
-- Speed-up and efficiency against a stated base rank count (the JUROPA white paper's
+- Speed-up and scaling efficiency against a stated base rank count (the JUROPA white paper's
   definition: performance per rank at n ranks over performance per rank at the base).
 """
 
@@ -233,10 +233,12 @@ def speedup(base_value: float, value: float, higher_is_better: bool) -> float:
     return value / base_value if higher_is_better else base_value / value
 
 
-def efficiency(base_ranks: int, base_value: float, ranks: int, value: float,
-               higher_is_better: bool) -> float:
-    """Parallel efficiency against the base (JUROPA definition: performance per rank at
-    `ranks` over performance per rank at `base_ranks`); 1.0 is ideal scaling."""
+def scaling_efficiency(base_ranks: int, base_value: float, ranks: int, value: float,
+                       higher_is_better: bool) -> float:
+    """Scaling efficiency against the base (the JUROPA white paper's parallel efficiency:
+    performance per rank at `ranks` over performance per rank at `base_ranks`); 1.0 is ideal
+    scaling; NaN when a figure is zero. Not POP's parallel efficiency of one profiled run
+    (profile/pop_metrics.py)."""
     return speedup(base_value, value, higher_is_better) * base_ranks / ranks
 
 

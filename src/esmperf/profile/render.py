@@ -47,6 +47,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(_communicators(summary))
     if summary.get("files"):
         console.print(_files(summary))
+    if summary.get("callsites"):
+        console.print(_callsites(summary))
     if summary["fortran_warning"]:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
     if summary.get("unwrapped_communicating"):
@@ -85,6 +87,16 @@ def _files(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _callsites(summary: dict[str, Any]) -> Table:
+    table = _table("Top call sites by MPI time (innermost first)", "function", "call site",
+                   "time", "calls", "bytes", "ranks")
+    for row in summary["callsites"][:TOP]:
+        table.add_row(row["function"], escape(" < ".join(row["stack"])),
+                      format_seconds(row["time"]), str(row["calls"]),
+                      format_bytes(row["sent"] + row["recv"]), str(row["ranks"]))
+    return table
+
+
 def _overview(summary: dict[str, Any]) -> Table:
     per_rank, io = summary["bytes_per_rank"], summary["io"]
     overhead = summary["profiler_overhead"]
@@ -100,6 +112,8 @@ def _overview(summary: dict[str, Any]) -> Table:
         "wall time": f"{format_seconds(summary['wall_time'])} (longest rank)",
         "% MPI": f"{summary['mpi_percent']:.2f} % of wall time (all ranks)",
         "MPI time imbalance": f"{imbalance:.2f} (max / mean)" if imbalance else "-",
+        "parallel efficiency": _efficiency_text(summary.get("efficiency")),
+        "receive wait": _receive_wait_text(summary["receive_wait"]),
         "bytes per rank": (
             f"min {format_bytes(per_rank['min'])} (rank {per_rank['min_rank']}), "
             f"median {format_bytes(per_rank['median'])}, "
@@ -149,6 +163,22 @@ def _regions(summary: dict[str, Any]) -> Table:
                       format_seconds(row["wall"]), f"{row['mpi_percent']:.2f}", str(row["calls"]),
                       format_bytes(row["sent"]), str(row["open"]) if row["open"] else "")
     return table
+def _efficiency_text(efficiency: dict[str, float] | None) -> str:
+    if not efficiency:
+        return "-"
+    return (f"{efficiency['parallel_efficiency']:.3f} = load balance "
+            f"{efficiency['load_balance']:.3f} x communication efficiency "
+            f"{efficiency['communication_efficiency']:.3f} (POP, {efficiency['scope']}; 1 is "
+            "ideal)")
+
+
+def _receive_wait_text(wait: dict[str, Any]) -> str:
+    if not wait["calls"]:
+        return "-"
+    top = ", ".join(f"{row['function']} {format_seconds(row['time'])}"
+                    for row in wait["by_function"][:3])
+    return (f"{format_seconds(wait['time'])} in {wait['calls']} calls that completed a "
+            f"receive, {wait['percent_of_mpi_time']:.1f} % of MPI time ({top})")
 
 
 def _io_total(total: dict[str, Any]) -> str:

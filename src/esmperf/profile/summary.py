@@ -7,19 +7,24 @@ Definitions (sums are over all ranks):
   it is reported with the I/O);
 - message sizes: every function's log2 histogram added up, bucket 0 = 0 B,
   bucket k = [2^(k-1), 2^k) bytes;
-- imbalance: max / mean of the ranks' MPI time.
+- imbalance: max / mean of the ranks' MPI time;
+- efficiency: the POP CoE load balance, communication and parallel efficiency, and the receive
+  wait (pop_metrics.py).
 
 By default the figures are those of the region "timed" when the profile has it (the workload's
 timed loop, regions.py), else of the whole run; `region` chooses another region or "all". I/O,
-files, communicators and the profiler's overhead are always the whole run's.
+files, communicators, call sites, receive wait and the profiler's overhead are always the whole
+run's; the efficiency has its own scope (pop_metrics.py: the region timed when every rank has it).
 """
 
 import statistics
 from collections import defaultdict
 from typing import Any
 
-from esmperf.profile.read import Profile
 from esmperf.mpi.stacks import first_line
+from esmperf.profile.callsites import callsites
+from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
+from esmperf.profile.read import Profile
 from esmperf.profile.regions import chosen_region, region_problems, region_view, regions_table
 
 MPI_IO_PREFIX = "MPI_File_"
@@ -70,6 +75,8 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         "mpi_time": sum(mpi_times),
         "mpi_percent": _percent(sum(mpi_times), wall_sum),
         "mpi_time_imbalance": max(mpi_times) / mean_mpi_time if mean_mpi_time > 0 else None,
+        "efficiency": _efficiency(whole),  # its own scope: the region timed if any
+        "receive_wait": receive_wait(whole),
         "calls_by_time": _calls_by_time(functions),
         "calls_by_count": _calls_by_count(functions),
         "message_sizes": _message_sizes(ranks),
@@ -89,7 +96,13 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         "region": shown,
         "regions": regions_table(profile),
         "region_problems": region_problems(profile),
+        "callsites": callsites(whole)[:100],  # most MPI time first (esmperf profile --callsites)
     }
+
+
+def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    scope, metrics = profile_efficiency(ranks)
+    return metrics.as_dict() | {"scope": scope} if metrics else None
 
 
 FILE_FIELDS = ("write", "read", "stdio_write", "stdio_read")

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.store.results import RunResult
+from esmperf.profile.pop_metrics import receive_wait_of, run_efficiency
 from esmperf.store.database import Store
+from esmperf.store.results import RunResult
 from esmperf.study.file import baseline_value
 from esmperf.profile.regions import FUNCTION_FIELDS, TIMED
 from esmperf.store.schema import REGION_TABLES
@@ -39,6 +40,8 @@ class ProfileData:
     # Peers, bins and I/O are the whole run's (regions.py).
     region: str | None = None
     run_wall_per_rank: list[float] | None = None  # the whole run's, when `region` is set
+    receive_wait: dict[str, Any] = field(default_factory=dict)  # pop_metrics.receive_wait_of
+    efficiency: dict[str, Any] = field(default_factory=dict)  # POP metrics and scope, if any
 
     @property
     def mpi_percent(self) -> float:
@@ -251,6 +254,9 @@ def load_profile_data(store: Store, run_key: str, rep: int, region: str | None =
                       f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
                       "ORDER BY bin", key)
     data = ProfileData(
+        receive_wait=_receive_wait(store, run_key, rep, size,
+                                   sum(float(r["mpi_time"]) for r in ranks)),
+        efficiency=_efficiency(store, run_key, rep, ranks),
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
         mpi_sum=sum(float(r["mpi_time"]) for r in ranks),
@@ -270,6 +276,34 @@ def load_profile_data(store: Store, run_key: str, rep: int, region: str | None =
     return dataclasses.replace(data, region=region, run_wall_per_rank=data.wall_per_rank,
                                wall_sum=sum(inside["wall_per_rank"]),
                                mpi_sum=sum(inside["mpi_per_rank"]), **inside)
+
+
+def _efficiency(store: Store, run_key: str, rep: int,
+                ranks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The POP metrics computed when the profile was stored (of the timed region when it had
+    one); for stores written before, of the whole run, from the ranks' times."""
+    if store.rows("SELECT 1 FROM information_schema.tables WHERE table_name = "
+                  "'profile_efficiency'"):
+        rows = store.rows("SELECT * FROM profile_efficiency WHERE run_key = ? AND rep = ?",
+                          [run_key, rep])
+        if rows:
+            return {k: v for k, v in rows[0].items() if k not in ("run_key", "rep")}
+    metrics = run_efficiency([float(r["wall"]) for r in ranks],
+                             [float(r["mpi_time"]) for r in ranks])
+    return metrics.as_dict() | {"scope": "run"} if metrics else {}
+
+
+def _receive_wait(store: Store, run_key: str, rep: int, size: int,
+                  mpi_time: float) -> dict[str, Any]:
+    """The receive wait of a stored profile (empty for stores written before it was recorded)."""
+    if not store.rows("SELECT 1 FROM information_schema.columns WHERE table_name = "
+                      "'profile_function' AND column_name = 'recv_wait_time'"):
+        return {}
+    rows = store.rows("SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
+                      "FROM profile_function WHERE run_key = ? AND rep = ? AND "
+                      "recv_wait_calls > 0", [run_key, rep])
+    return receive_wait_of(((row["rank"], row["function"], row["calls"], row["time"])
+                            for row in rows), size, mpi_time)
 
 
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:

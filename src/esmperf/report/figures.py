@@ -132,7 +132,8 @@ def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: s
 
 def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base: int,
                       cores: int, caption: str = "", x_label: str = "MPI ranks") -> Figure:
-    """Parallel efficiency (%) against the base rank count; 100 % is ideal."""
+    """Scaling efficiency (%) against the base rank count (stats.scaling_efficiency); 100 % is
+    ideal."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
     xs = [p.x for s in series for p in s.points]
     _rank_axis(axes, xs, x_label)
@@ -147,7 +148,7 @@ def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base
                       mfc="white" if p.oversubscribed else color)
     _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
                           cores)
-    axes.set_ylabel(f"efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n"
+    axes.set_ylabel(f"scaling efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n"
                     "(higher is better)")
     axes.set_title(title)
     axes.set_ylim(bottom=0)

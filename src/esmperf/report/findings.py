@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from esmperf import stats
 from esmperf.mpi import machines
-from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.mpi.knobs import KNOBS
-from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
+from esmperf.profile.pop_metrics import TIMED_REGION
 from esmperf.profile.summary import bucket_label
 from esmperf.profile.regions import TIMED
+from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
+from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
 
 SMALL_MESSAGE_BUCKET = 12  # buckets 0..12 hold messages below 4 KiB
 GOOD_EFFICIENCY = 0.8
@@ -93,9 +94,10 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
                                     group.higher_is_better)
             if math.isnan(speedup):         # a zero figure (e.g. no bytes between 1 rank)
                 continue
-            efficiency = speedup * base.ranks / point.ranks
+            efficiency = stats.scaling_efficiency(base.ranks, base.summary.median, point.ranks,
+                                                  point.summary.median, group.higher_is_better)
             flag = " (oversubscribed)" if point.oversubscribed else ""
-            parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, efficiency "
+            parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, scaling efficiency "
                          f"{efficiency:.0%}{flag}")
             if efficiency < GOOD_EFFICIENCY and not point.oversubscribed and first_poor is None:
                 first_poor = point.ranks
@@ -210,6 +212,41 @@ def profile_findings(group: Group) -> list[Finding]:
                 f"{'grows' if t1 > t0 else 'falls' if t1 < t0 else 'stays'} from {_bytes(t0)} "
                 f"to {_bytes(t1)}.", group.title))
     found += _io_findings(title, group.title, profiled)
+    found += pop_findings(title, group.title, parallel)
+    return found
+
+
+def pop_findings(title: str, group: str,
+                 parallel: list[tuple[RunResult, ProfileData]]) -> list[Finding]:
+    """The POP parallel efficiency of each profiled parallel run (pop_metrics.py), the factor
+    that limits it, and the receive wait at the largest run."""
+    rated = [(r, p.efficiency) for r, p in parallel if p.efficiency]
+    if not rated:
+        return []
+    parts = [f"{e['parallel_efficiency']:.2f} at {_ranks(r.ranks)}"
+             f"{' (oversubscribed)' if r.oversubscribed else ''} (load balance "
+             f"{e['load_balance']:.2f}, communication efficiency "
+             f"{e['communication_efficiency']:.2f})" for r, e in rated]
+    scope = {e["scope"] for _, e in rated}
+    of = "the timed region" if scope == {f"region {TIMED_REGION}"} else "the whole run"
+    text = f"{title}: POP parallel efficiency of {of} " + "; ".join(parts) + "."
+    poor = [(r, e) for r, e in rated if e["parallel_efficiency"] < GOOD_EFFICIENCY]
+    if poor:
+        r, e = poor[0]
+        factor = ("load imbalance" if e["load_balance"] < e["communication_efficiency"]
+                  else "communication")
+        text += (f" It is below {GOOD_EFFICIENCY:.1f} (POP's threshold) from {_ranks(r.ranks)}, "
+                 f"mostly through {factor}.")
+    found = [Finding("profile", text, group)]
+    result, profile = parallel[-1]
+    wait = profile.receive_wait
+    if wait and wait["calls"]:
+        top = wait["by_function"][0]
+        found.append(Finding(
+            "profile", f"{title}: at {_ranks(result.ranks)} receivers spend {wait['time']:.3g} s "
+            f"({wait['percent_of_mpi_time']:.0f} % of MPI time) blocked in calls that completed "
+            f"a receive, most in {top['function']}: an upper bound of the time they waited for "
+            "late senders.", group))
     return found
 
 

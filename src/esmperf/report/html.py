@@ -1,6 +1,6 @@
 """`esmperf report`: one self-contained HTML page (works offline: CSS, script and figures are
 inside it) plus every figure as SVG and PNG files, mirroring the seeds' slides: performance vs
-ranks per configuration, efficiency, knob gains, MPI library comparison, then the profile
+ranks per configuration, scaling efficiency, knob gains, MPI library comparison, then the profile
 figures (MPI/user time, % calls and % time by function, message sizes, data per rank,
 aggregated transfer, MPI and I/O over time, peer-to-peer matrix), written findings, the results
 table with every CI, failures with their output, and the environment."""
@@ -13,17 +13,23 @@ import re
 from pathlib import Path
 from typing import Any
 
-from esmperf.report import figures as fig
-from esmperf.report.analysis import Group, build_groups, comparisons, top_functions
+from esmperf import stats
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
 from esmperf.profile.regions import TIMED
-from esmperf.report.findings import Finding, all_findings
-from esmperf.store.results import (RunResult, killed_after_result, killed_after_result_text,
-                             load_results)
-from esmperf.store.database import Store, results_dir
-from esmperf.report.seed_report import claims_section
 from esmperf.profile.summary import bucket_label
+from esmperf.report import figures as fig
+from esmperf.report.analysis import Group, build_groups, comparisons, top_functions
+from esmperf.report.efficiency_table import efficiency_html
+from esmperf.report.findings import Finding, all_findings
+from esmperf.report.seed_report import claims_section
+from esmperf.store.database import Store, results_dir
+from esmperf.store.results import (
+    RunResult,
+    killed_after_result,
+    killed_after_result_text,
+    load_results,
+)
 
 TOPICS = (("seed", "The seed's claims"), ("scaling", "Scaling"), ("knob", "Knobs"),
           ("library", "MPI libraries"), ("profile", "Communication profile"),
@@ -137,14 +143,14 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
             continue                    # no base, or a zero figure: no efficiency to speak of
         bases.add(base.ranks)
         efficiency.append(fig.Series(label, [
-            fig.Point(x_of(r), 100 * r.summary.median / base.summary.median * base.ranks / r.ranks
-                      if group.higher_is_better else
-                      100 * base.summary.median / r.summary.median * base.ranks / r.ranks,
-                      0, 0, r.oversubscribed) for r in points if r.summary and r.summary.median]))
+            fig.Point(x_of(r), 100 * stats.scaling_efficiency(
+                base.ranks, base.summary.median, r.ranks, r.summary.median,
+                group.higher_is_better), 0, 0, r.oversubscribed)
+            for r in points if r.summary and r.summary.median]))
     if efficiency:
         base_ranks = min(bases)
         made.append(fig.efficiency_figure(
-            f"{prefix}-efficiency", f"{group.title}: parallel efficiency", efficiency,
+            f"{prefix}-efficiency", f"{group.title}: scaling efficiency", efficiency,
             base_ranks, cores, x_label=x_label,
             caption=f"Performance per rank relative to the base ({base_ranks} rank"
                     f"{'s' if base_ranks > 1 else ''}), as in the JUROPA white paper; "
@@ -424,7 +430,8 @@ def _group_html(group: Group, figures: list[fig.Figure]) -> str:
     return (f"<section id='{_slug(group.title)}'><h2>{_e(group.title)}</h2>"
             f"<p class='small'>Figure of merit: {unit} ({direction}).</p>"
             f"<div class='figures'>{''.join(_figure_html(f) for f in figures)}</div>"
-            f"<h3>Results</h3><table>{header}{''.join(rows)}</table></section>")
+            f"<h3>Results</h3><table>{header}{''.join(rows)}</table>"
+            f"{efficiency_html(group)}</section>")
 
 
 def _simulator_cost(result: RunResult) -> str:

@@ -13,6 +13,8 @@ Tables (columns in docs/studies.md):
 - metric       every number of a workload's JSON result, per repetition (tidy: name, value)
 - profile, profile_rank, profile_function, profile_histogram, profile_peer, profile_comm,
   profile_bin: the profile files of profiled repetitions, imported (docs/profile-format.md)
+- profile_efficiency  per profiled repetition, the POP CoE metrics and the receive wait
+  (profile/pop_metrics.py)
 
 A repetition and everything belonging to it are committed together as soon as it ends, so a
 study killed at any moment (even kill -9) keeps every finished repetition and none twice.

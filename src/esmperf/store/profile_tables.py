@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
 from esmperf.profile.regions import path_of
 
@@ -44,7 +45,9 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 time=float(call.get("time", 0.0)), time_min=float(call.get("time_min", 0.0)),
                 time_max=float(call.get("time_max", 0.0)), sent=int(call.get("sent", 0)),
                 recv=int(call.get("recv", 0)), calls_c=int(lang.get("c", 0)),
-                calls_fortran=int(lang.get("fortran", 0)))
+                calls_fortran=int(lang.get("fortran", 0)),
+                recv_wait_calls=int(call.get("recv_wait", (0, 0.0))[0]),
+                recv_wait_time=float(call.get("recv_wait", (0, 0.0))[1]))
             for bucket, messages in call.get("hist", []):
                 add("profile_histogram", rank=rank, function=function, bucket=int(bucket),
                     messages=int(messages))
@@ -72,6 +75,11 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 mpi_time=at("mpi_time", float), calls=at("calls", int), sent=at("sent", int),
                 recv=at("recv", int), io_write=at("io_write", int), io_read=at("io_read", int),
                 io_time=at("io_time", float))
+    scope, efficiency = profile_efficiency(profile.ranks)
+    wait = receive_wait(profile.ranks)
+    if efficiency:
+        add("profile_efficiency", scope=scope, **efficiency.as_dict(), receive_wait=wait["time"],
+            receive_wait_calls=wait["calls"])
     tables.update(region_tables(profile, run_key, rep))
     return tables
 

@@ -7,7 +7,9 @@ SCHEMA_VERSION = "1"
 # store opened read-only use row.get() for them. Adding a column keeps the schema version (an
 # older esmperf reads and writes the store as before); changing or dropping one would not.
 ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),
-                 ("run", "launched_by", "VARCHAR"))
+                 ("run", "launched_by", "VARCHAR"),
+                 ("profile_function", "recv_wait_calls", "BIGINT"),
+                 ("profile_function", "recv_wait_time", "DOUBLE"))
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
 SCHEMA = """
@@ -64,6 +66,11 @@ CREATE TABLE IF NOT EXISTS profile_bin (
     run_key VARCHAR, rep INTEGER, rank INTEGER, bin INTEGER, start DOUBLE, width DOUBLE,
     mpi_time DOUBLE, calls BIGINT, sent BIGINT, recv BIGINT, io_write BIGINT, io_read BIGINT,
     io_time DOUBLE);
+CREATE TABLE IF NOT EXISTS profile_efficiency (
+    run_key VARCHAR, rep INTEGER, scope VARCHAR, load_balance DOUBLE,
+    communication_efficiency DOUBLE, parallel_efficiency DOUBLE, useful_mean DOUBLE,
+    useful_max DOUBLE, runtime DOUBLE, receive_wait DOUBLE, receive_wait_calls BIGINT,
+    PRIMARY KEY (run_key, rep));
 CREATE TABLE IF NOT EXISTS profile_region (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, name VARCHAR, depth INTEGER,
     enters BIGINT, open INTEGER, wall DOUBLE, mpi_time DOUBLE, calls BIGINT, sent BIGINT,
@@ -75,7 +82,8 @@ CREATE TABLE IF NOT EXISTS profile_region_histogram (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, bucket INTEGER, messages BIGINT);
 """
 TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
-          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin")
+          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin",
+          "profile_efficiency")
 # Tables of the regions of a profile (profile/regions.py).
 REGION_TABLES = ("profile_region", "profile_region_function", "profile_region_histogram")
 # Tables only some stores have: the Slurm jobs of a study run with --launcher slurm, the regions'
