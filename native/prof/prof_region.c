@@ -27,6 +27,7 @@
 #include "prof_bind.h"
 #include "prof_region.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 ESM_TLS esm_region_stat *esm_region_here;
 
@@ -267,6 +268,8 @@ int MPI_Pcontrol(const int level, ...)
             leave(named ? name : NULL);
         else
             ignored_level(level);
+        if (named)                  /* the timeline trace's region marks (prof_trace.c) */
+            esm_trace_region(level > 0 ? 1 : -1, name);
     }
 #ifdef ESM_SIMULATED
     return MPI_SUCCESS;             /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
