@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
                                                      [--modes profile,trace,trace-cpu,callsites]
+                                                     [--regions]
 
 --modes: the profiler's optional modes measured too, each against its own unprofiled runs:
 `trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
@@ -11,6 +12,9 @@
 backtrace per call). Default: profile only. Each profiled
 run also reports what the profiler calibrated at MPI_Init (rank 0: cheapest of 20 batches, so a
 busy machine inflates it little): the profile's cost per call and what each mode adds.
+
+--regions runs the timed batches inside a region (MPI_Pcontrol(1, "timed"), every run alike): with
+--baseline DIR of a build without regions, the ratio is the cost of regions on against today's.
 
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
 the build/ of another tree) in the same session: runs then go off, this build, the baseline's,
@@ -42,6 +46,9 @@ MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "trace-cpu": {"ESMPROF_
          "callsites": {"ESMPROF_CALLSITES": "1"}, "callsites-2": {"ESMPROF_CALLSITES": "2"}}
 
 
+LATENCY_ARGS: list[str] = []  # ["regions"]: the batches inside MPI_Pcontrol(1, "timed")
+
+
 def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,
             mode: str = "profile") -> dict[str, float]:
     env = run_environment(stack, os.environ)
@@ -49,7 +56,8 @@ def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | No
         env["LD_PRELOAD"] = str(library or profiler_library(stack))
         env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
         env.update(MODES[mode])
-    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)])
+    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters),
+                                        *LATENCY_ARGS])
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
     figures = {key: statistics.median(values) for key, values in batches.items()}
@@ -77,7 +85,11 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=5000)
     parser.add_argument("--baseline", type=Path, help="another build root to compare with")
     parser.add_argument("--modes", default="profile", help="comma-separated: " + ",".join(MODES))
+    parser.add_argument("--regions", action="store_true",
+                        help="time the batches inside a region (MPI_Pcontrol(1, \"timed\"))")
     args = parser.parse_args()
+    if args.regions:
+        LATENCY_ARGS.append("regions")
     if args.baseline:
         compare(args)
         return

@@ -9,6 +9,7 @@
  *   esm_scatter.h VecScatter-style ghost updates (Startall, Start, Waitany), global dots
  *   esm_sum.h     reproducible global sums, max/min, bitwise field checksums
  *   esm_timer.h   wall-clock timers
+ *   esm_phase.h   phases and the timed loop, as regions of the profile (MPI_Pcontrol)
  *   esm_result.h  the one-line JSON result (docs/workloads.md)
  *   esm_report.h  the result's shared bookkeeping: grid, decomposition, counts, STREAM, kernels
  *   esm_stream.h  STREAM triad, for the memory-bandwidth roofline
@@ -31,6 +32,7 @@
 #include "esm_scatter.h"
 #include "esm_sum.h"
 #include "esm_timer.h"
+#include "esm_phase.h"
 #include "esm_result.h"
 #include "esm_report.h"
 #include "esm_stream.h"

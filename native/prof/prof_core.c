@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "prof_region.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
@@ -123,6 +124,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
+    esm_region_count(c->fid, d, c->sent, c->recv, c->coll);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->recv_done) {
@@ -222,6 +224,7 @@ static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
     esm_thread *t = esm_self();
     c->sent += bytes;
     t->f[c->fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
         esm_tc.peer1 = world + 1;
@@ -241,8 +244,10 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
     } else {                        /* completed elsewhere: the posting call gets the bytes */
         t->f[fid].recv += bytes;
         esm_bin_at(t, c->t1)->recv += bytes;
+        esm_region_recv(fid, bytes);
     }
     t->f[fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
         esm_tc.src1 = world + 1;
@@ -412,6 +417,7 @@ void esm_req_start(esm_call *c, MPI_Request req)
         c->sent += copy.bytes;
         c->recv += copy.recv_bytes;
         t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        esm_region_message(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes);
         if (copy.comm)
             comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
     }

@@ -12,6 +12,7 @@
 #include "prof_bind.h"
 #include "prof_files.h"
 #include "prof_hooks.h"
+#include "prof_region.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
@@ -136,7 +137,7 @@ static void put_binding(sbuf *b)
     put(b, ",\"mpi_binding\":{\"library\":");
     put_string(b, m->library);
     put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
-        m->exported, ESM_NFUNC + 3);
+        m->exported, ESM_NFUNC + 4);   /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
     for (int pass = 0; pass < 2; pass++) {
         put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
         for (int i = 0, first = 1; i < m->nunwrapped; i++) {
@@ -396,6 +397,8 @@ static void put_rank(sbuf *b, const char *partial)
     put_io(b);
     put(b, ",");
     put_files(b);
+    put(b, ",");
+    esm_region_json(put_raw_cb, b, esm_run_info.final_ticks);
     put(b, ",");
     put_bins(b);
     char *sites = esm_callsites_json();

@@ -93,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="print the summary of a profile file")
     show.add_argument("--json", action="store_true", help="print the summary's figures as JSON")
+    show.add_argument("--region", metavar="PATH",
+                      help="the figures of one region, e.g. timed/barotropic, or 'all' for the "
+                           "whole run (default: the region 'timed' when the profile has it)")
     show.add_argument("file", type=Path, help="the profile file (.jsonl)")
     show.set_defaults(handler=_show)
 
@@ -198,7 +201,7 @@ def _profile(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    summary = summarise(read_profile(args.file))
+    summary = summarise(read_profile(args.file), args.region)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

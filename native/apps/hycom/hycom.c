@@ -95,6 +95,7 @@ static void step(hycom *m, timers *t)
 #define BAROTROPIC exchange_barotropic(m, &t->barotropic, &t->halo_barotropic)
 #define LAYERS(u, v, ru, rv) exchange_layers(m, u, v, ru, rv, &t->kernels, &t->halo_layers)
 
+    esm_phase_begin("baroclinic");
     esm_timer_start(&t->kernels);
     /* 1-2. pressure, surface height, faces: from the thicknesses */
     WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)), LAYERS(m->u, m->v, &ok->u, &ok->v));
@@ -114,8 +115,10 @@ static void step(hycom *m, timers *t)
     kernel_project(m, ok->u_next, ok->v_next);
     hycom_flush(m);
     esm_timer_stop(&t->kernels);
+    esm_phase_end("baroclinic");
 
     /* 4. barotropic substeps, forward-backward, consuming the wide halo */
+    esm_phase_begin("barotropic");
     esm_timer_start(&t->barotropic);
     for (int s = 0; s < m->substeps; s++) {
         WHERE(out, MEET(MEET(AFTER(ok->ub, 0, 1, 0, 0), AFTER(ok->vb, 0, 0, 0, 1)), ok->eta),
@@ -134,8 +137,10 @@ static void step(hycom *m, timers *t)
     kernel_mean_scale(m, ok->ubm, ok->vbm, 1.0 / m->substeps);
     hycom_flush(m);
     esm_timer_stop(&t->barotropic);
+    esm_phase_end("barotropic");
 
     /* 5. continuity */
+    esm_phase_begin("baroclinic");
     esm_timer_start(&t->kernels);
     esm_region faces = MEET(MEET(AFTER(ok->fu, 0, 1, 0, 0), AFTER(ok->fv, 0, 0, 0, 1)),
                             MEET(AFTER(ok->ubm, 0, 1, 0, 0), AFTER(ok->vbm, 0, 0, 0, 1)));
@@ -151,6 +156,7 @@ static void step(hycom *m, timers *t)
     ok->u = ok->u_next;
     ok->v = ok->v_next;
     esm_timer_stop(&t->kernels);
+    esm_phase_end("baroclinic");
 #undef BAROTROPIC
 #undef LAYERS
 }
@@ -371,6 +377,7 @@ static void start_timing(hycom_run *run)
     esm_barrier();
     run->counts0 = *esm_counts_mine();
     run->wall = esm_wtime();
+    esm_timed_begin();
 }
 
 /* After step number `done` (from 1): CFL and thinnest layer every step, layer masses every
@@ -512,6 +519,7 @@ int main(int argc, char **argv)
         step(&run.m, &run.t);
         diagnose(&run, n + run.warmup + 1, n == run.steps - 1);
     }
+    esm_timed_end();
     run.wall = esm_wtime() - run.wall;
     run.counts1 = *esm_counts_mine();
     esm_exit(report(&run));

@@ -213,6 +213,7 @@ static newton_outcome newton_solve(run *r)
         esm_timer_stop(&r->jacobian);
         newton_rhs(r);
         esm_timer_start(&r->linear);
+        esm_phase_begin("krylov");
         krylov_outcome linear;
         if (r->petsc) {
             linear = petsc_solve(r->petsc, &r->A, r->rhs, r->dx);
@@ -220,6 +221,7 @@ static newton_outcome newton_solve(run *r)
             block_ilu_factor(&r->A);
             linear = krylov_solve(r->ksp, &r->A, r->rhs, r->dx);
         }
+        esm_phase_end("krylov");
         esm_timer_stop(&r->linear);
         out.linear_iterations += linear.iterations;
         out.linear_failed |= !linear.converged;
@@ -538,10 +540,13 @@ static record time_steps(run *r, const options *o)
     double ca_start = r->t.conc[CA];
     esm_barrier();
     double started = esm_wtime();
+    esm_timed_begin();
     for (long step = 0; step < o->steps; step++) {
         esm_timer_start(&r->step);
         transport_begin_step(&r->t);
+        esm_phase_begin("newton");
         newton_outcome n = newton_solve(r);
+        esm_phase_end("newton");
         transport_rates(&r->t, r->rate);
         calcite_reacted(r, o->dt);
         esm_timer_stop(&r->step);
@@ -558,6 +563,7 @@ static record time_steps(run *r, const options *o)
                 step + 1, h.times[step], n.iterations, n.reason, n.linear_iterations,
                 n.residual[0], n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
     }
+    esm_timed_end();
     h.wall = esm_wtime() - started;
     esm_global_max(&h.wall, 1);
     return h;

@@ -171,6 +171,7 @@ static void start_timing(pop_run *run)
     esm_barrier();
     run->counts0 = *esm_counts_mine();
     run->wall = esm_wtime();
+    esm_timed_begin();
 }
 
 /* The barotropic mode of step `step`: solve A x = A eta* from the last step's x, and measure
@@ -348,11 +349,16 @@ int main(int argc, char **argv)
     for (long step = -run.warmup; step < run.steps; step++) {
         if (step == 0)
             start_timing(&run);
-        pop_tracers_step(&run.tr, &run.g, &run.t_tracer, &run.t_tracer_halo); /* baroclinic */
+        esm_phase_begin("baroclinic");
+        pop_tracers_step(&run.tr, &run.g, &run.t_tracer, &run.t_tracer_halo);
+        esm_phase_end("baroclinic");
         if (step >= 0)
             run.tracer_bytes += pop_tracers_bytes(&run.g);
-        barotropic(&run, step + run.warmup, step >= 0);                        /* barotropic */
+        esm_phase_begin("barotropic");
+        barotropic(&run, step + run.warmup, step >= 0);
+        esm_phase_end("barotropic");
     }
+    esm_timed_end();
     run.wall = esm_wtime() - run.wall;
     run.counts1 = *esm_counts_mine();
     esm_exit(report(&run));

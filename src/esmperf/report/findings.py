@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from esmperf import stats
 from esmperf.mpi import machines
 from esmperf.mpi.knobs import KNOBS
-from esmperf.profile.pop_metrics import TIMED_REGION
 from esmperf.profile.summary import bucket_label
+from esmperf.profile.regions import TIMED
 from esmperf.report import significance
 from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
@@ -202,9 +202,11 @@ def profile_findings(group: Group) -> list[Finding]:
     if not profiled:
         return []
     found = []
-    title = f"{group.title}, {reference}"
+    timed = all(p.region == TIMED for _, p in profiled)  # the timed loop, not the harness
+    title = f"{group.title}, {reference}" + (", timed loop" if timed else "")
     shares = [(r.ranks, p.mpi_percent) for r, p in profiled]
-    text = "MPI takes " + ", ".join(f"{share:.0f} % of the run time at {_ranks(ranks)}"
+    scope = "the time" if timed else "the run time"
+    text = "MPI takes " + ", ".join(f"{share:.0f} % of {scope} at {_ranks(ranks)}"
                                     for ranks, share in shares)
     if len(shares) > 1:
         trend = shares[-1][1] - shares[0][1]
@@ -271,7 +273,7 @@ def pop_findings(title: str, group: str,
              f"{e['load_balance']:.2f}, communication efficiency "
              f"{e['communication_efficiency']:.2f})" for r, e in rated]
     scope = {e["scope"] for _, e in rated}
-    of = "the timed region" if scope == {f"region {TIMED_REGION}"} else "the whole run"
+    of = "the timed region" if scope == {f"region {TIMED}"} else "the whole run"
     text = f"{title}: POP parallel efficiency of {of} " + "; ".join(parts) + "."
     poor = [(r, e) for r, e in rated if e["parallel_efficiency"] < GOOD_EFFICIENCY]
     if poor:
