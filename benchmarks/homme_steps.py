@@ -86,7 +86,7 @@ def main() -> None:
         dss = [100.0 * r["timers"]["dss"] / r["wall"] for r in results]
         kernel = [r["kernels"]["tendency"]["GBps"] for r in results]
         triad = [r["stream"]["triad_GBps"] for r in results]
-        fraction = [r["stream"]["fraction"] for r in results]
+        fraction = [r["kernels"]["tendency"]["fraction"] for r in results]
         print(f"| {stack_id} | {size} | {ne} | {elements} | {ranks} | {spread(ms, digits=3)} | "
               f"{spread(rate, 1e-3, 1)}k | {spread(dss, digits=0)} | {spread(kernel, digits=1)} | "
               f"{spread(triad, digits=1)} | {spread(fraction)} |")

@@ -81,7 +81,7 @@ def main() -> None:
         first = results[0]
         per_step = [r["wall"] / r["steps"] for r in results]
         kernels = {k: [r["kernels"][k]["GBps"] for r in results] for k in ("matvec", "pc_apply")}
-        fraction = {k: [r["kernels"][k].get("fraction_of_triad", float("nan")) for r in results]
+        fraction = {k: [r["kernels"][k].get("fraction", float("nan")) for r in results]
                     for k in ("matvec", "pc_apply")}
         triad = [r.get("stream", {}).get("triad_GBps", float("nan")) for r in results]
         grid = (f"{first['params']['nx']}^3 ({first['params']['rank_grid']})"

@@ -2,6 +2,19 @@
 2 ranks, with and without libesmprof, in the same session, per Debian stack.
 
     .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
+                                                     [--modes profile,trace,trace-cpu,callsites]
+                                                     [--regions]
+
+--modes: the profiler's optional modes measured too, each against its own unprofiled runs:
+`trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
+`trace-cpu` (ESMPROF_TRACE=cpu: and two thread-CPU clock reads per call),
+`callsites` (ESMPROF_CALLSITES=1: the wrapper's return address), `callsites-2` (two frames: a
+backtrace per call). Default: profile only. Each profiled
+run also reports what the profiler calibrated at MPI_Init (rank 0: cheapest of 20 batches, so a
+busy machine inflates it little): the profile's cost per call and what each mode adds.
+
+--regions runs the timed batches inside a region (MPI_Pcontrol(1, "timed"), every run alike): with
+--baseline DIR of a build without regions, the ratio is the cost of regions on against today's.
 
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
 the build/ of another tree) in the same session: runs then go off, this build, the baseline's,
@@ -29,17 +42,41 @@ from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
+MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "trace-cpu": {"ESMPROF_TRACE": "cpu"},
+         "callsites": {"ESMPROF_CALLSITES": "1"}, "callsites-2": {"ESMPROF_CALLSITES": "2"}}
 
 
-def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None) -> dict[str, float]:
+LATENCY_ARGS: list[str] = []  # ["regions"]: the batches inside MPI_Pcontrol(1, "timed")
+
+
+def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,
+            mode: str = "profile") -> dict[str, float]:
     env = run_environment(stack, os.environ)
     if profiled:
         env["LD_PRELOAD"] = str(library or profiler_library(stack))
         env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
-    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters)])
+        env.update(MODES[mode])
+    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters),
+                                        *LATENCY_ARGS])
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
-    return {key: statistics.median(values) for key, values in batches.items()}
+    figures = {key: statistics.median(values) for key, values in batches.items()}
+    if profiled:
+        figures.update(calibrated(scratch / "overhead.jsonl"))
+    return figures
+
+
+def calibrated(profile: Path) -> dict[str, float]:
+    """What the profiler calibrated at MPI_Init on rank 0: the profile's cost per call, and
+    what a trace event and a call site add to it."""
+    rank = json.loads(profile.read_text().splitlines()[1])
+    out = {"calibrated_ns": rank["overhead"]["ns_per_call"]}
+    trace = Path(f"{profile}.trace") / "0.bin"
+    if trace.is_file():
+        out["trace_ns"] = json.loads(trace.open("rb").readline())["ns_per_event"]
+    if "callsites" in rank:
+        out["callsite_ns"] = rank["callsites"]["ns_per_call"]
+    return out
 
 
 def main() -> None:
@@ -47,28 +84,48 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--iters", type=int, default=5000)
     parser.add_argument("--baseline", type=Path, help="another build root to compare with")
+    parser.add_argument("--modes", default="profile", help="comma-separated: " + ",".join(MODES))
+    parser.add_argument("--regions", action="store_true",
+                        help="time the batches inside a region (MPI_Pcontrol(1, \"timed\"))")
     args = parser.parse_args()
+    if args.regions:
+        LATENCY_ARGS.append("regions")
     if args.baseline:
         compare(args)
         return
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.2f} (2 ranks on {os.cpu_count()} cores)")
-    print("| stack | operation | without (us) | with (us) | added (ns), median [min..max] | added per call (ns) |")
-    print("|---|---|---|---|---|---|")
+    modes = args.modes.split(",")
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        sys.exit(f"profiler_overhead.py: unknown mode(s) {unknown}: choose from {', '.join(MODES)}")
+    print("| stack | mode | operation | without (us) | with (us) "
+          "| added (ns), median [min..max] | added per call (ns) |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for stack in discover_stacks().stacks:
             if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
                 continue  # the profiler does not load under SimGrid SMPI (docs/simulate.md)
-            runs = [(one_run(stack, args.iters, False, Path(scratch)), one_run(stack, args.iters, True, Path(scratch)))
-                    for _ in range(args.pairs)]
-            for key, calls in CALLS_ON_PATH.items():
-                off = [pair[0][key] for pair in runs]
-                on = [pair[1][key] for pair in runs]
-                added = [1000 * (b - a) for a, b in zip(off, on)]
-                med = statistics.median(added)
-                print(f"| {stack.id} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
-                      f"{statistics.median(on):.3f} | {med:.1f} [{min(added):.1f}..{max(added):.1f}] | "
-                      f"{med / calls:.1f} |")
+            for mode in modes:
+                runs = [(one_run(stack, args.iters, False, Path(scratch)),
+                         one_run(stack, args.iters, True, Path(scratch), mode=mode))
+                        for _ in range(args.pairs)]
+                for key, calls in CALLS_ON_PATH.items():
+                    off = [pair[0][key] for pair in runs]
+                    on = [pair[1][key] for pair in runs]
+                    added = [1000 * (b - a) for a, b in zip(off, on)]
+                    med = statistics.median(added)
+                    print(f"| {stack.id} | {mode} | {key.removesuffix('_us')} "
+                          f"| {statistics.median(off):.3f} | {statistics.median(on):.3f} "
+                          f"| {med:.1f} [{min(added):.1f}..{max(added):.1f}] | {med / calls:.1f} |",
+                          flush=True)
+                for key in ("calibrated_ns", "trace_ns", "callsite_ns"):
+                    values = [pair[1][key] for pair in runs if key in pair[1]]
+                    if values:
+                        med = statistics.median(values)
+                        print(f"| {stack.id} | {mode} | {key} at MPI_Init (ns per call) | | "
+                              f"| {med:.1f} [{min(values):.1f}..{max(values):.1f}] | |")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 def compare(args: argparse.Namespace) -> None:

@@ -34,8 +34,8 @@ def test_conserves_layer_mass_and_is_bit_identical_on_1_to_4_ranks_and_every_sta
     assert norms["layer_mass_drift"] < 1e-14
     assert norms["thinnest_layer"] > 0 and norms["cfl"] < 1
     params = reference["params"]
-    assert params["layers"] == 26 and params["halo_width"] == 6 and params["halo"] == "persistent"
-    assert (params["tiles"], params["land_tiles_dropped"]) == (62, 2)
+    assert params["nz"] == 26 and params["halo_width"] == 6 and params["halo"] == "persistent"
+    assert (params["blocks"], params["land_blocks"]) == (62, 2)
     assert params["substeps"] > 10
     for stack in STACKS:
         for ranks in rank_counts(stack):
@@ -74,7 +74,7 @@ def test_linear_wave_follows_the_dispersion_relation():
     assert norms["omega_vs_theory"] < 2e-4    # the scheme's omega: omega^2 = f^2 + g H k^2
     assert norms["wave_vs_theory"] < 1e-2     # over one wave period
     assert norms["layer_mass_drift"] < 1e-14
-    assert result["params"]["land_tiles_dropped"] == 0
+    assert result["params"]["land_blocks"] == 0
     other = passed(stack, 3, "hycom", "--case", "wave", "--size", "S", "--steps", "20",
                    "--stream", "off", "--block", "16x12", "--halo-width", "2")
     assert other["checksum"] == result["checksum"]
@@ -129,7 +129,7 @@ def test_patch_chooses_tiles_for_the_rank_count_with_the_same_bits():
         result = hycom(stack, ranks)
         params = result["params"]
         assert params["distribution"].startswith("patch ")
-        assert params["tiles"] >= ranks and params["tiles_per_rank_min"] >= 1
+        assert params["blocks"] >= ranks and params["blocks_per_rank_min"] >= 1
         assert result["checksum"] == reference["checksum"], ranks
 
 
@@ -142,7 +142,7 @@ def test_48_simulated_ranks_give_the_bits_of_real_mpi(tmp_path):
     assert result["verification"]["passed"] is True
     assert result["checksum"] == reference["checksum"]
     params = result["params"]
-    assert params["tiles"] >= 48 and params["idle_ranks"] == 0
+    assert params["blocks"] >= 48 and params["idle_ranks"] == 0
     assert params["distribution"].startswith("patch ")
 
 

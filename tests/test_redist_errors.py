@@ -66,14 +66,17 @@ def test_every_error_on_every_rank(stack):
         assert len(messages) == 1, f"{case}: ranks disagree: {messages}"  # one message everywhere
 
 
-BENCH_ERRORS = [
-    (["--size", "XL"], "unknown size XL: use M, S or L"),
-    (["--comm", "fast"], "--comm fast: use async, sync or persistent"),
-    (["--frobnicate", "1"], "unknown option --frobnicate"),
-    (["--src-parts", "2x2"], "give both --src-parts and --dst-parts"),
-    (["--src-parts", "3x1", "--dst-parts", "1x2"], "has 3 blocks for 2 ranks"),
+BENCH_ERRORS = [  # esm_cli.h's wording, as every workload's (docs/workloads.md)
+    (["--size", "XL"], "error: unknown size 'XL': use one of M, S, L"),
+    (["--comm", "fast"], "error: invalid value --comm fast: use one of {async,sync,persistent}"),
+    (["--frobnicate", "1"], "error: unknown option --frobnicate (see redist-bench --help)"),
+    (["--src-parts", "2x2"], "error: give both --src-parts and --dst-parts"),
+    (["--src-parts", "3x1", "--dst-parts", "1x2"], "layout 3x1x1 has 3 blocks for 2 ranks"),
     (["--grid", "1x1024x16"], "the source layout has 2 blocks along dimension 0 of only 1 points"),
-    (["--steps", "0"], "--steps 0: give a whole number"),
+    (["--grid", "12x3"], "invalid value --grid 12x3: give three sizes, e.g. 512x1024x16"),
+    (["--src-parts", "2x0", "--dst-parts", "1x2"], "invalid value --src-parts 2x0: give blocks"),
+    (["--store-ranks", "4,x", "--mode", "store-scaling"], "invalid value --store-ranks 4,x"),
+    (["--steps", "0"], "error: invalid value --steps 0: use an integer in [1, 1000000]"),
 ]
 
 
@@ -94,3 +97,7 @@ def test_bench_command_line_errors(stack):
         assert "{" not in stdout  # no result line
     run = launch(stack, 2, bench, "--help")
     assert run.returncode == 0 and run.stdout.count("usage: redist-bench") == 1
+    assert all(f"--{option} " in run.stdout for option in (
+        "size", "steps", "repeats", "grid", "fields", "type", "src-parts", "dst-parts", "comm",
+        "pack", "bundle", "local", "single-copy", "peers", "verify", "memory", "mode",
+        "store-ranks"))

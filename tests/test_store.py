@@ -64,7 +64,7 @@ def test_export_parquet_and_csv(tmp_path: Path) -> None:
     with Store(path, read_only=True) as store:
         parquet = store.export(tmp_path / "parquet", "parquet")
         csv = store.export(tmp_path / "csv", "csv")
-    assert len(parquet) == len(csv) == 13   # 12 tables and profile_efficiency
+    assert len(parquet) == len(csv) == 16  # 12 tables, profile_efficiency, the 3 of the regions
     ranks = duckdb.sql(f"SELECT count(*) FROM '{tmp_path / 'parquet' / 'profile_rank.parquet'}'")
     assert ranks.fetchall() == [(4,)]
     assert (tmp_path / "csv" / "run.csv").read_text().startswith("run_key,series,")

@@ -1,9 +1,15 @@
 /* Latency of a 0-byte ping-pong (one way) and an 8-byte MPI_Allreduce on 2 ranks: warm-up,
  * then BATCHES batches of ITERS operations; prints one JSON line with every batch mean (us) so
- * the driver (benchmarks/profiler_overhead.py) can take medians and spreads. */
+ * the driver (benchmarks/profiler_overhead.py) can take medians and spreads.
+ *
+ *     latency [ITERS] [regions]
+ *
+ * "regions": the batches run inside the region "timed" (MPI_Pcontrol, IPM's convention), so a
+ * profiler records every timed call into a region too. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { WARMUP = 2000, BATCHES = 30 };
 
@@ -45,14 +51,19 @@ int main(int argc, char **argv)
             fprintf(stderr, "latency: run with 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    int regions = argc > 2 && strcmp(argv[2], "regions") == 0;
     pingpong(rank, WARMUP);
     allreduce(WARMUP);
+    if (regions)
+        MPI_Pcontrol(1, "timed");
     for (int b = 0; b < BATCHES; b++) {
         MPI_Barrier(MPI_COMM_WORLD);
         pp[b] = pingpong(rank, iters);
         MPI_Barrier(MPI_COMM_WORLD);
         ar[b] = allreduce(iters);
     }
+    if (regions)
+        MPI_Pcontrol(-1, "timed");
     if (rank == 0) {
         printf("{\"pingpong_us\":[");
         for (int b = 0; b < BATCHES; b++)

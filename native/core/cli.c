@@ -34,6 +34,16 @@ static void problem(esm_cli *cli, const char *format, ...)
     va_end(ap);
 }
 
+void esm_cli_problem(esm_cli *cli, const char *format, ...)
+{
+    if (cli->error[0])
+        return;
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(cli->error, sizeof cli->error, format, ap);
+    va_end(ap);
+}
+
 esm_cli *esm_cli_begin(int argc, char **argv, const char *summary)
 {
     esm_cli *cli = esm_calloc(1, sizeof *cli);

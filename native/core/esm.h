@@ -9,7 +9,9 @@
  *   esm_scatter.h VecScatter-style ghost updates (Startall, Start, Waitany), global dots
  *   esm_sum.h     reproducible global sums, max/min, bitwise field checksums
  *   esm_timer.h   wall-clock timers
+ *   esm_phase.h   phases and the timed loop, as regions of the profile (MPI_Pcontrol)
  *   esm_result.h  the one-line JSON result (docs/workloads.md)
+ *   esm_report.h  the result's shared bookkeeping: grid, decomposition, counts, STREAM, kernels
  *   esm_stream.h  STREAM triad, for the memory-bandwidth roofline
  *   esm_geo.h     an analytic Earth: continents and ocean depth on a longitude-latitude grid
  *   esm_group.h   processor sets: run a model on a sub-communicator; the driver's broadcast
@@ -30,7 +32,9 @@
 #include "esm_scatter.h"
 #include "esm_sum.h"
 #include "esm_timer.h"
+#include "esm_phase.h"
 #include "esm_result.h"
+#include "esm_report.h"
 #include "esm_stream.h"
 #include "esm_geo.h"
 #include "esm_simd.h"

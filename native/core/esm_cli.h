@@ -41,6 +41,10 @@ const char *esm_cli_text(esm_cli *cli, const char *name, const char *fallback, c
 /* --name AxB, two positive integers (e.g. a block size 20x29). */
 void esm_cli_pair(esm_cli *cli, const char *name, int *a, int *b, int max, const char *help);
 
+/* A problem the caller found (a value of a form the core does not parse, options that
+ * conflict): reported by esm_cli_end like the core's own, the first problem only. */
+void esm_cli_problem(esm_cli *cli, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 /* The value as given on the command line, or NULL (for the result's "params"). */
 const char *esm_cli_given(const esm_cli *cli, const char *name);
 

@@ -30,13 +30,16 @@ void esm_result_real(esm_result *r, const char *path, double value);
 void esm_result_int(esm_result *r, const char *path, long value);
 void esm_result_text(esm_result *r, const char *path, const char *value);
 void esm_result_bool(esm_result *r, const char *path, bool value);
+/* A value already rendered as JSON (an array, a list of objects), put in as it is. */
+void esm_result_json(esm_result *r, const char *path, const char *rendered);
 
 /* "timers.<name>": each timer's maximum over ranks, and "timers_min.<name>" its minimum (the
  * spread between them is the load imbalance). Collective. */
 void esm_result_timers(esm_result *r, esm_timer *const timers[], int n);
 
 /* Add "comm" (the core's MPI operations summed over ranks: isend, irecv, waitall, startall,
- * allreduce, send_init, recv_init, barrier, halo_updates, messages, bytes_sent), print the line on
+ * allreduce, send_init, recv_init, barrier, halo_updates, messages, bytes_sent; left out when
+ * the core made none, as in a benchmark that calls MPI itself), print the line on
  * rank 0, free r, and return the exit status: 0, or 2 when verification failed. Collective;
  * the last MPI communication of the run. */
 int esm_result_finish(esm_result *r);

@@ -4,6 +4,8 @@
  * folding must keep (the sum over ranks of the work done, the core's message counts) and
  * what it changes (kernel calls run and charged, whether fields are shared). */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include "esm.h"
 
 /* Rank r's field: 1000 + 100 r points, so that sizes differ between ranks. */

@@ -69,10 +69,26 @@ typedef struct esm_call {
     void *tmp[ESM_MAX_TMP];
 } esm_call;
 
+/* What a trace event records beyond esm_call (prof_trace.c), per thread (a thread is in one
+ * wrapped call at a time): set while the call runs, recorded and cleared when it ends. Kept out
+ * of esm_call, whose size decides how cheaply the wrappers build it. */
+typedef struct esm_trace_call {
+    int peer1, src1;    /* a send's destination or the source a receive names; the source a
+                         * completed receive came from (world rank + 1; 0 none) */
+    int tag;            /* the tag of a send, or the one a receive names */
+    uint64_t req;       /* the request posted or completed (esm_req_key) */
+    uint64_t cpu0;      /* ESMPROF_TRACE=cpu: the thread's CPU time (ns) at entry */
+    void *caller;       /* the wrapper's return address: the call site (ESMPROF_CALLSITES=1) */
+} esm_trace_call;
+extern ESM_TLS esm_trace_call esm_tc;
+
 /* ---- state (prof_core.c) ---- */
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
 extern ESM_TLS int esm_depth;                /* >0 inside a wrapper: nested MPI calls pass through */
 extern int esm_world_rank, esm_world_size;
+extern int esm_trace_modes;                  /* traces, call sites (prof_trace.c) */
+extern int esm_trace_cpu;                    /* ESMPROF_TRACE=cpu (prof_trace.c) */
+uint64_t esm_thread_cpu_ns(void);
 
 static inline uint64_t esm_now(void)
 {
@@ -88,7 +104,8 @@ static inline uint64_t esm_now(void)
 
 static inline int esm_enter(void) { return esm_on && esm_depth == 0; }
 
-static inline esm_call esm_call_begin(int fid, int lang)
+/* Always inlined: __builtin_return_address(0) is then the wrapper's, the MPI call's site. */
+static inline __attribute__((always_inline)) esm_call esm_call_begin(int fid, int lang)
 {
     esm_call c = {0};
     c.fid = fid;
@@ -99,6 +116,11 @@ static inline esm_call esm_call_begin(int fid, int lang)
     smpi_bench_end();       /* the program's computation since the last call reaches the clock */
     smpi_bench_begin();
 #endif
+    if (esm_trace_modes) {          /* traces, call sites (prof_trace.h): off by default */
+        esm_tc.caller = __builtin_return_address(0);
+        if (esm_trace_cpu)
+            esm_tc.cpu0 = esm_thread_cpu_ns();
+    }
     c.t0 = esm_now();
     return c;
 }

@@ -102,7 +102,7 @@ void esm_bind_mpi(void)
 
 /* ------------------------------------------------------------ exports not wrapped */
 
-static const char *const hand_written[] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", NULL};
+static const char *const hand_written[] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Pcontrol", NULL};
 
 static int wrapped(const char *name)
 {

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "prof_region.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 volatile int esm_on;
 ESM_TLS int esm_depth;
@@ -108,6 +110,8 @@ unsigned esm_bucket(uint64_t bytes)
 
 void esm_leave(esm_call *c)
 {
+    if (esm_trace_modes)            /* traces, call sites: off by default (prof_trace.c) */
+        esm_modes_leave(c);
     esm_thread *t = esm_self();
     uint64_t d = c->t1 - c->t0;
     esm_fstat *f = &t->f[c->fid];
@@ -120,6 +124,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
+    esm_region_count(c->fid, d, c->sent, c->recv, c->coll);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->recv_done) {
@@ -219,8 +224,10 @@ static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
     esm_thread *t = esm_self();
     c->sent += bytes;
     t->f[c->fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
+        esm_tc.peer1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->sent += bytes;
         p->sent_msgs++;
@@ -237,10 +244,13 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
     } else {                        /* completed elsewhere: the posting call gets the bytes */
         t->f[fid].recv += bytes;
         esm_bin_at(t, c->t1)->recv += bytes;
+        esm_region_recv(fid, bytes);
     }
     t->f[fid].hist[esm_bucket(bytes)]++;
+    esm_region_message(bytes);
     int world = world_of(c, comm, rank);
     if (world >= 0) {
+        esm_tc.src1 = world + 1;
         esm_peer *p = peer_at(t, world);
         p->recv += bytes;
         p->recv_msgs++;
@@ -398,6 +408,8 @@ void esm_req_start(esm_call *c, MPI_Request req)
         s->post_fid = c->fid;
     }
     pthread_mutex_unlock(&lock);
+    if (esm_trace_modes)
+        esm_trace_started(c, req, copy.kind, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
         record_sent(c, copy.comm, copy.rank, copy.bytes);
     if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */
@@ -405,6 +417,7 @@ void esm_req_start(esm_call *c, MPI_Request req)
         c->sent += copy.bytes;
         c->recv += copy.recv_bytes;
         t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        esm_region_message(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes);
         if (copy.comm)
             comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
     }
@@ -414,6 +427,8 @@ void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
 {
     if (req == MPI_REQUEST_NULL)
         return;
+    if (esm_trace_modes)
+        esm_tc.req = esm_req_key(req);
     pthread_mutex_lock(&lock);
     slot *s = table_find(&requests, key_of(&req, sizeof req));
     slot copy = s ? *s : (slot){0};

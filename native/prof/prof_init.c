@@ -9,6 +9,7 @@
 #include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 #ifdef ESM_SIMULATED
 /* Every simulated rank must have its own copy of the profiler's globals: true when SMPI privatizes
@@ -139,6 +140,7 @@ void esm_init_hook(void)
     esm_run_info.init_epoch = wall_seconds();
     esm_run_info.init_mono = mono_seconds();
     esm_run_info.init_ticks = esm_t0 = esm_now();
+    esm_modes_start();              /* traces, call sites (prof_trace.c) */
     esm_write_running_marker();
     esm_signals_start();
     PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */
@@ -156,6 +158,7 @@ void esm_finalize_hook(void)
     if (span > 0.5)
         esm_ticks_per_second = (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / span;
     esm_write_profile(private_comm);
+    esm_trace_write(NULL);
     esm_signals_finished();
     PMPI_Comm_free(&private_comm);
 }

@@ -12,7 +12,9 @@
 #include "prof_bind.h"
 #include "prof_files.h"
 #include "prof_hooks.h"
+#include "prof_region.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 #define PROFILE_VERSION 1
 #define DEFAULT_OUT "esmperf-profile.jsonl"
@@ -135,7 +137,7 @@ static void put_binding(sbuf *b)
     put(b, ",\"mpi_binding\":{\"library\":");
     put_string(b, m->library);
     put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
-        m->exported, ESM_NFUNC + 3);
+        m->exported, ESM_NFUNC + 4);   /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
     for (int pass = 0; pass < 2; pass++) {
         put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
         for (int i = 0, first = 1; i < m->nunwrapped; i++) {
@@ -396,7 +398,13 @@ static void put_rank(sbuf *b, const char *partial)
     put(b, ",");
     put_files(b);
     put(b, ",");
+    esm_region_json(put_raw_cb, b, esm_run_info.final_ticks);
+    put(b, ",");
     put_bins(b);
+    char *sites = esm_callsites_json();
+    if (sites)
+        put(b, ",\"callsites\":%s", sites);
+    free(sites);
     put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
         esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
 }

@@ -21,6 +21,7 @@
 
 #include "prof_hooks.h"
 #include "prof_state.h"
+#include "prof_trace.h"
 
 static const int caught[] = {SIGTERM, SIGINT, SIGUSR1};
 #define NCAUGHT 3
@@ -61,6 +62,7 @@ static void write_partial(const char *reason)
     else
         unlink(tmp);
     free(line);
+    esm_trace_write(reason);
 }
 
 static const char *signal_name(int sig)

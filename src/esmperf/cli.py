@@ -23,6 +23,7 @@ from esmperf.profile.render import render_stacks, render_summary
 from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
 from esmperf.study.cli import add_commands as add_study_commands
 from esmperf.profile.summary import summarise
+from esmperf.profile.trace_cli import add_trace_command
 
 console = Console()
 error_console = Console(stderr=True, soft_wrap=True)  # one message, one line
@@ -76,16 +77,30 @@ def _parser() -> argparse.ArgumentParser:
         help="width of the profile's time bins in seconds (default: the profiler's, 1 s)",
     )
     profile.add_argument(
+        "--trace", action="store_true",
+        help="also record a timeline trace (FILE.trace/; convert it: esmperf trace FILE)")
+    profile.add_argument(
+        "--trace-cpu", action="store_true",
+        help="a timeline trace with each thread's CPU time between calls (for replays of "
+        "runs on busy or oversubscribed nodes; two more clock reads per call)")
+    profile.add_argument(
+        "--callsites", type=int, metavar="DEPTH",
+        help="also count MPI calls per call site, DEPTH return addresses deep (1: the caller)")
+    profile.add_argument(
         "command", nargs=argparse.REMAINDER, help="launcher and program, after `--`"
     )
     profile.set_defaults(handler=_profile)
 
     show = commands.add_parser("show", help="print the summary of a profile file")
     show.add_argument("--json", action="store_true", help="print the summary's figures as JSON")
+    show.add_argument("--region", metavar="PATH",
+                      help="the figures of one region, e.g. timed/barotropic, or 'all' for the "
+                           "whole run (default: the region 'timed' when the profile has it)")
     show.add_argument("file", type=Path, help="the profile file (.jsonl)")
     show.set_defaults(handler=_show)
 
     add_study_commands(commands)  # study, run, report, compare, export, knobs, workloads
+    add_trace_command(commands)
     return parser
 
 
@@ -157,6 +172,10 @@ def _profile(args: argparse.Namespace) -> int:
     env["ESMPROF_OUT"] = str(out)
     if args.bin_seconds:
         env["ESMPROF_BIN_SECONDS"] = str(args.bin_seconds)
+    if args.trace or args.trace_cpu:
+        env["ESMPROF_TRACE"] = "cpu" if args.trace_cpu else "1"
+    if args.callsites:
+        env["ESMPROF_CALLSITES"] = str(args.callsites)
     for stale in (out, out.with_name(out.name + ".part")):
         stale.unlink(missing_ok=True)
 
@@ -175,11 +194,14 @@ def _profile(args: argparse.Namespace) -> int:
         )
     render_summary(summarise(read_profile(out)), console)
     console.print(f"[bold]profile:[/] {escape(str(out))} (reprint it: esmperf show FILE)")
+    if args.trace or args.trace_cpu:
+        console.print(f"[bold]trace:[/] {escape(str(out))}.trace/ (as Perfetto JSON and a "
+                      "SimGrid replay: esmperf trace FILE)")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    summary = summarise(read_profile(args.file))
+    summary = summarise(read_profile(args.file), args.region)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

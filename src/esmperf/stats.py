@@ -10,6 +10,12 @@ because run times on a shared machine are skewed and have outliers.
   samples without ties, normal approximation with tie correction otherwise) and the
   Hodges-Lehmann estimate of the shift with its distribution-free confidence interval, taken on
   log values so that a shift is a ratio: "B is 12 % faster than A (95 % CI 8-15 %)".
+- Power: the smallest two-sided p a Mann-Whitney test can reach is 2 / C(m+n, m) (complete
+  separation, no ties): with 3 repetitions per side that is 0.1, so such a comparison cannot
+  show p < 0.05 whatever the data; it is inconclusive, not "no difference". The repetitions
+  that detect a change: the exact critical U at alpha, and U's mean and variance when log
+  values scatter normally by the measured spread and shift by the change (Lehmann's moments);
+  the fewest n per side whose power reaches 80 %.
 - Speed-up and scaling efficiency against a stated base rank count (the JUROPA white paper's
   definition: performance per rank at n ranks over performance per rank at the base).
 """
@@ -22,6 +28,7 @@ from functools import lru_cache
 
 SECONDS_PER_DAY = 86400.0
 EXACT_LIMIT = 40  # m + n up to which the exact U distribution is used (no ties)
+POWER = 0.8  # the probability of detecting a real change that "enough repetitions" means
 
 
 @dataclass(frozen=True)
@@ -264,5 +271,112 @@ def format_change_ci(low: float, high: float) -> str:
     return f"{low:+.1%} to {high:+.1%}"
 
 
-def intervals_overlap(first: Summary, second: Summary) -> bool:
-    return first.ci_low <= second.ci_high and second.ci_low <= first.ci_high
+def smallest_p(m: int, n: int) -> float:
+    """The smallest two-sided p-value a Mann-Whitney test of samples of sizes m and n can
+    give: every value of one sample beyond every value of the other, no ties."""
+    if m < 1 or n < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(m + n, m))
+
+
+def can_reach(m: int, n: int, alpha: float = 0.05) -> bool:
+    """Whether the test can show p < alpha at these sample sizes at all."""
+    return smallest_p(m, n) < alpha
+
+
+def fewest_repetitions(alpha: float = 0.05) -> int:
+    """The fewest repetitions per side (equal sizes) that can show p < alpha: 4 at 0.05."""
+    n = 1
+    while not can_reach(n, n, alpha):
+        n += 1
+    return n
+
+
+def log_spread(*samples: Sequence[float]) -> float:
+    """The pooled standard deviation of log values within the samples (the run-to-run noise as
+    a fraction: 0.1 = about 10 %); 0 when no sample has two positive values."""
+    squares, degrees = 0.0, 0
+    for sample in samples:
+        logs = [math.log(x) for x in sample if x > 0]
+        if len(logs) > 1:
+            mean = statistics.fmean(logs)
+            squares += sum((x - mean) ** 2 for x in logs)
+            degrees += len(logs) - 1
+    return math.sqrt(squares / degrees) if degrees else 0.0
+
+
+def _critical_u(m: int, n: int, alpha: float) -> float:
+    """The largest U whose two-sided p is below alpha (-1 when none is)."""
+    if m + n <= EXACT_LIMIT:
+        counts, total, cumulative = _u_counts(m, n), math.comb(m + n, m), 0
+        for u, count in enumerate(counts):
+            if 2 * (cumulative + count) / total >= alpha:
+                return u - 1
+            cumulative += count
+        return m * n
+    sd = math.sqrt(m * n * (m + n + 1) / 12)
+    return math.floor(m * n / 2 - 0.5 - _normal_quantile(1 - alpha / 2) * sd)
+
+
+def _both_below(effect: float) -> float:
+    """P(X1 < Y and X2 < Y) for independent X1, X2 ~ N(0, 1), Y ~ N(effect, 1):
+    the integral of phi(t) Phi(t + effect)^2 (Simpson's rule; smooth, 1e-9 accurate)."""
+    normal, steps, width = statistics.NormalDist(), 400, 16.0
+    h = width / steps
+    total = 0.0
+    for i in range(steps + 1):
+        t = -width / 2 + i * h
+        weight = 1 if i in (0, steps) else 4 if i % 2 else 2
+        total += weight * normal.pdf(t) * normal.cdf(t + effect) ** 2
+    return total * h / 3
+
+
+def power(n: int, change: float, spread: float, alpha: float = 0.05) -> float:
+    """The probability that a two-sided Mann-Whitney test of n against n repetitions shows
+    p < alpha when the typical value changes by `change` and log values scatter normally by
+    `spread`: the exact critical U, and U's mean and variance under the shift (Lehmann 1975:
+    p1 = P(X < Y), p2 = P(X1 < Y, X2 < Y))."""
+    critical = _critical_u(n, n, alpha)
+    if critical < 0:
+        return 0.0
+    shift = abs(math.log1p(change))
+    if spread <= 0:
+        return 1.0 if shift > 0 else 0.0
+    effect = shift / spread
+    p1 = statistics.NormalDist().cdf(effect / math.sqrt(2))
+    p2 = _both_below(effect)
+    mean = n * n * (1 - p1)  # U counts pairs with the unchanged sample ahead
+    variance = n * n * (p1 * (1 - p1) + 2 * (n - 1) * (p2 - p1 * p1))
+    if variance <= 0:
+        return 1.0
+    return statistics.NormalDist().cdf((critical + 0.5 - mean) / math.sqrt(variance))
+
+
+def repetitions_to_detect(change: float, spread: float, alpha: float = 0.05,
+                          wanted: float = POWER, limit: int = 1000) -> int:
+    """Repetitions per side for a two-sided Mann-Whitney test to detect a relative change of
+    `change` (0.2 = 20 %) with probability `wanted`, when the log values scatter by `spread`
+    (log_spread); `limit` + 1 when even `limit` does not."""
+    if change <= -1 or math.log1p(change) == 0:
+        raise ValueError("the change to detect must be a non-zero ratio above -100 %")
+    n = fewest_repetitions(alpha)
+    while n <= limit and power(n, change, spread, alpha) < wanted:
+        n += 1
+    return n
+
+
+def detectable_change(n: int, spread: float, alpha: float = 0.05,
+                      wanted: float = POWER) -> float:
+    """The smallest relative change (0.2 = 20 %) that n repetitions per side detect with
+    probability `wanted` at this spread (to 0.1 %); inf when n cannot reach alpha at all."""
+    if not can_reach(n, n, alpha):
+        return math.inf
+    low, high = 0.0, 1.0
+    while power(n, high, spread, alpha) < wanted:
+        low, high = high, 2 * high + 1
+        if high > 1e6:
+            return math.inf
+    while high - low > 5e-4:
+        middle = (low + high) / 2
+        low, high = (middle, high) if power(n, middle, spread, alpha) < wanted else (low, middle)
+    return high

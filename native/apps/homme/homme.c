@@ -114,7 +114,7 @@ static void set_up(model *md, int ne, int test, double alpha, esm_halo_engine en
     }
     md->tendency = (esm_timer){.name = "tendency"};
     md->other_kernels = (esm_timer){.name = "other_kernels"};
-    md->dss_time = (esm_timer){.name = "dss"};
+    md->dss_time = (esm_timer){.name = "dss", .phase = true};
     md->diagnostics = (esm_timer){.name = "diagnostics"};
 }
 
@@ -177,7 +177,9 @@ static void runge_kutta(model *md)
     static const double into[4] = {0.0, 0.5, 0.5, 1.0};
     static const double weight[4] = {1 / 6.0, 1 / 3.0, 1 / 3.0, 1 / 6.0};
     static esm_kernel update = {.name = "homme.rk_update"}; /* work: doubles moved */
+    static const char *stage_phase[4] = {"rk_stage1", "rk_stage2", "rk_stage3", "rk_stage4"};
     for (int s = 0; s < 4; s++) {
+        esm_phase_begin(stage_phase[s]);
         tendency(md, s == 0 ? md->y : md->stage, md->tend);
         esm_timer_start(&md->other_kernels);
         /* acc (and stage): two doubles read and one written per point and field */
@@ -187,6 +189,7 @@ static void runge_kutta(model *md)
             esm_kernel_end(&update);
         }
         esm_timer_stop(&md->other_kernels);
+        esm_phase_end(stage_phase[s]);
     }
     for (int f = 0; f < md->nf; f++) {
         double *t = md->y[f];
@@ -204,6 +207,7 @@ static void hyperviscosity(model *md)
     static esm_kernel update = {.name = "homme.hv_update"};
     if (md->nu <= 0.0)
         return;
+    esm_phase_begin("hyperviscosity");
     long n = md->dss.npoints;
     for (int pass = 0; pass < 2; pass++) {
         double *const *in = pass == 0 ? md->y : md->lap;
@@ -231,6 +235,7 @@ static void hyperviscosity(model *md)
     if (md->nf == 4)
         tangent(md);
     esm_timer_stop(&md->other_kernels);
+    esm_phase_end("hyperviscosity");
 }
 
 typedef struct diagnosis {
@@ -415,13 +420,9 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     esm_result_text(r, "params.engine", o->engine);
     esm_result_text(r, "params.curve", md->cube.curve->name);
     esm_result_int(r, "params.curve_breaks", md->cube.curve->breaks);
-    esm_result_real(r, "kernels.tendency.GBps", kernel_GBps);
+    esm_report_kernel(r, "tendency", kernel_GBps, stream);
     esm_result_real(r, "kernels.tendency.seconds", tendency_seconds);
-    if (o->stream_mb > 0) {
-        esm_result_real(r, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(r, "stream.megabytes", stream.megabytes);
-        esm_result_real(r, "stream.fraction", kernel_GBps / stream.triad_GBps);
-    }
+    esm_report_stream(r, stream);
     esm_timer *timers[] = {&md->tendency, &md->other_kernels, &md->dss_time, &md->diagnostics};
     esm_result_timers(r, timers, 4);
     return esm_result_finish(r);
@@ -447,12 +448,14 @@ int main(int argc, char **argv)
             for (int t = 0; t < 4; t++)
                 esm_timer_reset(timers[t]);
             started = esm_wtime();
+            esm_timed_begin();
         }
         runge_kutta(&md);    /* 4 stages, each: element kernel, DSS */
         hyperviscosity(&md); /* weak Laplacian, DSS, weak Laplacian, DSS */
         if (n % o.statefreq == 0 || n == o.steps)
             now = diagnose(&md, n * o.dt);
     }
+    esm_timed_end();
     double wall = esm_wtime() - started;
     esm_global_max(&wall, 1);
 

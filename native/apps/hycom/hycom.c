@@ -95,6 +95,7 @@ static void step(hycom *m, timers *t)
 #define BAROTROPIC exchange_barotropic(m, &t->barotropic, &t->halo_barotropic)
 #define LAYERS(u, v, ru, rv) exchange_layers(m, u, v, ru, rv, &t->kernels, &t->halo_layers)
 
+    esm_phase_begin("baroclinic");
     esm_timer_start(&t->kernels);
     /* 1-2. pressure, surface height, faces: from the thicknesses */
     WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)), LAYERS(m->u, m->v, &ok->u, &ok->v));
@@ -114,8 +115,10 @@ static void step(hycom *m, timers *t)
     kernel_project(m, ok->u_next, ok->v_next);
     hycom_flush(m);
     esm_timer_stop(&t->kernels);
+    esm_phase_end("baroclinic");
 
     /* 4. barotropic substeps, forward-backward, consuming the wide halo */
+    esm_phase_begin("barotropic");
     esm_timer_start(&t->barotropic);
     for (int s = 0; s < m->substeps; s++) {
         WHERE(out, MEET(MEET(AFTER(ok->ub, 0, 1, 0, 0), AFTER(ok->vb, 0, 0, 0, 1)), ok->eta),
@@ -134,8 +137,10 @@ static void step(hycom *m, timers *t)
     kernel_mean_scale(m, ok->ubm, ok->vbm, 1.0 / m->substeps);
     hycom_flush(m);
     esm_timer_stop(&t->barotropic);
+    esm_phase_end("barotropic");
 
     /* 5. continuity */
+    esm_phase_begin("baroclinic");
     esm_timer_start(&t->kernels);
     esm_region faces = MEET(MEET(AFTER(ok->fu, 0, 1, 0, 0), AFTER(ok->fv, 0, 0, 0, 1)),
                             MEET(AFTER(ok->ubm, 0, 1, 0, 0), AFTER(ok->vbm, 0, 0, 0, 1)));
@@ -151,6 +156,7 @@ static void step(hycom *m, timers *t)
     ok->u = ok->u_next;
     ok->v = ok->v_next;
     esm_timer_stop(&t->kernels);
+    esm_phase_end("baroclinic");
 #undef BAROTROPIC
 #undef LAYERS
 }
@@ -371,6 +377,7 @@ static void start_timing(hycom_run *run)
     esm_barrier();
     run->counts0 = *esm_counts_mine();
     run->wall = esm_wtime();
+    esm_timed_begin();
 }
 
 /* After step number `done` (from 1): CFL and thinnest layer every step, layer masses every
@@ -435,7 +442,6 @@ static int report(hycom_run *run)
 {
     const hycom *m = &run->m;
     long steps = run->steps;
-    int ranks = esm_ranks();
     esm_result *r = esm_result_new("hycom", run->deck->name, steps);
 
     double omega_error = 0;
@@ -445,19 +451,16 @@ static int report(hycom_run *run)
         passed = passed && run->wave_vs_scheme <= 1e-5 && run->wave_vs_theory <= 1e-2
                  && omega_error <= 1e-3;
     }
-    if (esm_folded()) /* the fields are shared between ranks: their values mean nothing */
-        esm_result_unverified(r, "not verified: folded run");
-    else
-        esm_result_verification(r, passed, run->kind == CASE_WAVE
-            ? "linear inertia-gravity wave vs the discrete and continuous dispersion relations; "
-              "layer mass conserved; thickness positive; CFL < 1"
-            : "layer mass conserved; thickness positive; CFL < 1");
-    if (!esm_folded()) { /* folded: the values mean nothing */
+    bool meaningful = esm_report_verification(r, passed, run->kind == CASE_WAVE
+        ? "linear inertia-gravity wave vs the discrete and continuous dispersion relations; "
+          "layer mass conserved; thickness positive; CFL < 1"
+        : "layer mass conserved; thickness positive; CFL < 1");
+    if (meaningful) {
         esm_result_norm(r, "layer_mass_drift", run->worst_drift);
         esm_result_norm(r, "thinnest_layer", run->thinnest);
         esm_result_norm(r, "cfl", run->worst_cfl);
     }
-    if (run->kind == CASE_WAVE && !esm_folded()) {
+    if (run->kind == CASE_WAVE && meaningful) {
         esm_result_norm(r, "wave_vs_scheme", run->wave_vs_scheme);
         esm_result_norm(r, "wave_vs_theory", run->wave_vs_theory);
         esm_result_norm(r, "omega_vs_theory", omega_error);
@@ -468,42 +471,24 @@ static int report(hycom_run *run)
         total_mass += run->mass[k];
     esm_result_real(r, "layers.mass_total", total_mass);
 
-    /* performance: the core's counts over the timed steps, as means per rank and step */
-    esm_sum per_rank[4] = {{0}};
-    esm_sum_add(&per_rank[0], (double)(run->counts1.messages - run->counts0.messages));
-    esm_sum_add(&per_rank[1], (double)(run->counts1.bytes_sent - run->counts0.bytes_sent));
-    esm_sum_add(&per_rank[2], m->bytes - run->bytes0);
-    esm_sum_add(&per_rank[3], (double)(run->counts1.halo_updates - run->counts0.halo_updates));
-    double total[4], slowest[2] = {run->wall, run->t.kernels.total + run->t.barotropic.total};
-    esm_global_sums(per_rank, 4, total);
+    /* performance: bytes and the slowest rank's kernel time over the timed steps */
+    esm_sum kernel_bytes = {0};
+    esm_sum_add(&kernel_bytes, m->bytes - run->bytes0);
+    double total_bytes, slowest[2] = {run->wall, run->t.kernels.total + run->t.barotropic.total};
+    esm_global_sums(&kernel_bytes, 1, &total_bytes);
     esm_global_max(slowest, 2);
-    double wall = slowest[0], GBps = total[2] / fmax(slowest[1], 1e-30) / 1e9;
+    double wall = slowest[0], GBps = total_bytes / fmax(slowest[1], 1e-30) / 1e9;
     esm_result_wall(r, wall);
     esm_result_fom(r, steps * m->dt / (365.0 * 86400.0) / (wall / 86400.0), "SYPD", true);
-    esm_result_real(r, "model.bytes_per_point", total[2] / steps / ((double)m->d.ocean_points * run->nz));
-    esm_result_real(r, "model.messages_per_step", total[0] / ranks / steps);
-    esm_result_real(r, "model.halo_bytes_per_step", total[1] / ranks / steps);
-    esm_result_real(r, "model.halo_updates_per_step", total[3] / ranks / steps);
-    esm_result_real(r, "model.allreduces_per_step",
-                    (double)(run->counts1.allreduce - run->counts0.allreduce) / steps);
+    esm_result_real(r, "model.bytes_per_point", total_bytes / steps / ((double)m->d.ocean_points * run->nz));
+    esm_report_counts(r, &run->counts0, &run->counts1, steps);
     esm_result_real(r, "model.steps_per_second", steps / wall);
 
     esm_result_text(r, "params.case", run->case_name);
-    esm_result_int(r, "params.nx", run->nx);
-    esm_result_int(r, "params.ny", run->ny);
-    esm_result_int(r, "params.layers", run->nz);
-    esm_result_int(r, "params.bx", run->bx);
-    esm_result_int(r, "params.by", run->by);
+    esm_report_grid(r, run->nx, run->ny, run->nz, run->bx, run->by);
     esm_result_int(r, "params.halo_width", run->width);
     esm_result_text(r, "params.halo", run->halo_name);
-    esm_result_text(r, "params.distribution", m->d.method);
-    esm_result_int(r, "params.tiles", m->d.nblocks);
-    esm_result_int(r, "params.land_tiles_dropped", m->d.land_blocks);
-    esm_result_int(r, "params.idle_ranks", m->d.idle_ranks);
-    esm_result_int(r, "params.tiles_per_rank_min", m->d.min_blocks);
-    esm_result_int(r, "params.tiles_per_rank_max", m->d.max_blocks);
-    esm_result_int(r, "params.ocean_points", m->d.ocean_points);
-    esm_result_real(r, "params.load_imbalance", m->d.max_rank_points * (double)ranks / m->d.ocean_points);
+    esm_report_decomp(r, &m->d);
     esm_result_real(r, "params.dt", m->dt);
     esm_result_real(r, "params.dtau", m->dtau);
     esm_result_int(r, "params.substeps", m->substeps);
@@ -511,13 +496,11 @@ static int report(hycom_run *run)
     esm_result_int(r, "params.warmup", run->warmup);
     esm_result_int(r, "params.diag", run->diag);
 
-    esm_result_real(r, "kernels.all.GBps", GBps);
-    if (!strcmp(run->stream_name, "on")) {
-        esm_stream stream = esm_stream_triad(64.0, 10);
-        esm_result_real(r, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(r, "stream.megabytes_per_array", stream.megabytes);
-        esm_result_real(r, "kernels.all.fraction", GBps / stream.triad_GBps);
-    }
+    esm_stream stream = {0};
+    if (!strcmp(run->stream_name, "on"))
+        stream = esm_stream_triad(64.0, 10);
+    esm_report_stream(r, stream);
+    esm_report_kernel(r, "all", GBps, stream);
     esm_timer *timers[] = {&run->t.kernels, &run->t.barotropic, &run->t.halo_layers,
                            &run->t.halo_barotropic, &run->t.diagnostics};
     esm_result_timers(r, timers, 5);
@@ -536,6 +519,7 @@ int main(int argc, char **argv)
         step(&run.m, &run.t);
         diagnose(&run, n + run.warmup + 1, n == run.steps - 1);
     }
+    esm_timed_end();
     run.wall = esm_wtime() - run.wall;
     run.counts1 = *esm_counts_mine();
     esm_exit(report(&run));

@@ -213,6 +213,7 @@ static newton_outcome newton_solve(run *r)
         esm_timer_stop(&r->jacobian);
         newton_rhs(r);
         esm_timer_start(&r->linear);
+        esm_phase_begin("krylov");
         krylov_outcome linear;
         if (r->petsc) {
             linear = petsc_solve(r->petsc, &r->A, r->rhs, r->dx);
@@ -220,6 +221,7 @@ static newton_outcome newton_solve(run *r)
             block_ilu_factor(&r->A);
             linear = krylov_solve(r->ksp, &r->A, r->rhs, r->dx);
         }
+        esm_phase_end("krylov");
         esm_timer_stop(&r->linear);
         out.linear_iterations += linear.iterations;
         out.linear_failed |= !linear.converged;
@@ -538,10 +540,13 @@ static record time_steps(run *r, const options *o)
     double ca_start = r->t.conc[CA];
     esm_barrier();
     double started = esm_wtime();
+    esm_timed_begin();
     for (long step = 0; step < o->steps; step++) {
         esm_timer_start(&r->step);
         transport_begin_step(&r->t);
+        esm_phase_begin("newton");
         newton_outcome n = newton_solve(r);
+        esm_phase_end("newton");
         transport_rates(&r->t, r->rate);
         calcite_reacted(r, o->dt);
         esm_timer_stop(&r->step);
@@ -558,6 +563,7 @@ static record time_steps(run *r, const options *o)
                 step + 1, h.times[step], n.iterations, n.reason, n.linear_iterations,
                 n.residual[0], n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
     }
+    esm_timed_end();
     h.wall = esm_wtime() - started;
     esm_global_max(&h.wall, 1);
     return h;
@@ -662,9 +668,7 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
     esm_result_text(result, "params.case", o->case_name);
     esm_result_text(result, "params.solver", o->solver);
     esm_result_text(result, "params.library", o->library);
-    esm_result_int(result, "params.nx", g->nx);
-    esm_result_int(result, "params.ny", g->ny);
-    esm_result_int(result, "params.nz", g->nz);
+    esm_report_grid(result, g->nx, g->ny, g->nz, 0, 0);
     char rank_grid[64];
     snprintf(rank_grid, sizeof rank_grid, "%dx%dx%d", g->px, g->py, g->pz);
     esm_result_text(result, "params.rank_grid", rank_grid);
@@ -696,21 +700,13 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
                        (double)r->precondition.count * cells * block_ilu_solve_bytes()};
     long calls[2] = {r->product.count, r->precondition.count};
     for (int k = 0; k < 2; k++) {
-        double rate = kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9 : 0;
         char path[64];
         snprintf(path, sizeof path, "kernels.%s.calls", kernel[k]);
         esm_result_int(result, path, calls[k]);
-        snprintf(path, sizeof path, "kernels.%s.GBps", kernel[k]);
-        esm_result_real(result, path, rate);
-        if (stream.triad_GBps > 0) {
-            snprintf(path, sizeof path, "kernels.%s.fraction_of_triad", kernel[k]);
-            esm_result_real(result, path, rate / stream.triad_GBps);
-        }
+        esm_report_kernel(result, kernel[k], kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9
+                                                                : 0, stream);
     }
-    if (stream.triad_GBps > 0) {
-        esm_result_real(result, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(result, "stream.megabytes", stream.megabytes);
-    }
+    esm_report_stream(result, stream);
     esm_result_int(result, "comm.start", (long)total[0]);
     esm_result_int(result, "comm.waitany", (long)total[1]);
 }

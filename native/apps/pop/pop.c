@@ -181,6 +181,7 @@ static void start_timing(pop_run *run)
     esm_barrier();
     run->counts0 = *esm_counts_mine();
     run->wall = esm_wtime();
+    esm_timed_begin();
 }
 
 /* The barotropic mode of step `step`: solve A x = A eta* from the last step's x, and measure
@@ -266,7 +267,6 @@ static int report(pop_run *run)
     space *s = run->s;
     solver *sv = run->sv;
     long steps = run->steps;
-    int ranks = esm_ranks();
     esm_result *r = esm_result_new("pop", run->deck->name, steps);
 
     /* verification */
@@ -281,12 +281,8 @@ static int report(pop_run *run)
     double error_limit = fmax(1e-6, 1e4 * run->tolerance);
     bool passed = run->worst_error <= error_limit && run->unconverged == 0 && drift[0] <= 1e-12
                   && drift[1] <= 1e-12 && excess <= 1e-12;
-    if (esm_folded()) /* the fields are shared between ranks: their values mean nothing */
-        esm_result_unverified(r, "not verified: folded run");
-    else
-        esm_result_verification(r, passed, "manufactured barotropic solution; tracer content "
-                                "conserved; tracers within their initial range");
-    if (!esm_folded()) { /* folded: the values mean nothing */
+    if (esm_report_verification(r, passed, "manufactured barotropic solution; tracer content "
+                                "conserved; tracers within their initial range")) {
         esm_result_norm(r, "barotropic_error", run->worst_error);
         esm_result_norm(r, "barotropic_error_limit", error_limit);
         esm_result_norm(r, "solver_residual", run->worst_residual);
@@ -299,55 +295,38 @@ static int report(pop_run *run)
     esm_result_real(r, "tracers.mass_t", mass[0]);
     esm_result_real(r, "tracers.mass_s", mass[1]);
 
-    /* performance: the core's counts over the timed steps, as means per rank and step */
-    esm_sum per_rank[6] = {{0}};
-    esm_sum_add(&per_rank[0], (double)(run->counts1.messages - run->counts0.messages));
-    esm_sum_add(&per_rank[1], (double)(run->counts1.bytes_sent - run->counts0.bytes_sent));
-    esm_sum_add(&per_rank[2], run->tracer_bytes);
-    esm_sum_add(&per_rank[3], s->bytes - run->solver_bytes0);
-    esm_sum_add(&per_rank[4], (double)s->owned);
-    esm_sum_add(&per_rank[5], (double)(run->counts1.halo_updates - run->counts0.halo_updates));
-    double total[6], slowest[3] = {run->wall, run->t_tracer.total, s->compute.total};
-    esm_global_sums(per_rank, 6, total);
+    /* performance: bytes and the slowest rank's kernel times over the timed steps */
+    esm_sum per_rank[3] = {{0}};
+    esm_sum_add(&per_rank[0], run->tracer_bytes);
+    esm_sum_add(&per_rank[1], s->bytes - run->solver_bytes0);
+    esm_sum_add(&per_rank[2], (double)s->owned);
+    double total[3], slowest[3] = {run->wall, run->t_tracer.total, s->compute.total};
+    esm_global_sums(per_rank, 3, total);
     esm_global_max(slowest, 3);
-    double wall = slowest[0], tracer_GBps = total[2] / fmax(slowest[1], 1e-30) / 1e9;
-    double solver_GBps = total[3] / fmax(slowest[2], 1e-30) / 1e9;
+    double wall = slowest[0], tracer_GBps = total[0] / fmax(slowest[1], 1e-30) / 1e9;
+    double solver_GBps = total[1] / fmax(slowest[2], 1e-30) / 1e9;
     esm_result_wall(r, wall);
     esm_result_fom(r, steps * g->dt / (365.0 * 86400.0) / (wall / 86400.0), "SYPD", true);
     esm_result_real(r, "model.bytes_per_point",
-                    (total[2] + total[3]) / steps / ((double)g->d.ocean_points * run->nz));
+                    (total[0] + total[1]) / steps / ((double)g->d.ocean_points * run->nz));
     esm_result_real(r, "model.tracer_bytes_per_point", 7.0 * sizeof(double));
     esm_result_real(r, "model.barotropic_bytes_per_point_iteration",
-                    total[3] / fmax(1.0, (double)run->iterations) / total[4]);
-    esm_result_real(r, "model.messages_per_step", total[0] / ranks / steps);
-    esm_result_real(r, "model.halo_bytes_per_step", total[1] / ranks / steps);
-    esm_result_real(r, "model.halo_updates_per_step", total[5] / ranks / steps);
-    esm_result_real(r, "model.allreduces_per_step",
-                    (double)(run->counts1.allreduce - run->counts0.allreduce) / steps);
+                    total[1] / fmax(1.0, (double)run->iterations) / total[2]);
+    esm_report_counts(r, &run->counts0, &run->counts1, steps);
     esm_result_real(r, "model.iterations_per_step", (double)run->iterations / steps);
     esm_result_real(r, "model.steps_per_second", steps / wall);
 
-    esm_result_int(r, "params.nx", run->nx);
-    esm_result_int(r, "params.ny", run->ny);
-    esm_result_int(r, "params.nz", run->nz);
-    esm_result_int(r, "params.bx", run->bx);
-    esm_result_int(r, "params.by", run->by);
+    esm_report_grid(r, run->nx, run->ny, run->nz, run->bx, run->by);
     esm_result_int(r, "params.warmup", run->warmup);
     esm_result_text(r, "params.solver", run->solver_name);
     esm_result_text(r, "params.layout", run->layout_name);
     esm_result_text(r, "params.halo", run->halo_name);
-    esm_result_text(r, "params.distribution", g->d.method);
     esm_result_real(r, "params.tolerance", run->tolerance);
     esm_result_int(r, "params.check", run->check_every);
     esm_result_int(r, "params.iterations", run->fixed_iterations);
     esm_result_int(r, "params.sample_iterations", run->sample);
     esm_result_real(r, "params.dt", g->dt);
-    esm_result_int(r, "params.blocks", g->d.nblocks);
-    esm_result_int(r, "params.land_blocks", g->d.land_blocks);
-    esm_result_int(r, "params.blocks_per_rank_min", g->d.min_blocks);
-    esm_result_int(r, "params.blocks_per_rank_max", g->d.max_blocks);
-    esm_result_int(r, "params.ocean_points", g->d.ocean_points);
-    esm_result_real(r, "params.load_imbalance", g->d.max_rank_points * (double)ranks / g->d.ocean_points);
+    esm_report_decomp(r, &g->d);
     esm_result_real(r, "params.courant", run->tr.courant);
     if (sv->kind == SOLVER_PCSI) {
         esm_result_real(r, "params.pcsi_nu", sv->nu);
@@ -359,15 +338,12 @@ static int report(pop_run *run)
     esm_result_int(r, "solver.iterations_simulated", run->iterations_simulated);
     esm_result_int(r, "solver.checks", run->checks);
 
-    esm_result_real(r, "kernels.tracer.GBps", tracer_GBps);
-    esm_result_real(r, "kernels.barotropic.GBps", solver_GBps);
-    if (!strcmp(run->stream_name, "on")) {
-        esm_stream stream = esm_stream_triad(64.0, 10);
-        esm_result_real(r, "stream.triad_GBps", stream.triad_GBps);
-        esm_result_real(r, "stream.megabytes_per_array", stream.megabytes);
-        esm_result_real(r, "kernels.tracer.fraction", tracer_GBps / stream.triad_GBps);
-        esm_result_real(r, "kernels.barotropic.fraction", solver_GBps / stream.triad_GBps);
-    }
+    esm_stream stream = {0};
+    if (!strcmp(run->stream_name, "on"))
+        stream = esm_stream_triad(64.0, 10);
+    esm_report_stream(r, stream);
+    esm_report_kernel(r, "tracer", tracer_GBps, stream);
+    esm_report_kernel(r, "barotropic", solver_GBps, stream);
     esm_timer *timers[] = {&run->t_tracer, &run->t_tracer_halo, &run->t_rhs, &run->t_solver,
                            &s->compute, &s->halo_time, &s->reduce};
     esm_result_timers(r, timers, 7);
@@ -386,11 +362,16 @@ int main(int argc, char **argv)
     for (long step = -run.warmup; step < run.steps; step++) {
         if (step == 0)
             start_timing(&run);
-        pop_tracers_step(&run.tr, &run.g, &run.t_tracer, &run.t_tracer_halo); /* baroclinic */
+        esm_phase_begin("baroclinic");
+        pop_tracers_step(&run.tr, &run.g, &run.t_tracer, &run.t_tracer_halo);
+        esm_phase_end("baroclinic");
         if (step >= 0)
             run.tracer_bytes += pop_tracers_bytes(&run.g);
-        barotropic(&run, step + run.warmup, step >= 0);                        /* barotropic */
+        esm_phase_begin("barotropic");
+        barotropic(&run, step + run.warmup, step >= 0);
+        esm_phase_end("barotropic");
     }
+    esm_timed_end();
     run.wall = esm_wtime() - run.wall;
     run.counts1 = *esm_counts_mine();
     esm_exit(report(&run));

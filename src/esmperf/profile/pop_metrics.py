@@ -24,8 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from esmperf.profile.regions import TIMED
+
 NONBLOCKING_COMPLETION = "MPI_Test"  # MPI_Test, _all, _any, _some: they return at once
-TIMED_REGION = "timed"
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def run_efficiency(walls: Sequence[float], mpi_times: Sequence[float]) -> PopEff
 
 
 def region_times(
-    ranks: Sequence[dict[str, Any]], region: str = TIMED_REGION
+    ranks: Sequence[dict[str, Any]], region: str = TIMED
 ) -> tuple[list[float], list[float]] | None:
     """Each rank's wall and MPI time in the top-level region `region` (all its entries), or
     None when some rank has no such region."""
@@ -92,7 +93,7 @@ def profile_efficiency(ranks: Sequence[dict[str, Any]]) -> tuple[str, PopEfficie
     has one ("region timed"), else the whole run ("run")."""
     timed = region_times(ranks)
     if timed is not None:
-        return f"region {TIMED_REGION}", run_efficiency(*timed)
+        return f"region {TIMED}", run_efficiency(*timed)
     return "run", run_efficiency(
         [float(rank["wall"]) for rank in ranks], [float(rank["mpi_time"]) for rank in ranks]
     )

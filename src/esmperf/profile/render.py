@@ -9,6 +9,7 @@ from rich.table import Table
 
 from esmperf.mpi.stacks import Discovery, library_name
 from esmperf.profile.summary import UNITS
+from esmperf.profile.regions import PROBLEM_TEXT, TIMED
 
 TOP = 10  # rows shown in each "top" table; `esmperf show --json` has them all
 
@@ -36,6 +37,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}")
     console.print(_overview(summary))
     console.print()
+    if summary.get("regions"):
+        console.print(_regions(summary))
     console.print(_calls_by_time(summary))
     console.print(_calls_by_count(summary))
     if summary["message_sizes"]:
@@ -44,12 +47,16 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(_communicators(summary))
     if summary.get("files"):
         console.print(_files(summary))
+    if summary.get("callsites"):
+        console.print(_callsites(summary))
     if summary["fortran_warning"]:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
     if summary.get("unwrapped_communicating"):
         names = ", ".join(summary["unwrapped_communicating"])
         console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
                       f"and the profiler does not wrap: {escape(names)}")
+    for problem in summary.get("region_problems") or []:
+        console.print(f"[bold yellow]regions:[/] {escape(_problem_text(problem))}")
     spawn = summary.get("spawn") or {}
     if spawn.get("parent"):
         console.print(f"[bold]spawned by[/] the job profiled in {escape(spawn['parent'])}")
@@ -80,6 +87,16 @@ def _files(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _callsites(summary: dict[str, Any]) -> Table:
+    table = _table("Top call sites by MPI time (innermost first)", "function", "call site",
+                   "time", "calls", "bytes", "ranks")
+    for row in summary["callsites"][:TOP]:
+        table.add_row(row["function"], escape(" < ".join(row["stack"])),
+                      format_seconds(row["time"]), str(row["calls"]),
+                      format_bytes(row["sent"] + row["recv"]), str(row["ranks"]))
+    return table
+
+
 def _overview(summary: dict[str, Any]) -> Table:
     per_rank, io = summary["bytes_per_rank"], summary["io"]
     overhead = summary["profiler_overhead"]
@@ -89,6 +106,7 @@ def _overview(summary: dict[str, Any]) -> Table:
     grid.add_column()
     rows = {
         "command": escape(summary["command"]),
+        "shown": _shown(summary),
         "ranks": f"{summary['ranks']} on {summary['hosts']} host(s)",
         "MPI library": escape(library_name(summary["mpi_library"])),
         "wall time": f"{format_seconds(summary['wall_time'])} (longest rank)",
@@ -118,6 +136,33 @@ def _overview(summary: dict[str, Any]) -> Table:
     return grid
 
 
+def _shown(summary: dict[str, Any]) -> str:
+    """Which part of the run the figures below are: a region, or the whole run."""
+    region = summary.get("region")
+    if region is None:
+        return "the whole run, MPI_Init to MPI_Finalize" + (
+            " (one region: esmperf show --region PATH)" if summary.get("regions") else "")
+    what = "the timed loop" if region == TIMED else "this region"
+    return (f"region {escape(region)} ({what}; the whole run: esmperf show --region all); I/O, "
+            "communicators and overhead: the whole run")
+
+
+def _problem_text(problem: dict[str, Any]) -> str:
+    what = PROBLEM_TEXT.get(problem["kind"], problem["kind"])
+    subject = (f"MPI_Pcontrol({problem['name']})" if problem["kind"] == "pcontrol_ignored"
+               else f"region {problem['name']!r}")
+    return f"{subject}: {what}, {problem['count']} time(s) on {problem['ranks']} rank(s)"
+
+
+def _regions(summary: dict[str, Any]) -> Table:
+    table = _table("Regions (inclusive of the regions inside)", "region", "ranks", "enters",
+                   "wall (longest rank)", "% MPI", "calls", "bytes sent", "open at end")
+    table.columns[0].overflow = "fold"
+    for row in summary["regions"]:
+        table.add_row(escape(row["region"]), str(row["ranks"]), str(row["enters"]),
+                      format_seconds(row["wall"]), f"{row['mpi_percent']:.2f}", str(row["calls"]),
+                      format_bytes(row["sent"]), str(row["open"]) if row["open"] else "")
+    return table
 def _efficiency_text(efficiency: dict[str, float] | None) -> str:
     if not efficiency:
         return "-"

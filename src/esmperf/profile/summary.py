@@ -10,6 +10,11 @@ Definitions (sums are over all ranks):
 - imbalance: max / mean of the ranks' MPI time;
 - efficiency: the POP CoE load balance, communication and parallel efficiency, and the receive
   wait (pop_metrics.py).
+
+By default the figures are those of the region "timed" when the profile has it (the workload's
+timed loop, regions.py), else of the whole run; `region` chooses another region or "all". I/O,
+files, communicators, call sites, receive wait and the profiler's overhead are always the whole
+run's; the efficiency has its own scope (pop_metrics.py: the region timed when every rank has it).
 """
 
 import statistics
@@ -17,8 +22,10 @@ from collections import defaultdict
 from typing import Any
 
 from esmperf.mpi.stacks import first_line
+from esmperf.profile.callsites import callsites
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
+from esmperf.profile.regions import chosen_region, region_problems, region_view, regions_table
 
 MPI_IO_PREFIX = "MPI_File_"
 FUNCTION_TOTALS = ("calls", "time", "sent", "recv")
@@ -46,9 +53,12 @@ def _exact_unit(size: int) -> tuple[int, str]:
     return size, "B"
 
 
-def summarise(profile: Profile) -> dict[str, Any]:
-    """Every figure of the summary, in a JSON-ready dict."""
-    header, ranks = profile.header, profile.ranks
+def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
+    """Every figure of the summary, in a JSON-ready dict: of the region `region` ("all": the
+    whole run; None: "timed" when the profile has it, else the whole run)."""
+    shown = chosen_region(profile, region)
+    whole = profile.ranks
+    header, ranks = profile.header, (region_view(profile, shown) if shown else profile).ranks
     wall_sum = sum(rank["wall"] for rank in ranks)
     mpi_times = [rank["mpi_time"] for rank in ranks]
     mean_mpi_time = statistics.fmean(mpi_times)
@@ -65,8 +75,8 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "mpi_time": sum(mpi_times),
         "mpi_percent": _percent(sum(mpi_times), wall_sum),
         "mpi_time_imbalance": max(mpi_times) / mean_mpi_time if mean_mpi_time > 0 else None,
-        "efficiency": _efficiency(ranks),
-        "receive_wait": receive_wait(ranks),
+        "efficiency": _efficiency(whole),  # its own scope: the region timed if any
+        "receive_wait": receive_wait(whole),
         "calls_by_time": _calls_by_time(functions),
         "calls_by_count": _calls_by_count(functions),
         "message_sizes": _message_sizes(ranks),
@@ -75,14 +85,18 @@ def summarise(profile: Profile) -> dict[str, Any]:
             "sent": sum(f["sent"] for name, f in functions.items() if not _is_io(name)),
             "recv": sum(f["recv"] for name, f in functions.items() if not _is_io(name)),
         },
-        "communicators": _communicators(ranks),
+        "communicators": _communicators(whole),
         "io": io,
-        "profiler_overhead": _overhead(ranks, wall_sum),
+        "profiler_overhead": _overhead(whole, sum(rank["wall"] for rank in whole)),
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
         "files": _files(ranks),
         "partial": _partial(profile),
         "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
         "spawn": header.get("spawn"),
+        "region": shown,
+        "regions": regions_table(profile),
+        "region_problems": region_problems(profile),
+        "callsites": callsites(whole)[:100],  # most MPI time first (esmperf profile --callsites)
     }
 
 
@@ -166,8 +180,9 @@ def _calls_by_count(functions: dict[str, dict[str, float]]) -> list[dict[str, An
 def _message_sizes(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     messages: dict[int, int] = defaultdict(int)
     for rank in ranks:
-        for call in rank["calls"].values():
-            for bucket, count in call.get("hist", []):
+        histograms = [rank["hist"]] if "hist" in rank else [c.get("hist", []) for c in rank["calls"].values()]
+        for histogram in histograms:
+            for bucket, count in histogram:
                 messages[bucket] += count
     all_messages = sum(messages.values())
     return [

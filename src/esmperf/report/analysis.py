@@ -3,6 +3,7 @@ scaling curve per configuration; the gain of each knob over its baseline and the
 between MPI libraries, each with its CI and test; and the profile of each point, aggregated
 from the store's profile tables. The report draws these; the findings put them in words."""
 
+import dataclasses
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from esmperf.profile.pop_metrics import receive_wait_of, run_efficiency
 from esmperf.store.database import Store
 from esmperf.store.results import RunResult
 from esmperf.study.file import baseline_value
+from esmperf.profile.regions import FUNCTION_FIELDS, TIMED
+from esmperf.store.schema import REGION_TABLES
 
 MPI_IO_PREFIX = "MPI_File_"
 
@@ -33,6 +36,10 @@ class ProfileData:
     bins: list[dict[str, float]]  # start, width, mpi_time, io_write, io_read
     io_write_per_rank: list[float]
     io_read_per_rank: list[float]
+    # The region the figures are of ("timed": the workload's timed loop; None: the whole run).
+    # Peers, bins and I/O are the whole run's (regions.py).
+    region: str | None = None
+    run_wall_per_rank: list[float] | None = None  # the whole run's, when `region` is set
     receive_wait: dict[str, Any] = field(default_factory=dict)  # pop_metrics.receive_wait_of
     efficiency: dict[str, Any] = field(default_factory=dict)  # POP metrics and scope, if any
 
@@ -49,7 +56,7 @@ class ProfileData:
         shares = []
         for b in self.bins:
             rank_time = sum(max(0.0, min(b["width"], wall - b["start"]))
-                            for wall in self.wall_per_rank)
+                            for wall in self.run_wall_per_rank or self.wall_per_rank)
             shares.append(min(100.0, 100 * b["mpi_time"] / rank_time) if rank_time > 0 else 0.0)
         return shares
 
@@ -218,7 +225,9 @@ def _identity_key(identity: dict[str, Any]) -> str:
     return json.dumps(identity, sort_keys=True)
 
 
-def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
+def load_profile_data(store: Store, run_key: str, rep: int, region: str | None = TIMED) -> ProfileData:
+    """A stored profile, as seen in `region` when it has it (default: the timed loop), else
+    the whole run."""
     where = "WHERE run_key = ? AND rep = ?"
     key = [run_key, rep]
     ranks = store.rows(f"SELECT rank, wall, mpi_time, io_write_bytes, io_read_bytes "
@@ -244,7 +253,7 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
                       f"sum(mpi_time) AS mpi_time, sum(io_write) AS io_write, "
                       f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
                       "ORDER BY bin", key)
-    return ProfileData(
+    data = ProfileData(
         receive_wait=_receive_wait(store, run_key, rep, size,
                                    sum(float(r["mpi_time"]) for r in ranks)),
         efficiency=_efficiency(store, run_key, rep, ranks),
@@ -261,6 +270,12 @@ def load_profile_data(store: Store, run_key: str, rep: int) -> ProfileData:
         io_write_per_rank=[float(r["io_write_bytes"]) for r in ranks],
         io_read_per_rank=[float(r["io_read_bytes"]) for r in ranks],
     )
+    inside = stored_region(store, run_key, rep, region) if region else None
+    if inside is None:
+        return data
+    return dataclasses.replace(data, region=region, run_wall_per_rank=data.wall_per_rank,
+                               wall_sum=sum(inside["wall_per_rank"]),
+                               mpi_sum=sum(inside["mpi_per_rank"]), **inside)
 
 
 def _efficiency(store: Store, run_key: str, rep: int,
@@ -299,3 +314,39 @@ def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[
             share[name] += profile.call_share(name) if by == "calls" else profile.time_share(name)
     return [name for name, _ in sorted(share.items(), key=lambda item: (-item[1], item[0]))
             if share[name] > 0][:count]
+
+
+def stored_region(store: Store, run_key: str, rep: int, path: str = TIMED) -> dict[str, Any] | None:
+    """Region `path` of a stored profile, as the figures analysis.ProfileData takes from a whole
+    run (wall and MPI time per rank, functions, histogram, bytes per rank); None when the store or
+    the profile has no such region (stores written before regions, programs that mark none)."""
+    present = {row["table_name"] for row in store.rows(
+        "SELECT table_name FROM information_schema.tables")}
+    if not set(REGION_TABLES) <= present:
+        return None
+    key = [run_key, rep, path]
+    where = "WHERE run_key = ? AND rep = ? AND region = ?"
+    entered = {int(row["rank"]): row for row in store.rows(
+        f"SELECT rank, wall, mpi_time FROM profile_region {where}", key)}
+    if not entered:
+        return None
+    size = int(store.rows("SELECT count(*) AS n FROM profile_rank WHERE run_key = ? AND rep = ?",
+                          key[:2])[0]["n"])
+    functions = {row["function"]: {field: float(row[field]) for field in FUNCTION_FIELDS}
+                 for row in store.rows(
+                     f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
+                     f" sum(recv) AS recv FROM profile_region_function {where} GROUP BY function",
+                     key)}
+    histogram = {int(row["bucket"]): int(row["messages"]) for row in store.rows(
+        f"SELECT bucket, sum(messages) AS messages FROM profile_region_histogram {where} "
+        "GROUP BY bucket ORDER BY bucket", key)}
+    per_rank = {int(row["rank"]): float(row["bytes"]) for row in store.rows(
+        f"SELECT rank, sum(sent + recv) AS bytes FROM profile_region_function {where} AND "
+        "function NOT LIKE 'MPI_File_%' GROUP BY rank", key)}
+    return {
+        "wall_per_rank": [float(entered[r]["wall"]) if r in entered else 0.0 for r in range(size)],
+        "mpi_per_rank": [float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)],
+        "functions": functions,
+        "histogram": histogram,
+        "bytes_per_rank": [per_rank.get(rank, 0.0) for rank in range(size)],
+    }

@@ -3,7 +3,6 @@ configuration, with statistics: the relative change of B against A (Hodges-Lehma
 its CI) and a Mann-Whitney test. A regression is a significant change for the worse by more
 than the threshold; the CLI exits non-zero when there is one, for use in CI."""
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,8 @@ from rich.table import Table
 
 from esmperf import stats
 from esmperf.errors import EsmperfError
-from esmperf.store.results import RunResult, load_results
 from esmperf.store.database import Store
+from esmperf.store.results import RunResult, load_results
 
 
 @dataclass
@@ -36,6 +35,7 @@ class Change:
     regression: bool
     improvement: bool
     oversubscribed: bool
+    can_show: bool = True  # whether n_a against n_b can reach p < alpha at all
 
     @property
     def verdict(self) -> str:
@@ -45,6 +45,8 @@ class Change:
             return "improvement"
         if self.significant:
             return "changed (within threshold)"
+        if not self.can_show:
+            return f"inconclusive: n = {min(self.n_a, self.n_b)} too few to show a change"
         return "no significant change"
 
 
@@ -105,7 +107,8 @@ def compare_stores(before: Path, after: Path, threshold: float = 0.05,
             median_a=a.summary.median, median_b=b.summary.median, n_a=d.n_a, n_b=d.n_b,
             change=d.change, ci_low=d.ci_low, ci_high=d.ci_high, confidence=d.confidence,
             p_value=d.p_value, significant=d.significant, regression=worse,
-            improvement=better, oversubscribed=a.oversubscribed or b.oversubscribed))
+            improvement=better, oversubscribed=a.oversubscribed or b.oversubscribed,
+            can_show=stats.can_reach(d.n_a, d.n_b, alpha)))
     if not comparison.changes and not comparison.unmeasured:
         raise EsmperfError(f"{before} and {after} have no configuration in common: nothing "
                            "to compare (they must run the same workloads, ranks, stacks, knobs)")
@@ -133,6 +136,12 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
                           soft_wrap=True)
     regressions = comparison.regressions
     threshold = f"{comparison.threshold:.0%}"
+    blind = [change for change in comparison.changes if not change.can_show]
+    if blind:
+        console.print(f"[yellow]{len(blind)} of {len(comparison.changes)} configurations have "
+                      f"too few repetitions to show p < {comparison.alpha:g}[/] (at least "
+                      f"{stats.fewest_repetitions(comparison.alpha)} per store): inconclusive, "
+                      "not unchanged")
     if regressions:
         console.print(f"[bold red]{len(regressions)} significant regression"
                       f"{'s' if len(regressions) > 1 else ''} beyond {threshold}[/] "
@@ -141,6 +150,3 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         console.print(f"[green]no significant regression beyond {threshold}[/] "
                       f"(alpha {comparison.alpha:g})")
 
-
-def comparison_json(comparison: Comparison) -> str:
-    return json.dumps(comparison.as_dict(), indent=2)

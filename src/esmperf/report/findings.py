@@ -1,6 +1,8 @@
 """Written findings, generated from the data as the seeds' slides state them ("MPI_Allreduce
 takes 58 % of MPI time at 8 ranks; its share grows with ranks"). Each sentence names its
-numbers and their uncertainty; a difference is called a difference only when the test says so."""
+numbers and their uncertainty; a difference is called a difference only when the test says so,
+and a comparison too small to show one is called inconclusive (significance.py). Each finding
+has a weight; the report leads with the heaviest."""
 
 import math
 from collections import defaultdict
@@ -9,8 +11,9 @@ from dataclasses import dataclass
 from esmperf import stats
 from esmperf.mpi import machines
 from esmperf.mpi.knobs import KNOBS
-from esmperf.profile.pop_metrics import TIMED_REGION
 from esmperf.profile.summary import bucket_label
+from esmperf.profile.regions import TIMED
+from esmperf.report import significance
 from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
 from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
 
@@ -24,6 +27,7 @@ class Finding:
     topic: str  # scaling, knob, library, profile, quality
     text: str
     group: str = ""  # the workload and size it is about ("" for the whole study)
+    weight: float = 0.05  # how much it matters (significance.py); the heaviest lead the report
 
 
 def all_findings(groups: list[Group], results: list[RunResult], cores: int,
@@ -31,7 +35,7 @@ def all_findings(groups: list[Group], results: list[RunResult], cores: int,
     found: list[Finding] = []
     for group in groups:
         found += scaling_findings(group, cores)
-        found += comparison_findings(group, comparisons(group, alpha))
+        found += comparison_findings(group, comparisons(group, alpha), alpha)
         found += profile_findings(group)
     found += quality_findings(results, cores)
     found += connection_findings(results)
@@ -66,7 +70,8 @@ def connection_findings(results: list[RunResult]) -> list[Finding]:
             f"{limit} ranks; {verdict}. In time, at {machines.CONNECTION_SECONDS * 1e3:g} ms per "
             f"connection (a guess, docs/simulate.md), pre-connecting {largest} ranks costs each "
             f"{machines.connection_time(largest, 0, True):.3g} s in MPI_Init; on demand a rank "
-            f"pays {machines.CONNECTION_SECONDS * 1e3:g} ms per peer at its first message."))
+            f"pays {machines.CONNECTION_SECONDS * 1e3:g} ms per peer at its first message.",
+            weight=0.3 if largest > limit else 0.05))
     return found
 
 
@@ -88,7 +93,7 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
         base = group.base_for(points)
         if base is None or base.summary is None or len(points) < 2:
             continue
-        parts, first_poor = [], None
+        parts, first_poor, efficiencies = [], None, []
         for point in points:
             if point is base or point.summary is None:
                 continue
@@ -98,6 +103,8 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
                 continue
             efficiency = stats.scaling_efficiency(base.ranks, base.summary.median, point.ranks,
                                                   point.summary.median, group.higher_is_better)
+            if not point.oversubscribed:
+                efficiencies.append(efficiency)
             flag = " (oversubscribed)" if point.oversubscribed else ""
             parts.append(f"{_ranks(point.ranks)}: speed-up {speedup:.2f}x, scaling efficiency "
                          f"{efficiency:.0%}{flag}")
@@ -114,17 +121,18 @@ def scaling_findings(group: Group, cores: int) -> list[Finding]:
                         " ranks) the ranks share cores: those times are not a scaling result.")
         found.append(Finding("scaling", f"{group.title}, {label}{tag}: against "
                              f"{_ranks(base.ranks)}, " + "; ".join(parts) + "." + verdict,
-                             group.title))
+                             group.title,
+                             significance.scaling_weight(efficiencies, first_poor is not None)))
     return found
 
 
-def comparison_findings(group: Group, found_comparisons: list[Comparison]) -> list[Finding]:
+def comparison_findings(group: Group, found_comparisons: list[Comparison],
+                        alpha: float = 0.05) -> list[Finding]:
     by_setting: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
     for comparison in found_comparisons:
         by_setting[(comparison.what, comparison.baseline, comparison.value)].append(comparison)
     found = []
     for (what, baseline, value), items in by_setting.items():
-        significant = [c for c in items if c.difference.significant]
         if what == "stack":
             subject = f"{value} against {baseline}"
             topic = "library"
@@ -133,26 +141,61 @@ def comparison_findings(group: Group, found_comparisons: list[Comparison]) -> li
             subject = f"{what}={value} against {what}={baseline}" + (f" (the {analog} analog)"
                                                                       if analog else "")
             topic = "knob"
-        changes = [c.difference.change for c in items]
-        if not significant:
-            text = (f"{group.title}: {subject}: no significant difference in {len(items)} "
-                    f"comparison{'s' if len(items) > 1 else ''} (changes from "
-                    f"{min(changes):+.1%} to {max(changes):+.1%}, Mann-Whitney p >= "
-                    f"{min(c.difference.p_value for c in items):.2g}).")
-        else:
-            parts = []
-            for c in sorted(significant, key=lambda c: (c.ranks, c.b.stack)):
-                d = c.difference
-                where = f"{_ranks(c.ranks)}" + (f" on {c.b.stack}" if what != "stack" else "")
-                flag = ", oversubscribed" if c.oversubscribed else ""
-                parts.append(f"{stats.format_change(d.change)} at {where} ({d.confidence:.0%} CI "
-                             f"{stats.format_change_ci(d.ci_low, d.ci_high)}, "
-                             f"p = {d.p_value:.2g}{flag})")
-            rest = len(items) - len(significant)
-            tail = f"; no significant difference in the other {rest}" if rest else ""
-            text = f"{group.title}: {subject}: " + "; ".join(parts) + tail + "."
-        found.append(Finding(topic, text, group.title))
+        text = _comparison_text(what, sorted(items, key=lambda c: (c.ranks, c.b.stack)), alpha)
+        weight = max(significance.comparison_weight(c.difference, c.oversubscribed, alpha)
+                     for c in items)
+        found.append(Finding(topic, f"{group.title}: {subject}: {text}.", group.title, weight))
     return found
+
+
+def _comparison_text(what: str, items: list[Comparison], alpha: float) -> str:
+    """Significant changes with their CI and p; inconclusive ones (too few repetitions to show
+    p < alpha) with their effect, its interval and the repetitions that would settle them;
+    the rest, adequately repeated, as no significant difference."""
+    significant = [c for c in items if c.difference.significant]
+    inconclusive = [c for c in items if not c.difference.significant
+                    and significance.underpowered(c.difference, alpha)]
+    quiet = [c for c in items if c not in significant and c not in inconclusive]
+    parts = []
+    for c in significant:
+        d = c.difference
+        parts.append(f"{stats.format_change(d.change)} at {_where(c, what, items)} "
+                     f"({d.confidence:.0%} CI {stats.format_change_ci(d.ci_low, d.ci_high)}, "
+                     f"p = {d.p_value:.2g}{_flag(c)})")
+    if inconclusive:
+        listed = ", ".join(f"{significance.estimate_text(c.difference)[:-1]}{_flag(c)}) at "
+                           f"{_where(c, what, items)}" for c in inconclusive)
+        needed = max(significance.repetitions_needed(c.difference, c.a.values, c.b.values, alpha)
+                     for c in inconclusive)
+        parts.append(f"{listed}: " + significance.inconclusive_text(
+            [c.difference for c in inconclusive], needed, alpha))
+    if quiet:
+        changes = [c.difference.change for c in quiet]
+        spread = stats.log_spread(*[v for c in quiet for v in (c.a.values, c.b.values)])
+        smallest = min(min(c.difference.n_a, c.difference.n_b) for c in quiet)
+        where = (f"the other {len(quiet)}" if parts else
+                 f"{len(quiet)} comparison{'s' if len(quiet) > 1 else ''}")
+        parts.append(f"no significant difference in {where} (changes from {min(changes):+.1%} "
+                     f"to {max(changes):+.1%}, Mann-Whitney p >= "
+                     f"{min(c.difference.p_value for c in quiet):.2g}; n = {smallest} detects "
+                     f"changes of {stats.detectable_change(smallest, spread, alpha):.0%} or more "
+                     "at this spread with 80% power)")
+    return "; ".join(parts)
+
+
+def _where(comparison: Comparison, what: str, items: list[Comparison]) -> str:
+    """"2 ranks on mpich" for a knob; for a stack "2 ranks", and the knobs when several
+    comparisons share the rank count."""
+    if what != "stack":
+        return f"{_ranks(comparison.ranks)} on {comparison.b.stack}"
+    if sum(c.ranks == comparison.ranks for c in items) < 2:
+        return _ranks(comparison.ranks)
+    knobs = ", ".join(f"{k}={v}" for k, v in sorted(comparison.b.knobs.items()))
+    return f"{_ranks(comparison.ranks)} ({knobs})" if knobs else _ranks(comparison.ranks)
+
+
+def _flag(comparison: Comparison) -> str:
+    return ", oversubscribed" if comparison.oversubscribed else ""
 
 
 def profile_findings(group: Group) -> list[Finding]:
@@ -163,15 +206,18 @@ def profile_findings(group: Group) -> list[Finding]:
     if not profiled:
         return []
     found = []
-    title = f"{group.title}, {reference}"
+    timed = all(p.region == TIMED for _, p in profiled)  # the timed loop, not the harness
+    title = f"{group.title}, {reference}" + (", timed loop" if timed else "")
     shares = [(r.ranks, p.mpi_percent) for r, p in profiled]
-    text = "MPI takes " + ", ".join(f"{share:.0f} % of the run time at {_ranks(ranks)}"
+    scope = "the time" if timed else "the run time"
+    text = "MPI takes " + ", ".join(f"{share:.0f} % of {scope} at {_ranks(ranks)}"
                                     for ranks, share in shares)
     if len(shares) > 1:
         trend = shares[-1][1] - shares[0][1]
         text += ("; communication grows with ranks" if trend > 5 else
                  "; it shrinks as ranks grow" if trend < -5 else "; about constant")
-    found.append(Finding("profile", f"{title}: {text}.", group.title))
+    found.append(Finding("profile", f"{title}: {text}.", group.title,
+                         0.5 * max(share for _, share in shares) / 100))
 
     parallel = [(r, p) for r, p in profiled if r.ranks > 1 and p.total_time > 0]
     if parallel:
@@ -188,7 +234,9 @@ def profile_findings(group: Group) -> list[Finding]:
                              f"({first.time_share(name):.0f} % at {_ranks(first_ranks)})")
             if len(top) > 1:
                 text += f"; next is {top[1]} ({largest.time_share(top[1]):.0f} %)"
-            found.append(Finding("profile", f"{title}: {text}.", group.title))
+            found.append(Finding("profile", f"{title}: {text}.", group.title,
+                                 significance.call_weight(largest.mpi_percent,
+                                                          largest.time_share(name))))
         calls = top_functions([largest], "calls", 3)
         if calls:
             listed = ", ".join(f"{name} ({largest.call_share(name):.0f} %)" for name in calls)
@@ -200,7 +248,8 @@ def profile_findings(group: Group) -> list[Finding]:
             worst = max(range(largest.ranks), key=lambda r: largest.mpi_per_rank[r])
             found.append(Finding("profile", f"{title}: MPI time is unbalanced at {_ranks(ranks)}:"
                                  f" max/mean over ranks = {imbalance:.2f} (rank {worst} waits "
-                                 "longest, for slower ranks).", group.title))
+                                 "longest, for slower ranks).", group.title,
+                                 min(1.0, (imbalance - 1) / 2)))
     if len(profiled) > 1:
         data = [(r.ranks, max(p.bytes_per_rank, default=0), p.transfer) for r, p in profiled
                 if p.transfer > 0]
@@ -228,7 +277,7 @@ def pop_findings(title: str, group: str,
              f"{e['load_balance']:.2f}, communication efficiency "
              f"{e['communication_efficiency']:.2f})" for r, e in rated]
     scope = {e["scope"] for _, e in rated}
-    of = "the timed region" if scope == {f"region {TIMED_REGION}"} else "the whole run"
+    of = "the timed region" if scope == {f"region {TIMED}"} else "the whole run"
     text = f"{title}: POP parallel efficiency of {of} " + "; ".join(parts) + "."
     poor = [(r, e) for r, e in rated if e["parallel_efficiency"] < GOOD_EFFICIENCY]
     if poor:
@@ -289,7 +338,7 @@ def quality_findings(results: list[RunResult], cores: int) -> list[Finding]:
         more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
         found.append(Finding("quality", f"{len(failed)} configuration"
                              f"{'s' if len(failed) > 1 else ''} did not complete: {listed}{more}. "
-                             "Their output is under Failures."))
+                             "Their output is under Failures.", weight=0.8))
     killed = [r for r in results if killed_after_result(r.repetitions)]
     if killed:
         listed = "; ".join(f"{r.label}: {killed_after_result_text(r.repetitions)}"
@@ -298,7 +347,7 @@ def quality_findings(results: list[RunResult], cores: int) -> list[Finding]:
         found.append(Finding("quality", f"{len(killed)} configuration"
                              f"{'s' if len(killed) > 1 else ''} had repetitions that printed "
                              f"their verified result and then had to be killed: {listed}{more}. "
-                             "Their figures count; they are listed under Failures."))
+                             "Their figures count; they are listed under Failures.", weight=0.3))
     skipped = [r for r in results if r.status == "skipped"]
     if skipped:
         reasons: dict[str, int] = defaultdict(int)
@@ -314,7 +363,7 @@ def quality_findings(results: list[RunResult], cores: int) -> list[Finding]:
         found.append(Finding("quality", f"{len(busy)} of {len(measured)} measured repetitions "
                              f"started while other processes kept more than {BUSY_CORES:g} of "
                              f"the {cores} cores busy: those timings are noisier (the busy "
-                             "cores of each repetition are in the store)."))
+                             "cores of each repetition are in the store).", weight=0.2))
     wide = [r for r in results if r.status == "complete" and r.run["reason"]]
     if wide:
         found.append(Finding("quality", f"{len(wide)} configurations reached their maximum "

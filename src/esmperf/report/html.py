@@ -16,12 +16,14 @@ from typing import Any
 from esmperf import stats
 from esmperf.environment import usable_cores
 from esmperf.errors import EsmperfError
+from esmperf.profile.regions import TIMED
 from esmperf.profile.summary import bucket_label
 from esmperf.report import figures as fig
 from esmperf.report.analysis import Group, build_groups, comparisons, top_functions
 from esmperf.report.efficiency_table import efficiency_html
 from esmperf.report.findings import Finding, all_findings
 from esmperf.report.seed_report import claims_section
+from esmperf.report.significance import ranked
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import (
     RunResult,
@@ -200,14 +202,16 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
     if not profiled:
         return []
     made = []
-    where = f"{group.title}, {reference}"
+    timed = all(p.region == TIMED for _, p in profiled)  # the timed loop, not the harness
+    where = f"{group.title}, {reference}" + (", timed loop" if timed else "")
     labels = [_ranks_label(r.ranks, r.oversubscribed) for r, _ in profiled]
     mpi = [p.mpi_percent for _, p in profiled]
     made.append(fig.stacked_share_figure(
         f"{prefix}-mpi-user", f"{where}: MPI vs user time", labels,
         {"MPI": mpi, "user (compute)": [100 - share for share in mpi]},
         "% of wall time\n(MPI share: lower is better)",
-        caption="Sum over ranks of the time inside MPI calls, against the rest of the run."))
+        caption="Sum over ranks of the time inside MPI calls, against the rest of the "
+                + ("timed loop." if timed else "run.")))
     profiles = [p for _, p in profiled]
     for kind, by, title, y_label in (
             ("mpi_calls", "calls", "% of MPI calls by function", "% of MPI calls"),
@@ -260,15 +264,17 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
             [b["start"] for b in last.bins],
             last.bin_mpi_percent(),
             [b["io_write"] for b in last.bins], [b["io_read"] for b in last.bins],
-            width, max(last.wall_per_rank, default=width),
-            caption=f"Time bins of {width:g} s: share of rank time inside MPI, and POSIX I/O."))
+            width, max(last.run_wall_per_rank or last.wall_per_rank, default=width),
+            caption=f"Time bins of {width:g} s: share of rank time inside MPI, and POSIX I/O "
+                    "(the whole run)."))
     multi = [(r, p) for r, p in profiled if p.ranks > 1]
     if multi:
         result, profile = multi[-1]
         made.append(fig.matrix_figure(
             f"{prefix}-peers", f"{where}: peer-to-peer traffic "
             f"({_ranks_label(result.ranks, result.oversubscribed)})", profile.peers,
-            caption="Point-to-point and RMA bytes from each rank (row) to each rank (column)."))
+            caption="Point-to-point and RMA bytes from each rank (row) to each rank (column), "
+                    "the whole run."))
     return made
 
 
@@ -367,16 +373,28 @@ def render_page(info: dict[str, Any], results: list[RunResult], groups: list[Gro
 
 
 def _findings_html(found: list[Finding]) -> str:
+    """The heaviest findings first (significance.ranked), the others folded below by topic."""
     if not found:
         return ("<section id='findings'><h2>Findings</h2><p>No findings: nothing was measured "
                 "yet.</p></section>")
-    items = []
-    for topic, heading in TOPICS:
-        texts = [f.text for f in found if f.topic == topic]
-        if texts:
-            items.append(f"<h3>{heading}</h3><ul class='findings'>"
-                         + "".join(f"<li>{_e(text)}</li>" for text in texts) + "</ul>")
+    leading, rest = ranked(found)
+    items = ["<ol class='findings leading'>" + "".join(
+        f"<li><span class='topic'>{_e(_topic_heading(f.topic))}:</span> {_e(f.text)}</li>"
+        for f in leading) + "</ol>"]
+    if rest:
+        folded = []
+        for topic, heading in TOPICS:
+            texts = [f.text for f in rest if f.topic == topic]
+            if texts:
+                folded.append(f"<h3>{heading}</h3><ul class='findings'>"
+                              + "".join(f"<li>{_e(text)}</li>" for text in texts) + "</ul>")
+        items.append(f"<details class='more-findings'><summary>{len(rest)} more finding"
+                     f"{'s' if len(rest) > 1 else ''}</summary>" + "".join(folded) + "</details>")
     return "<section id='findings'><h2>Findings</h2>" + "".join(items) + "</section>"
+
+
+def _topic_heading(topic: str) -> str:
+    return dict(TOPICS).get(topic, topic)
 
 
 def _figure_html(figure: fig.Figure) -> str:
@@ -541,6 +559,9 @@ def _method_html(info: dict[str, Any]) -> str:
         "<li>Efficiency: performance per rank relative to the base rank count (JUROPA "
         "definition); jobs/day = 86400 s / the run's timed wall time.</li>"
         "<li>Profiles come from a separate profiled run per configuration (the profiler's "
-        "overhead stays out of the timings).</li></ul>"
+        "overhead stays out of the timings). Their figures and findings are those of the "
+        "workload's timed loop (the region 'timed', docs/profiler.md) when the profile has it: "
+        "the model's own calls, not the timing barriers, STREAM or set-up around them; the "
+        "timeline and the peer matrix are of the whole run.</li></ul>"
         f"<details><summary>The study file ({_e(info.get('source'))})</summary>"
         f"<pre>{_e(info.get('text'))}</pre></details></section>")

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
-from esmperf.report.analysis import ProfileData
 from esmperf.mpi.knobs import KNOBS
-from esmperf.store.results import RunResult
+from esmperf.report.analysis import ProfileData
 from esmperf.store.database import Store
+from esmperf.store.result_keys import current_name
+from esmperf.store.results import RunResult
 
 PROFILE_QUANTITIES = ("mpi_share", "bytes_per_rank", "transfer", "io_write_over_read",
                       "modal_message_bytes", "max_bytes_per_rank", "time_rank:",
@@ -38,10 +39,12 @@ def load_evidence(store: Store, results: list[RunResult],
     """The metrics of the measured repetitions of `results`, with the results and profiles."""
     measured = {(r.key, rep["rep"]) for r in results for rep in r.repetitions
                 if rep["kind"] == "measure" and rep["status"] == "ok"}
+    workload = {r.key: r.workload for r in results}
     metrics: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in store.rows("SELECT run_key, rep, name, value FROM metric ORDER BY run_key, rep"):
         if (row["run_key"], row["rep"]) in measured and row["value"] is not None:
-            metrics[row["run_key"]][row["name"]].append(float(row["value"]))
+            name = current_name(workload[row["run_key"]], row["name"])  # stores before issue 14
+            metrics[row["run_key"]][name].append(float(row["value"]))
     return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
 
 

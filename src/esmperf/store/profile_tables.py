@@ -1,10 +1,12 @@
 """A profile (profile/read.py) as rows of the store's profile tables."""
 
 import json
+from collections import defaultdict
 from typing import Any
 
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
+from esmperf.profile.regions import path_of
 
 
 def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[str, list[Any]]]:
@@ -78,4 +80,34 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
     if efficiency:
         add("profile_efficiency", scope=scope, **efficiency.as_dict(), receive_wait=wait["time"],
             receive_wait_calls=wait["calls"])
+    tables.update(region_tables(profile, run_key, rep))
     return tables
+
+
+def region_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[str, list[Any]]]:
+    """The regions of a profile as columns of the store's tables profile_region (one row per rank
+    and region), profile_region_function (per rank, region and function) and
+    profile_region_histogram (per rank, region and message-size bucket)."""
+    tables: dict[str, dict[str, list[Any]]] = defaultdict(dict)
+
+    def add(table: str, **row: Any) -> None:
+        for name, value in {"run_key": run_key, "rep": rep, **row}.items():
+            tables[table].setdefault(name, []).append(value)
+
+    for record in profile.ranks:
+        rank = int(record["rank"])
+        for region in record.get("regions") or []:
+            path = path_of(region)
+            add("profile_region", rank=rank, region=path, name=str(region.get("name", "")),
+                depth=len(region.get("path") or [1]), enters=int(region.get("enters", 0)),
+                open=int(region.get("open", 0)), wall=float(region.get("wall", 0.0)),
+                mpi_time=float(region.get("mpi_time", 0.0)), calls=int(region.get("calls", 0)),
+                sent=int(region.get("sent", 0)), recv=int(region.get("recv", 0)))
+            for function, figures in sorted((region.get("functions") or {}).items()):
+                calls, seconds, sent, recv = figures
+                add("profile_region_function", rank=rank, region=path, function=function,
+                    calls=int(calls), time=float(seconds), sent=int(sent), recv=int(recv))
+            for bucket, messages in region.get("hist") or []:
+                add("profile_region_histogram", rank=rank, region=path, bucket=int(bucket),
+                    messages=int(messages))
+    return dict(tables)

@@ -188,14 +188,15 @@ def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
     count = f"{len(killed)} of {len(repetitions)} repetition{'s' if len(repetitions) > 1 else ''}"
     were, their = ("was", "its") if len(killed) == 1 else ("were", "their")
     if all(str(rep["killed_after_result"]).startswith(HUNG_AFTER_RESULT) for rep in killed):
-        what = (f"hung after {their} result (in MPI_Finalize or teardown) and {were} killed "
-                "at the timeout")
+        reasons = [str(rep["killed_after_result"]) for rep in killed]
+        when = ("at the timeout" if all("timeout" in reason for reason in reasons) else
+                "after the finalize grace" if all("grace" in reason for reason in reasons) else
+                "at the timeout or after the finalize grace")
+        what = (f"hung after {their} result (in MPI_Finalize or teardown) and {were} ended "
+                f"{when}" if when != "at the timeout" else
+                f"hung after {their} result (in MPI_Finalize or teardown) and {were} killed "
+                f"{when}")
     else:
         what = f"{were} killed after {their} result (in MPI_Finalize or teardown)"
     return f"{count} {what}"
 
-
-def describe_change(change: float, higher_is_better: bool) -> str:
-    """+0.12 -> "12 % better"; the sign is already in the metric's direction."""
-    word = "better" if change >= 0 else "worse"
-    return f"{abs(change):.1%} {word}"

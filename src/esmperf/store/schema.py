@@ -71,12 +71,24 @@ CREATE TABLE IF NOT EXISTS profile_efficiency (
     communication_efficiency DOUBLE, parallel_efficiency DOUBLE, useful_mean DOUBLE,
     useful_max DOUBLE, runtime DOUBLE, receive_wait DOUBLE, receive_wait_calls BIGINT,
     PRIMARY KEY (run_key, rep));
+CREATE TABLE IF NOT EXISTS profile_region (
+    run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, name VARCHAR, depth INTEGER,
+    enters BIGINT, open INTEGER, wall DOUBLE, mpi_time DOUBLE, calls BIGINT, sent BIGINT,
+    recv BIGINT);
+CREATE TABLE IF NOT EXISTS profile_region_function (
+    run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, function VARCHAR, calls BIGINT,
+    time DOUBLE, sent BIGINT, recv BIGINT);
+CREATE TABLE IF NOT EXISTS profile_region_histogram (
+    run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, bucket INTEGER, messages BIGINT);
 """
 TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
           "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin",
           "profile_efficiency")
-# Tables only some stores have: the Slurm jobs of a study run with --launcher slurm.
-OPTIONAL_TABLES = ("slurm_job", "slurm_repetition")
+# Tables of the regions of a profile (profile/regions.py).
+REGION_TABLES = ("profile_region", "profile_region_function", "profile_region_histogram")
+# Tables only some stores have: the Slurm jobs of a study run with --launcher slurm, the regions'
+# tables in stores written before regions.
+OPTIONAL_TABLES = ("slurm_job", "slurm_repetition", *REGION_TABLES)
 RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
                "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
                "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",

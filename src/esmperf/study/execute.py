@@ -1,6 +1,9 @@
 """Run one repetition's command: in its own process group, with a timeout that ends the whole
 group (the launcher and every rank), keeping the end of its output, its peak memory and the
-program's own error line."""
+program's own error line. The finalize grace: once the program has printed its verified result
+line, it gets FINALIZE_GRACE seconds to exit cleanly, then the group is ended and the run
+counts (MPICH over TCP sometimes hangs in MPI_Finalize: without the grace each such run waited
+for its whole timeout)."""
 
 import os
 import re
@@ -8,6 +11,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 from esmperf.store.database import TAIL_CHARS
 
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
+FINALIZE_GRACE = 3.0  # seconds a run may take to exit after its verified result line
 # A program's own error line ("pop: error: ...", docs/workloads.md), wherever a launcher's or
 # simulator's chatter comes after it (smpirun ends with its own timing and advice lines).
 PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
@@ -30,11 +35,15 @@ class Execution:
     simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
     peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
     program_error: str = ""  # the program's own last error line, even if cut from the tail
+    ended_after_result: bool = False  # ended FINALIZE_GRACE s after its verified result line
 
 
-def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> Execution:
+def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float,
+            result_seen: Callable[[str], bool] | None = None) -> Execution:
     """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
-    every rank), keeping the output so far."""
+    every rank), keeping the output so far. `result_seen(line)`: whether a line of stdout is
+    the program's verified result; after the first such line the run has FINALIZE_GRACE
+    seconds left, then it is ended (ended_after_result)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
@@ -42,31 +51,66 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> 
                                        stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as error:
             return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
-        timed_out = False
+        timed_out = ended = False
         peak_rss = None
+        watch = _ResultWatch(out, result_seen) if result_seen else None
         try:
-            peak_rss = _wait(process, started + timeout)
+            peak_rss = _wait(process, started + timeout, watch)
         except subprocess.TimeoutExpired:
-            timed_out = True
+            ended = watch is not None and watch.shortened
+            timed_out = not ended
             _kill_group(process)
         except BaseException:  # Ctrl-C: leave no ranks behind
             _kill_group(process)
             raise
         elapsed = time.monotonic() - started
         return Execution(process.returncode, elapsed, tail(out), tail(err), timed_out,
-                         peak_rss=peak_rss, program_error=_program_error(err))
+                         peak_rss=peak_rss, program_error=_program_error(err),
+                         ended_after_result=ended)
 
 
-def _wait(process: subprocess.Popen[bytes], deadline: float) -> float:
-    """Wait for `process` until `deadline` (TimeoutExpired after it); return the peak resident
-    memory in bytes of the process and of the descendants it waited for (Linux wait4: for
-    smpirun, the simulator that runs every simulated rank)."""
+class _ResultWatch:
+    """Reads a running program's stdout as it grows and notes its first verified result line."""
+
+    def __init__(self, out: Any, result_seen: Callable[[str], bool]) -> None:
+        self.out, self.result_seen = out, result_seen
+        self.offset, self.partial, self.seen = 0, b"", False
+        self.shortened = False  # the grace, not the timeout, ends the run
+
+    def check(self) -> bool:
+        """Whether the verified result line has been printed (reads only what is new)."""
+        if self.seen:
+            return True
+        new = os.pread(self.out.fileno(), 1 << 20, self.offset)
+        while new:
+            self.offset += len(new)
+            *lines, self.partial = (self.partial + new).split(b"\n")
+            for line in lines:
+                if self.result_seen(line.decode("utf-8", errors="replace")):
+                    self.seen = True
+                    return True
+            new = os.pread(self.out.fileno(), 1 << 20, self.offset)
+        return False
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float,
+          watch: _ResultWatch | None = None) -> float:
+    """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
+    when `watch` sees one (TimeoutExpired after it); return the peak resident memory in bytes
+    of the process and of the descendants it waited for (Linux wait4: for smpirun, the
+    simulator that runs every simulated rank)."""
     pause = 0.001
+    graced = False
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid == process.pid:
             process.returncode = os.waitstatus_to_exitcode(status)
             return usage.ru_maxrss * 1024.0  # KiB on Linux
+        if watch is not None and not graced and watch.check():
+            graced = True
+            if time.monotonic() + FINALIZE_GRACE < deadline:
+                deadline = time.monotonic() + FINALIZE_GRACE
+                watch.shortened = True
         if time.monotonic() >= deadline:
             raise subprocess.TimeoutExpired(process.args, 0)
         time.sleep(pause)

@@ -415,10 +415,6 @@ def _configuration(point: dict[str, Any], fixed: dict[str, Any], is_command: boo
     )
 
 
-def knob_names(study: Study) -> list[str]:
-    return sorted({name for config in study.configurations for name, _ in config.knobs})
-
-
 def baseline_value(knob: str, values: Sequence[str]) -> str:
     """The value gains are measured against: the library default when it is among the
     values, else the first value given."""

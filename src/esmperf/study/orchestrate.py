@@ -38,6 +38,7 @@ from esmperf.study.outcome import (
     enough_repetitions,
     has_profile,
     timeline_bin_seconds,
+    verified_result_line,
 )
 from esmperf.study.plan import PlannedRun, plan_study
 from esmperf.workloads import Workload
@@ -169,7 +170,8 @@ class StudyRunner:
         load_before = load_average()
         busy_before = busy_cores()
         started = now()
-        execution = execute(planned.argv, env, scratch, config.timeout)
+        watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
+        execution = execute(planned.argv, env, scratch, config.timeout, result_seen=watch)
         measured = {"started": started, "load_before": load_before,
                     "busy_cores_before": busy_before, "load_after": load_average()}
         row = self.recorder.record_repetition(planned, kind, rep, execution, measured, profile_file)

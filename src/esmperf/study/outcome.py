@@ -20,8 +20,9 @@ from esmperf import stats
 from esmperf.profile.read import ProfileError, read_profile
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
-from esmperf.study.execute import PROGRAM_ERROR, Execution
+from esmperf.study import execute as execute_module
 from esmperf.study.configuration import Configuration
+from esmperf.study.execute import PROGRAM_ERROR, Execution
 from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
 
 if TYPE_CHECKING:
@@ -113,7 +114,13 @@ def _killed(execution: Execution) -> bool:
     """Stopped from outside: at its timeout, or by a stopping signal (a crash, e.g. SIGSEGV,
     is not a kill and stays a failure even after a result)."""
     code = execution.returncode
-    return execution.timed_out or (code is not None and -code in STOPPING_SIGNALS)
+    return (execution.timed_out or execution.ended_after_result
+            or (code is not None and -code in STOPPING_SIGNALS))
+
+
+def verified_result_line(line: str) -> bool:
+    """Whether one line of output is a verified JSON result (the finalize grace starts)."""
+    return line.lstrip().startswith("{") and _verified_result(parse_result_line(line))
 
 
 def _verified_result(result: dict[str, Any] | None) -> bool:
@@ -124,6 +131,10 @@ def _verified_result(result: dict[str, Any] | None) -> bool:
 
 
 def _killed_after_result(execution: Execution, config: Configuration) -> str:
+    if execution.ended_after_result:
+        grace = execute_module.FINALIZE_GRACE
+        return (f"{HUNG_AFTER_RESULT}: ended {grace:g} s after its verified result "
+                "(the finalize grace)")
     if execution.timed_out:
         return f"{HUNG_AFTER_RESULT}: killed at the {config.timeout:g} s timeout"
     assert execution.returncode is not None

@@ -1,0 +1,444 @@
+/* Regions: MPI_Pcontrol as IPM reads it, one stack of open regions per thread, the region tree
+ * of the rank, and its part of the profile (docs/profile-format.md, "regions").
+ *
+ *   MPI_Pcontrol(level > 0, "name")   enter `name` under the thread's innermost open region
+ *   MPI_Pcontrol(level < 0, "name")   leave `name`: the innermost region when it is `name`; when
+ *                                     `name` is open further out, the regions inside it are
+ *                                     closed with it ("end_not_innermost"); when it is not open
+ *                                     at all, nothing changes ("end_without_begin")
+ *   MPI_Pcontrol(level < 0)           without a name: leave the innermost region
+ *   MPI_Pcontrol(0), (level > 0) without a name: counted ("pcontrol_ignored"), nothing else; the
+ *                                     profiler always records (the standard lets it ignore levels)
+ *
+ * The name is read from the variadic argument only after checking it is readable memory holding
+ * a short printable string: MPI_Pcontrol(1) without a name leaves garbage there, and a program
+ * using the standard's levels (mpi4py's MPI.Pcontrol(1), mpiP users) must never crash. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "prof_bind.h"
+#include "prof_region.h"
+#include "prof_state.h"
+#include "prof_trace.h"
+
+ESM_TLS esm_region_stat *esm_region_here;
+
+/* The region tree of this rank: node 0 is the root (outside every region); nodes are appended,
+ * never moved, so readers need no lock; appending takes one. */
+typedef struct node {
+    int parent;
+    char name[ESM_REGION_NAME];
+} node;
+
+static node nodes[ESM_MAX_REGIONS + 1] = {[ESM_MAX_REGIONS] = {0, "(other regions)"}};  /* the last: past the table */
+static volatile int nnodes = 1;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define OTHER_NODE ESM_MAX_REGIONS
+
+/* One thread: its open regions and what it recorded per node. */
+typedef struct region_thread {
+    esm_region_stat *stat[ESM_MAX_REGIONS + 1];
+    int stack[ESM_MAX_REGION_DEPTH + 1];        /* stack[0] = 0, the root */
+    uint64_t entered[ESM_MAX_REGION_DEPTH + 1];
+    int depth;
+    int too_deep;                               /* enters past the deepest level, not yet left */
+    struct region_thread *next;
+} region_thread;
+
+static region_thread *threads;
+static ESM_TLS region_thread *self;
+
+/* What went wrong, per rank: kind and region name, counted (few distinct entries expected). */
+enum { MAX_PROBLEMS = 32 };
+typedef struct problem {
+    const char *kind;
+    char name[ESM_REGION_NAME];
+    uint64_t count;
+} problem;
+static problem problems[MAX_PROBLEMS];
+static int nproblems;
+static uint64_t problems_dropped;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "esmprof: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+static void report(const char *kind, const char *name)
+{
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < nproblems && (problems[i].kind != kind || strcmp(problems[i].name, name)))
+        i++;
+    if (i == nproblems && nproblems < MAX_PROBLEMS) {
+        problems[i].kind = kind;
+        snprintf(problems[i].name, sizeof problems[i].name, "%s", name);
+        nproblems++;
+    }
+    if (i < nproblems)
+        problems[i].count++;
+    else
+        problems_dropped++;
+    pthread_mutex_unlock(&lock);
+}
+
+static region_thread *me(void)
+{
+    if (self)
+        return self;
+    region_thread *t = xcalloc(1, sizeof *t);
+    pthread_mutex_lock(&lock);
+    t->next = threads;
+    threads = t;
+    pthread_mutex_unlock(&lock);
+    return self = t;
+}
+
+static esm_region_stat *stat_of(region_thread *t, int id)
+{
+    if (!t->stat[id])
+        __atomic_store_n(&t->stat[id], xcalloc(1, sizeof(esm_region_stat)), __ATOMIC_RELEASE);
+    return t->stat[id];
+}
+
+static int child_of(int parent, const char *name)
+{
+    int n = __atomic_load_n(&nnodes, __ATOMIC_ACQUIRE);
+    for (int i = 1; i < n; i++)
+        if (nodes[i].parent == parent && strcmp(nodes[i].name, name) == 0)
+            return i;
+    pthread_mutex_lock(&lock);
+    int id = OTHER_NODE;
+    for (int i = n; i < nnodes; i++)            /* appended meanwhile by another thread */
+        if (nodes[i].parent == parent && strcmp(nodes[i].name, name) == 0)
+            id = i;
+    if (id == OTHER_NODE && nnodes < ESM_MAX_REGIONS) {
+        id = nnodes;
+        nodes[id].parent = parent;
+        snprintf(nodes[id].name, sizeof nodes[id].name, "%s", name);
+        __atomic_store_n(&nnodes, id + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+    if (id == OTHER_NODE)
+        report("too_many_regions", name);
+    return id;
+}
+
+static void enter(const char *name)
+{
+    region_thread *t = me();
+    if (t->depth == ESM_MAX_REGION_DEPTH || t->too_deep) {
+        t->too_deep++;
+        report("too_deep", name);
+        return;
+    }
+    int id = child_of(t->stack[t->depth], name);
+    esm_region_stat *s = stat_of(t, id);
+    s->enters++;
+    t->depth++;
+    t->stack[t->depth] = id;
+    t->entered[t->depth] = esm_now();
+    esm_region_here = s;
+}
+
+/* Close the regions open down to depth `to` (exclusive), at time `now`. */
+static void close_to(region_thread *t, int to, uint64_t now)
+{
+    for (; t->depth > to; t->depth--)
+        t->stat[t->stack[t->depth]]->wall_ticks += now - t->entered[t->depth];
+    esm_region_here = t->depth ? t->stat[t->stack[t->depth]] : NULL;
+}
+
+static void leave(const char *name)
+{
+    region_thread *t = me();
+    uint64_t now = esm_now();
+    if (t->too_deep) {                  /* the enters that were not recorded leave first */
+        t->too_deep--;
+        return;
+    }
+    if (!name) {
+        if (t->depth == 0)
+            report("end_without_begin", "");
+        else
+            close_to(t, t->depth - 1, now);
+        return;
+    }
+    int d = t->depth;
+    while (d > 0 && strcmp(nodes[t->stack[d]].name, name) != 0)
+        d--;
+    if (d == 0) {
+        report("end_without_begin", name);
+        return;
+    }
+    if (d != t->depth)
+        report("end_not_innermost", name);
+    close_to(t, d - 1, now);
+}
+
+/* Copy `len` bytes at `p` into `buf` if they are readable, without touching them from user
+ * space: process_vm_readv on this process, or where that fails for another reason than EFAULT
+ * (a sandbox: EPERM, ENOSYS; SimGrid SMPI's own getpid()), a write into a pipe (EFAULT when
+ * unreadable). */
+static int copy_if_readable(const char *p, char *buf, size_t len)
+{
+    static int use_pipe, fds[2] = {-1, -1};
+    if (!use_pipe) {
+        struct iovec local = {buf, len}, remote = {(void *)p, len};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+            return 1;
+        if (errno == EFAULT)
+            return 0;
+        use_pipe = 1;   /* EPERM, ENOSYS; ESRCH under SMPI, whose getpid() is not the process's */
+    }
+    pthread_mutex_lock(&lock);
+    if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        fds[0] = fds[1] = -1;
+    int ok = fds[0] >= 0 && write(fds[1], p, len) == (ssize_t)len && read(fds[0], buf, len) == (ssize_t)len;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* A name from MPI_Pcontrol's variadic argument, copied into `out` when it is readable memory
+ * holding 1..63 printable characters and a NUL; else 0. */
+static int readable_name(const char *p, char *out)
+{
+    if (!p || (uintptr_t)p < 4096)
+        return 0;
+    char buf[ESM_REGION_NAME];
+    size_t got = sizeof buf;
+    if (!copy_if_readable(p, buf, got)) {
+        /* a read across the end of a mapping fails whole: read up to the page end alone */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        got = page - ((uintptr_t)p % page);
+        if (got >= sizeof buf || !copy_if_readable(p, buf, got))
+            return 0;
+    }
+    for (size_t i = 0; i < got; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch == 0) {
+            if (i == 0)
+                return 0;
+            memcpy(out, buf, i + 1);
+            return 1;
+        }
+        if (ch < 0x20 || ch > 0x7e)
+            return 0;
+    }
+    return 0;
+}
+
+static void ignored_level(int level)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%d", level);
+    report("pcontrol_ignored", text);
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    va_list ap;
+    va_start(ap, level);
+    const char *arg = level != 0 ? va_arg(ap, const char *) : NULL;
+    va_end(ap);
+    char name[ESM_REGION_NAME];
+    int named = level != 0 && readable_name(arg, name);
+    if (esm_on && esm_depth == 0) {
+#ifdef ESM_SIMULATED
+        smpi_bench_end();       /* the computation so far reaches the simulated clock */
+        smpi_bench_begin();
+#endif
+        if (level > 0 && named)
+            enter(name);
+        else if (level < 0)
+            leave(named ? name : NULL);
+        else
+            ignored_level(level);
+        if (named)                  /* the timeline trace's region marks (prof_trace.c) */
+            esm_trace_region(level > 0 ? 1 : -1, name);
+    }
+#ifdef ESM_SIMULATED
+    return MPI_SUCCESS;             /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
+#else
+    if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
+        return MPI_SUCCESS;
+    return named ? PMPI_Pcontrol(level, name) : PMPI_Pcontrol(level);
+#endif
+}
+
+/* ---------------------------------------------------------------- output */
+
+typedef struct region_total {
+    uint64_t enters, wall_ticks, open;
+    uint64_t hist[ESM_HIST_BUCKETS];
+    esm_region_fstat *f;        /* per function, inclusive of the regions inside */
+} region_total;
+
+static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
+
+/* Names are 1..63 printable ASCII characters (readable_name): only '"' and '\' need escaping. */
+static void put_name(void (*put_raw)(void *, const char *), void *b, const char *name)
+{
+    char text[2 * ESM_REGION_NAME + 3], *o = text;
+    *o++ = '"';
+    for (const char *s = name; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            *o++ = '\\';
+        *o++ = *s;
+    }
+    *o++ = '"';
+    *o = 0;
+    put_raw(b, text);
+}
+
+/* Problems recorded so far, and the regions still open now ("open_at_end"). */
+static void put_problems(void (*put_raw)(void *, const char *), void *b, const region_total *total)
+{
+    char text[128];
+    int first = 1;
+    put_raw(b, ",\"region_problems\":[");
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i <= nproblems; i++) {
+        const char *kind = i < nproblems ? problems[i].kind : "more";
+        uint64_t count = i < nproblems ? problems[i].count : problems_dropped;
+        if (!count)
+            continue;
+        snprintf(text, sizeof text, "%s{\"kind\":\"%s\",\"count\":%llu,\"name\":", first ? "" : ",",
+                 kind, (unsigned long long)count);
+        put_raw(b, text);
+        put_name(put_raw, b, i < nproblems ? problems[i].name : "");
+        put_raw(b, "}");
+        first = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    for (int id = 1; id <= ESM_MAX_REGIONS; id++) {
+        if (!total[id].open)
+            continue;
+        snprintf(text, sizeof text, "%s{\"kind\":\"open_at_end\",\"count\":%llu,\"name\":",
+                 first ? "" : ",", (unsigned long long)total[id].open);
+        put_raw(b, text);
+        put_name(put_raw, b, nodes[id].name);
+        put_raw(b, "}");
+        first = 0;
+    }
+    put_raw(b, "]");
+}
+
+static void put_region(void (*put_raw)(void *, const char *), void *b, int id, const region_total *r)
+{
+    char text[256];
+    put_raw(b, "{\"name\":");
+    put_name(put_raw, b, nodes[id].name);
+    put_raw(b, ",\"path\":[");
+    int chain[ESM_MAX_REGION_DEPTH + 2], depth = 0;
+    for (int p = id; p > 0 && depth <= ESM_MAX_REGION_DEPTH; p = nodes[p].parent)
+        chain[depth++] = p;
+    for (int k = depth - 1; k >= 0; k--) {
+        put_raw(b, k == depth - 1 ? "" : ",");
+        put_name(put_raw, b, nodes[chain[k]].name);
+    }
+    esm_region_fstat sum = {0};
+    for (int fid = 0; fid < ESM_NFUNC; fid++) {
+        sum.calls += r->f[fid].calls;
+        sum.ticks += r->f[fid].ticks;
+        sum.sent += r->f[fid].sent;
+        sum.recv += r->f[fid].recv;
+    }
+    snprintf(text, sizeof text, "],\"enters\":%llu,\"open\":%llu,\"wall\":%.9g,\"mpi_time\":%.9g,"
+             "\"calls\":%llu,\"sent\":%llu,\"recv\":%llu,\"functions\":{",
+             (unsigned long long)r->enters, (unsigned long long)r->open, seconds(r->wall_ticks),
+             seconds(sum.ticks), (unsigned long long)sum.calls, (unsigned long long)sum.sent,
+             (unsigned long long)sum.recv);
+    put_raw(b, text);
+    for (int fid = 0, first = 1; fid < ESM_NFUNC; fid++) {
+        const esm_region_fstat *f = &r->f[fid];
+        if (!f->calls && !f->recv)
+            continue;
+        snprintf(text, sizeof text, "%s\"%s\":[%llu,%.9g,%llu,%llu]", first ? "" : ",",
+                 esm_function_names[fid], (unsigned long long)f->calls, seconds(f->ticks),
+                 (unsigned long long)f->sent, (unsigned long long)f->recv);
+        put_raw(b, text);
+        first = 0;
+    }
+    put_raw(b, "},\"hist\":[");
+    for (int k = 0, first = 1; k < ESM_HIST_BUCKETS; k++) {
+        if (!r->hist[k])
+            continue;
+        snprintf(text, sizeof text, "%s[%d,%llu]", first ? "" : ",", k, (unsigned long long)r->hist[k]);
+        put_raw(b, text);
+        first = 0;
+    }
+    put_raw(b, "]}");
+}
+
+void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t now)
+{
+    int n = __atomic_load_n(&nnodes, __ATOMIC_ACQUIRE);
+    region_total *total = xcalloc((size_t)ESM_MAX_REGIONS + 1, sizeof *total);
+    for (int id = 1; id <= ESM_MAX_REGIONS; id++)
+        if (id < n || id == OTHER_NODE)
+            total[id].f = xcalloc(ESM_NFUNC, sizeof(esm_region_fstat));
+    for (region_thread *t = threads; t; t = t->next) {
+        for (int id = 1; id <= ESM_MAX_REGIONS; id++) {
+            esm_region_stat *s = __atomic_load_n(&t->stat[id], __ATOMIC_ACQUIRE);
+            if (!s)
+                continue;
+            region_total *r = &total[id];
+            r->enters += s->enters;
+            r->wall_ticks += s->wall_ticks;
+            for (int k = 0; k < ESM_HIST_BUCKETS; k++)
+                r->hist[k] += s->hist[k];
+            for (int fid = 0; fid < ESM_NFUNC; fid++) {
+                r->f[fid].calls += s->f[fid].calls;
+                r->f[fid].ticks += s->f[fid].ticks;
+                r->f[fid].sent += s->f[fid].sent;
+                r->f[fid].recv += s->f[fid].recv;
+            }
+        }
+        for (int d = 1; d <= t->depth; d++) {   /* open now: timed up to `now` */
+            region_total *r = &total[t->stack[d]];
+            r->wall_ticks += now - t->entered[d];
+            r->open++;
+        }
+    }
+    /* Inclusive: a node comes after its parent in `nodes`, so adding each node into its parent
+     * from the last node back adds up every subtree. */
+    for (int id = n - 1; id >= 1; id--) {
+        int p = nodes[id].parent;
+        for (int k = 0; p > 0 && k < ESM_HIST_BUCKETS; k++)
+            total[p].hist[k] += total[id].hist[k];
+        for (int fid = 0; p > 0 && fid < ESM_NFUNC; fid++) {
+            total[p].f[fid].calls += total[id].f[fid].calls;
+            total[p].f[fid].ticks += total[id].f[fid].ticks;
+            total[p].f[fid].sent += total[id].f[fid].sent;
+            total[p].f[fid].recv += total[id].f[fid].recv;
+        }
+    }
+    put_raw(b, "\"regions\":[");
+    for (int id = 1, first = 1; id <= ESM_MAX_REGIONS; id++) {
+        if ((id >= n && id != OTHER_NODE) || (!total[id].enters && !total[id].open))
+            continue;
+        put_raw(b, first ? "" : ",");
+        put_region(put_raw, b, id, &total[id]);
+        first = 0;
+    }
+    put_raw(b, "]");
+    put_problems(put_raw, b, total);
+    for (int id = 0; id <= ESM_MAX_REGIONS; id++)
+        free(total[id].f);
+    free(total);
+}

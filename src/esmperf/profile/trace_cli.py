@@ -1,0 +1,97 @@
+"""`esmperf trace PROFILE`: the profile's timeline trace as Chrome/Perfetto JSON and as a SimGrid
+time-independent trace, optionally replayed on a simulated cluster (trace.py, replay.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from esmperf.mpi import platforms
+from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.trace import read_trace, write_chrome
+
+console = Console(highlight=False)
+
+
+def add_trace_command(commands: argparse._SubParsersAction) -> None:
+    trace = commands.add_parser(
+        "trace",
+        help="a profile's timeline trace: Perfetto JSON, SimGrid replay",
+        description="Convert the trace of a profile recorded with `esmperf profile --trace` into "
+        "Chrome/Perfetto trace JSON (open it at https://ui.perfetto.dev) and into a SimGrid "
+        "time-independent trace; --replay runs that on a simulated cluster (smpirun -replay).",
+        epilog="example: esmperf trace esmperf-profile.jsonl --replay ib-qdr",
+    )
+    trace.add_argument("file", type=Path, help="the profile file (.jsonl) whose trace to convert")
+    trace.add_argument(
+        "--out",
+        type=Path,
+        metavar="JSON",
+        help="Perfetto JSON to write (default: FILE.perfetto.json)",
+    )
+    trace.add_argument(
+        "--ti", type=Path, metavar="DIR", help="folder of the SimGrid TI trace (default: FILE.ti/)"
+    )
+    trace.add_argument(
+        "--speed",
+        type=float,
+        default=platforms.HOST_SPEED,
+        metavar="FLOPS",
+        help="flop/s at which measured computation becomes flops (default: the "
+        f"simulated hosts' {platforms.HOST_SPEED:.0e}, 1:1 with this machine)",
+    )
+    trace.add_argument(
+        "--compute",
+        choices=("wall", "cpu"),
+        help="computation between calls from their wall time, or their CPU time "
+        "(a trace recorded with --trace-cpu; default then)",
+    )
+    trace.add_argument(
+        "--replay",
+        metavar="PLATFORM",
+        help=f"replay on this platform ({', '.join(platforms.INTERCONNECTS)})",
+    )
+    trace.add_argument(
+        "--ranks-per-node",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ranks per simulated node for --replay (default 1)",
+    )
+    trace.set_defaults(handler=_trace)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    traces = read_trace(args.file)
+    out = args.out or Path(f"{args.file}.perfetto.json")
+    written = write_chrome(traces, out)
+    events = sum(len(t.events) for t in traces)
+    lost = sum(t.header["lost"] for t in traces)
+    console.print(
+        f"[bold]perfetto:[/] {escape(str(out))}: {events} events of {len(traces)} "
+        f"ranks ({written} trace entries; open it at https://ui.perfetto.dev)"
+    )
+    if lost:
+        console.print(
+            f"[bold yellow]warning:[/] {lost} events past the trace's cap were not "
+            "kept (ESMPROF_TRACE_EVENTS): the trace and the replay stop there"
+        )
+    compute = args.compute or ("cpu" if all(t.header.get("cpu") for t in traces) else "wall")
+    ti = write_ti(traces, args.ti or Path(f"{args.file}.ti"), args.speed, compute)
+    folded = ", ".join(f"{name} {n}" for name, n in ti.not_replayed.most_common(8))
+    console.print(
+        f"[bold]simgrid:[/] {escape(str(ti.index))}: {ti.messages} messages, "
+        f"computation ({ti.compute} time) at {ti.speed:.3g} flop/s"
+        + (f"; folded into computation: {escape(folded)}" if folded else "")
+    )
+    if args.replay:
+        result = replay(ti, args.replay, args.ranks_per_node)
+        wall = max(t.header["wall"] for t in traces)
+        console.print(
+            f"[bold]replay on {escape(args.replay)}:[/] simulated {result.simulated_time:.6g} s "
+            f"(measured run: {wall:.6g} s from MPI_Init to MPI_Finalize)"
+        )
+    return 0

@@ -1,0 +1,210 @@
+"""Traces and call sites (docs/profiler.md "Traces", "Call sites"), under each Debian MPI stack:
+exact event counts in the trace and in its Perfetto JSON, nested and unclosed regions, a SimGrid
+replay that runs and sends as many messages as the trace has, and call counts per source line
+of native/tests/prof_test_c.c. Counts only, never times."""
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile.callsites import callsites
+from esmperf.profile.read import read_profile
+from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.trace import CALL, ENTER, EXIT, read_trace
+
+ESMPERF = Path(sys.executable).parent / "esmperf"
+STACKS = [s for s in discover_stacks().stacks if not s.simulated and s.id in ("openmpi", "mpich")]
+STEPS = 5  # tests/trace_mix.c
+
+
+def profiled(stack, tmp_path: Path, binary: Path, *options: str, args: tuple[str, ...] = ()):
+    out = tmp_path / "p.jsonl"
+    command = [
+        str(ESMPERF),
+        "profile",
+        *options,
+        "--out",
+        str(out),
+        "--",
+        str(stack.mpirun),
+        "-n",
+        "4",
+        str(binary),
+        *args,
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
+
+
+def trace_mix(stack, tmp_path: Path) -> Path:
+    binary = tmp_path / "trace_mix"
+    source = Path(__file__).with_name("trace_mix.c")
+    subprocess.run([str(stack.mpicc), "-O2", "-g", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
+@pytest.fixture(params=STACKS, ids=lambda s: s.id)
+def stack(request):
+    return request.param
+
+
+def test_trace_counts_regions_and_perfetto_json(stack, tmp_path):
+    out = profiled(stack, tmp_path, trace_mix(stack, tmp_path), "--trace")
+    profile = read_profile(out)
+    traces = read_trace(out)
+    assert [t.rank for t in traces] == [0, 1, 2, 3]
+    for trace, record in zip(traces, profile.ranks):
+        calls = Counter(e.name for e in trace.events if e.kind == CALL)
+        assert calls == Counter({name: c["calls"] for name, c in record["calls"].items()})
+        assert calls["MPI_Isend"] == calls["MPI_Irecv"] == calls["MPI_Allreduce"] == STEPS
+        assert trace.header["lost"] == 0
+        enters = Counter(e.name for e in trace.events if e.kind == ENTER)
+        exits = Counter(e.name for e in trace.events if e.kind == EXIT)
+        assert enters == {"step": STEPS, "halo": STEPS, "tail": 1}
+        assert exits == {"step": STEPS, "halo": STEPS}
+        isends = [e for e in trace.events if e.name == "MPI_Isend"]
+        assert [e.sent for e in isends] == [8 * (128 + s) for s in range(STEPS)]
+        assert {(e.peer, e.tag) for e in isends} == {((trace.rank + 1) % 4, 7)}
+        irecvs = [e for e in trace.events if e.name == "MPI_Irecv"]
+        assert {(e.peer, e.tag) for e in irecvs} == {((trace.rank + 3) % 4, 7)}
+        assert all(e.t0 <= e.t1 for e in trace.events)
+    chrome = tmp_path / "p.perfetto.json"
+    run = subprocess.run(
+        [str(ESMPERF), "trace", str(out), "--out", str(chrome)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(chrome.read_text())
+    phases = Counter(e["ph"] for e in document["traceEvents"])
+    total_calls = sum(c["calls"] for r in profile.ranks for c in r["calls"].values())
+    assert phases["X"] == total_calls
+    assert phases["B"] == 4 * (2 * STEPS + 1)
+    assert phases["E"] == 4 * (2 * STEPS + 1)  # "tail" closed at each rank's end
+    assert phases["M"] == 4 * 3  # process name, sort index, thread name
+    assert {e["pid"] for e in document["traceEvents"]} == {0, 1, 2, 3}
+    sends = [e for e in document["traceEvents"] if e.get("name") == "MPI_Isend" and e["pid"] == 2]
+    assert [e["args"]["sent"] for e in sends] == [8 * (128 + s) for s in range(STEPS)]
+
+
+@pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid's smpirun is not installed")
+def test_trace_replays_with_the_traces_messages(stack, tmp_path):
+    out = profiled(stack, tmp_path, trace_mix(stack, tmp_path), "--trace-cpu")
+    traces = read_trace(out)
+    assert all(t.header["cpu"] for t in traces)
+    ti = write_ti(traces, tmp_path / "ti")
+    sends = sum(1 for t in traces for e in t.events if e.name in ("MPI_Isend", "MPI_Send"))
+    assert sends == 4 * STEPS + 1
+    assert ti.messages == sends
+    assert ti.actions["allreduce"] == 4 * STEPS and ti.actions["bcast"] == 4
+    assert ti.actions["barrier"] == 4 and ti.actions["waitall"] == 4 * STEPS
+    assert (tmp_path / "ti" / "rank-1.txt").read_text().count("bcast 80 1\n") == 1  # root: 1
+    assert (tmp_path / "ti" / "rank-1.txt").read_text().count("recv 0 9 24\n") == 1
+    result = replay(ti, "gige", count_messages=True)
+    assert result.messages == sends
+    assert result.simulated_time > 0
+    cpu = write_ti(traces, tmp_path / "ti-cpu", compute="cpu")  # computation from CPU time
+    assert (cpu.messages, cpu.actions) == (ti.messages, ti.actions)
+    assert replay(cpu, "gige", count_messages=True).messages == sends
+
+
+def site_calls(ranks) -> Counter:
+    """(function, 'prof_test_c.c:LINE') -> calls over all ranks."""
+    out: Counter = Counter()
+    for site in callsites(ranks):
+        location = site["stack"][0].split()[-1]
+        out[(site["function"], location)] += site["calls"]
+    return out
+
+
+def test_callsites_count_calls_per_source_line(stack, tmp_path):
+    binary = build_dir(stack) / "tests" / "prof_test_c"
+    if not binary.is_file():
+        pytest.skip(f"{binary} not built")
+    out = profiled(stack, tmp_path, binary, "--callsites", "1", args=(str(tmp_path),))
+    ranks = read_profile(out).ranks
+    for record in ranks:  # every call has a site: per function, the sites add up to the calls
+        per_function = Counter()
+        for site in record["callsites"]["sites"]:
+            per_function[site["function"]] += site["calls"]
+        assert per_function == Counter({n: c["calls"] for n, c in record["calls"].items()})
+    got = site_calls(ranks)
+    line = lambda n: f"prof_test_c.c:{n}"  # noqa: E731
+    expected = {
+        ("MPI_Send", line(27)): 2,
+        ("MPI_Recv", line(28)): 2,  # even ranks send first
+        ("MPI_Recv", line(30)): 2,
+        ("MPI_Send", line(31)): 2,
+        ("MPI_Irecv", line(40)): 4,
+        ("MPI_Isend", line(41)): 4,
+        ("MPI_Waitall", line(42)): 4,
+        ("MPI_Irecv", line(43)): 4,
+        ("MPI_Irecv", line(44)): 4,
+        ("MPI_Send", line(45)): 4,
+        ("MPI_Send", line(46)): 4,
+        ("MPI_Waitany", line(48)): 8,
+        ("MPI_Startall", line(59)): 12,
+        ("MPI_Waitall", line(60)): 12,
+        ("MPI_Start", line(63)): 8,
+        ("MPI_Start", line(64)): 8,
+        ("MPI_Wait", line(65)): 8,
+        ("MPI_Wait", line(66)): 8,
+        ("MPI_Allreduce", line(77)): 4,
+        ("MPI_Bcast", line(86)): 4,
+        ("MPI_Barrier", line(87)): 4,
+        ("MPI_Allreduce", line(108)): 4,
+        ("MPI_Sendrecv", line(111)): 4,
+        ("MPI_Isend", line(121)): 4,
+        ("MPI_Mrecv", line(123)): 4,
+        ("MPI_Wait", line(124)): 4,
+        ("MPI_Barrier", line(136)): 4,
+        ("MPI_Sendrecv", line(159)): 80,  # 2 threads x 10
+        ("MPI_Put", line(148)): 4,
+        ("MPI_Get", line(149)): 4,
+    }
+    assert {key: got[key] for key in expected} == expected
+    assert got[("MPI_Reduce", line(79))] + got[("MPI_Reduce", line(81))] == 4
+
+
+@pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid's smpirun is not installed")
+def test_known_mix_replays_persistent_and_sendrecv_messages(stack, tmp_path):
+    """prof_test_c.c: per rank 3 Send, 2 Isend, 5 persistent sends started, 1 Sendrecv on the
+    main thread (the 2 threads' 20 Sendrecv are not replayed: one actor per rank)."""
+    binary = build_dir(stack) / "tests" / "prof_test_c"
+    if not binary.is_file():
+        pytest.skip(f"{binary} not built")
+    out = profiled(stack, tmp_path, binary, "--trace", args=(str(tmp_path),))
+    ti = write_ti(read_trace(out), tmp_path / "ti")
+    assert ti.messages == 4 * (3 + 2 + 5 + 1)
+    assert ti.not_replayed["MPI_Sendrecv (threads)"] == 4 * 20
+    assert replay(ti, "ib-qdr", count_messages=True).messages == ti.messages
+
+
+def test_sigterm_leaves_a_partial_trace(tmp_path):
+    """tests/io_and_wait.py (mpi4py, 2 ranks) killed while waiting: each rank's trace is written
+    by the signal helper, marked partial, with the 7 MPI_Sendrecv calls it made."""
+    import os
+    import signal
+
+    from test_profiler_partial_files import STACKS as MPI4PY_STACKS
+    from test_profiler_partial_files import rank_pids, start
+
+    stack = MPI4PY_STACKS[0]
+    run = start(stack, tmp_path, wait=True, ESMPROF_TRACE="1")
+    for pid in rank_pids(tmp_path, run):
+        os.kill(pid, signal.SIGTERM)
+    run.communicate(timeout=120)
+    traces = read_trace(tmp_path / "p.jsonl")
+    assert [t.header["partial"] for t in traces] == ["SIGTERM", "SIGTERM"]
+    for trace in traces:
+        calls = Counter(e.name for e in trace.events if e.kind == CALL)
+        assert calls["MPI_Sendrecv"] + calls["MPI_Sendrecv_c"] == 7
