@@ -162,3 +162,37 @@ def test_failed_verification_exits_2_with_its_result(fault, norm):
     verification = done.result["verification"]
     assert verification["passed"] is False
     assert verification["norms"][norm] > 1e-9
+
+
+def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_path):
+    """Folded (kernels charged after their first calls; issue 11) against full, both with the
+    deterministic cost model on 6 simulated ranks (2 a node): every rank's messages and bytes
+    and the simulated time equal; the folded result says it was not verified. Both layouts."""
+    from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
+    smpi = smpi_stack("cesm")
+    for layout in ("sequential", "concurrent"):
+        args = (*QUICK, "--layout", layout)
+        full = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL))
+        folded = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL | FOLD))
+        assert full["verification"]["passed"] is True
+        assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
+                                          "norms": {}}
+        assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
+        assert folded["comm"] == full["comm"]
+        assert folded["comm_per_rank"] == full["comm_per_rank"]
+        assert folded["simulated_time"] == full["simulated_time"] > 0
+
+
+def test_more_ranks_than_the_deck_s_blocks_cut_smaller_blocks(tmp_path):
+    """On more ranks than a component has blocks of the deck's size, its blocks are halved until
+    every rank gets one (1deg on 384 ranks: the atmosphere's 24 x 16 blocks are only 144): 64
+    simulated ranks of size S give the 2-rank run's bits."""
+    from ocean_smpi import result_of, simulate, smpi_stack
+    smpi = smpi_stack("cesm")
+    reference = cesm(first_stack(), 2)
+    result = result_of(simulate(smpi, tmp_path, "cesm", 64, 16, QUICK))
+    assert result["verification"]["passed"] is True
+    assert result["checksum"] == reference["checksum"]
+    assert reference["params"]["atm_block"] == reference["params"]["lnd_block"] == "12x8"
+    assert result["params"]["atm_block"] == "6x8"       # 16 x 6 = 96 blocks >= 64
+    assert result["params"]["lnd_block"] == "6x8"       # and at least 64 of them hold land

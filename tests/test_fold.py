@@ -168,6 +168,15 @@ def test_preconnection_stops_fitting_a_juropa_node_where_its_memory_ends():
     assert machines.connection_memory(13824, 6, preconnected=False) == 6 * 0.55e6
 
 
+def test_connection_time_pre_connected_against_on_demand():
+    """1 ms per connection (a guess): pre-connecting pays every other rank in MPI_Init, on
+    demand only the peers (HOMME ne120 on 13,824 ranks: 6 DSS peers)."""
+    assert machines.CONNECTION_SECONDS == 1e-3
+    assert machines.connection_time(13824, 6, preconnected=True) == pytest.approx(13.823)
+    assert machines.connection_time(13824, 6, preconnected=False) == pytest.approx(0.006)
+    assert machines.connection_time(4, 6, preconnected=False) == pytest.approx(0.003)
+
+
 def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
     stderr = ("hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks\n"
               "[node-0:0:(1) 0.000000] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process "
@@ -190,7 +199,10 @@ def test_findings_say_where_preconnection_stops_fitting_the_node():
         "On juropa nodes (8 ranks each, 22.4 GiB), pre-connecting every rank at 0.55 MB per "
         "connection (seed 002's ParaStation figure) stops fitting the node's memory above 5455 "
         "ranks; this study's largest run (13824 ranks) needs on-demand connections "
-        "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node."]
+        "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node. "
+        "In time, at 1 ms per connection (a guess, docs/simulate.md), pre-connecting 13824 "
+        "ranks costs each 13.8 s in MPI_Init; on demand a rank pays 1 ms per peer at its "
+        "first message."]
     assert "fits pre-connected" in connection_findings([simulated(1024)])[0].text
 
 
@@ -208,6 +220,16 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
     large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
     assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
     assert large.launcher_args[-len(SMPI_AT_SCALE):] == SMPI_AT_SCALE
+    # Bruck's allgather and a ring allgatherv at scale (the allreduce stays SMPI's), unless
+    # the knob of the collective chooses another
+    assert {"--cfg=smpi/allgather:bruck", "--cfg=smpi/allgatherv:mpich_ring"} <= set(
+        large.launcher_args)
+    assert not any("smpi/allgather" in a or "smpi/allreduce" in a for a in small.launcher_args)
+    assert not any("smpi/allreduce" in a for a in large.launcher_args)
+    ring = knob_setting(smpi, {"allgather_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8,
+                        tmp_path / "platforms")
+    assert [a for a in ring.launcher_args if "smpi/allgather:" in a] == [
+        "--cfg=smpi/allgather:ring"]
     # SimGrid accepts them, and the run communicates as it did without them
     tuned = result_of(fold_test(smpi, tmp_path, FOLD_AUTO_RANKS, 8, {"ESM_FOLD": "0"},
                                 computation="off", fold="off"))

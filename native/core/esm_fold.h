@@ -66,11 +66,18 @@ typedef struct esm_kernel {
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes);
 void esm_kernel_end(esm_kernel *k);
 
+/* Sampled loops (folded runs only): a loop of identical iterations whose count is fixed (a
+ * folded solve) may run only its first iterations, with all their messages, and charge the
+ * rest as simulated time it measured on them: esm_fold_skip(seconds) advances this rank's
+ * simulated clock by `seconds` without sending anything. The skipped iterations' messages are
+ * not in the run's counts (the workload reports how many iterations it simulated). */
+void esm_fold_skip(double seconds);
+
 /* What folding and the node model did on this rank, for the result line ("fold": calls run,
- * calls charged unrun, simulated seconds charged by the kernels). */
+ * calls charged unrun, simulated seconds charged by the kernels and by skipped iterations). */
 typedef struct esm_fold_counts {
     long kernel_calls_run, kernel_calls_charged;
-    double kernel_seconds;
+    double kernel_seconds, skipped_seconds;
 } esm_fold_counts;
 const esm_fold_counts *esm_fold_counts_mine(void);
 #endif

@@ -93,14 +93,17 @@ void esm_fold_report(struct esm_result *r)
     if (fold.mode == KERNELS_RUN)
         return;
     long mine[2] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged}, sum[2];
-    double seconds[2] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds}, extreme[2];
+    double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
+                         fold.counts.skipped_seconds}, extreme[3];
     MPI_Reduce(mine, sum, 2, MPI_LONG, MPI_SUM, 0, esm_comm_world());
-    MPI_Reduce(seconds, extreme, 2, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
+    MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
     esm_result_int(r, "fold.kernel_calls_charged", sum[1]);
     esm_result_real(r, "fold.kernel_seconds_max", extreme[0]);
     esm_result_real(r, "fold.kernel_seconds_min", -extreme[1]);
+    if (extreme[2] > 0)
+        esm_result_real(r, "fold.skipped_seconds_max", extreme[2]);
     esm_result_int(r, "fold.node_ranks", fold.node_ranks);
     esm_result_real(r, "fold.node_bandwidth", fold.node_bandwidth);
     esm_result_real(r, "fold.core_speed", fold.core_speed);
@@ -218,6 +221,17 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
     return false;
 }
 
+void esm_fold_skip(double seconds)
+{
+    if (!esm_folded())
+        esm_fail("skipping sampled iterations needs a folded run (esmperf's fold knob)");
+    smpi_bench_end();
+    fold.counts.skipped_seconds += seconds;
+    if (seconds > 0)
+        smpi_execute(seconds);
+    smpi_bench_begin();
+}
+
 void esm_kernel_end(esm_kernel *k)
 {
     if (fold.mode == KERNELS_RUN)
@@ -238,4 +252,9 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
     return true;
 }
 void esm_kernel_end(esm_kernel *k) { (void)k; }
+void esm_fold_skip(double seconds)
+{
+    (void)seconds;
+    esm_fail("skipping sampled iterations needs a folded run (esmperf's fold knob)");
+}
 #endif

@@ -45,7 +45,7 @@ typedef struct cesm_run {
     double dt, ocean_fraction;
     const char *layout, *barriers, *output, *output_dir, *fault;
     int atm_substeps, ocn_substeps, ranks, cpl_ranks, ocn_first, ocn_ranks;
-    int obx, oby;
+    int block[4][2];               /* bx, by of the atmosphere, land, sea ice and ocean */
     cesm_grid atm_g, ocn_g;
     cesm_overlaps ov;
     double *land_fraction;
@@ -114,8 +114,6 @@ static void plan(cesm_run *run)
     int k = (int)(d - decks);
     cesm_grid_atm(&run->atm_g, d->nx, d->ny);
     cesm_grid_ocn(&run->ocn_g, ocean_decks[k].nx, ocean_decks[k].ny);
-    run->obx = ocean_decks[k].bx;
-    run->oby = ocean_decks[k].by;
     cesm_overlaps_create(&run->ov, &run->atm_g, &run->ocn_g);
     long na = (long)d->nx * d->ny;
     run->land_fraction = esm_calloc(na, sizeof(double));
@@ -139,17 +137,36 @@ static void plan(cesm_run *run)
         run->ocn_ranks = run->cpl_ranks = run->ranks;
         run->ocn_first = 0;
     }
-    struct { const char *what; int blocks, ranks; } need[] = {
-        {"atmosphere", blocks_with(d->nx, d->ny, d->bx, d->by, run->atm_g.active, NULL), run->cpl_ranks},
-        {"land", blocks_with(d->nx, d->ny, d->bx, d->by, NULL, run->land_fraction), run->cpl_ranks},
-        {"sea-ice", blocks_with(run->ocn_g.nx, run->ocn_g.ny, run->obx, run->oby, run->ocn_g.active, NULL), run->cpl_ranks},
-        {"ocean", blocks_with(run->ocn_g.nx, run->ocn_g.ny, run->obx, run->oby, run->ocn_g.active, NULL), run->ocn_ranks},
+    /* Each component's blocks: the deck's size, halved (the longer side first) until every
+     * rank of the component gets a block with a point of it, as CESM's PE layouts choose the
+     * block sizes of POP and CICE per processor count (1deg on 384 ranks: the atmosphere's
+     * 24 x 16 blocks give only 144). */
+    struct { const char *what; const cesm_grid *g; const unsigned char *active;
+             const double *fraction; int bx, by, ranks; } need[] = {
+        {"atmosphere", &run->atm_g, run->atm_g.active, NULL, d->bx, d->by, run->cpl_ranks},
+        {"land", &run->atm_g, NULL, run->land_fraction, d->bx, d->by, run->cpl_ranks},
+        {"sea-ice", &run->ocn_g, run->ocn_g.active, NULL, ocean_decks[k].bx, ocean_decks[k].by,
+         run->cpl_ranks},
+        {"ocean", &run->ocn_g, run->ocn_g.active, NULL, ocean_decks[k].bx, ocean_decks[k].by,
+         run->ocn_ranks},
     };
-    for (int c = 0; c < 4; c++)
-        if (need[c].blocks < need[c].ranks)
+    for (int c = 0; c < 4; c++) {
+        int bx = need[c].bx, by = need[c].by, nx = need[c].g->nx, ny = need[c].g->ny;
+        int blocks = blocks_with(nx, ny, bx, by, need[c].active, need[c].fraction);
+        while (blocks < need[c].ranks && (bx > 2 || by > 2)) {
+            if (bx >= by)
+                bx = (bx + 1) / 2;
+            else
+                by = (by + 1) / 2;
+            blocks = blocks_with(nx, ny, bx, by, need[c].active, need[c].fraction);
+        }
+        if (blocks < need[c].ranks)
             esm_fail("the %s model gets %d ranks but has only %d blocks at --size %s: use fewer "
                      "ranks, a larger --size or, for the ocean, a smaller --ocean-fraction",
-                     need[c].what, need[c].ranks, need[c].blocks, d->name);
+                     need[c].what, need[c].ranks, blocks, d->name);
+        run->block[c][0] = bx;
+        run->block[c][1] = by;
+    }
     bool bad_dir = false;
     if (!strcmp(run->output, "on")) {
         struct stat st;
@@ -177,14 +194,16 @@ static void set_up(cesm_run *run)
     run->in_ocn = esm_group_member(run->g_ocn);
     if (run->in_atm) {
         esm_group_enter(run->g_atm);
-        atm_create(&run->atm, &run->atm_g, d->bx, d->by, run->atm_substeps, run->dt);
-        lnd_create(&run->lnd, &run->atm_g, run->land_fraction, d->bx, d->by);
-        ice_create(&run->ice, &run->ocn_g, run->obx, run->oby);
+        atm_create(&run->atm, &run->atm_g, run->block[0][0], run->block[0][1], run->atm_substeps,
+                   run->dt);
+        lnd_create(&run->lnd, &run->atm_g, run->land_fraction, run->block[1][0], run->block[1][1]);
+        ice_create(&run->ice, &run->ocn_g, run->block[2][0], run->block[2][1]);
         esm_group_leave();
     }
     if (run->in_ocn) {
         esm_group_enter(run->g_ocn);
-        ocn_create(&run->ocn, &run->ocn_g, run->obx, run->oby, run->ocn_substeps, run->dt);
+        ocn_create(&run->ocn, &run->ocn_g, run->block[3][0], run->block[3][1], run->ocn_substeps,
+                   run->dt);
         run->ocn.leak = !strcmp(run->fault, "leak") && esm_rank() == 0;
         esm_group_leave();
     }
@@ -413,14 +432,18 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     esm_global_sums(parts, 6, m);
     double map_sw = fabs(m[2] - m[0]) / m[4], map_flux = fabs(m[3] - m[1]) / m[5];
     bool passed = map_sw <= 1e-12 && map_flux <= 1e-12 && constant_error <= 1e-13 && closure <= 1e-11;
-    esm_result_verification(r, passed, "conservative maps (global integrals equal on both grids, "
-                            "constants kept); coupled energy budget closed: change = absorbed "
-                            "sunlight - outgoing longwave");
-    esm_result_norm(r, "map_a2o_conservation", map_sw);
-    esm_result_norm(r, "map_o2a_conservation", map_flux);
-    esm_result_norm(r, "map_constant_error", constant_error);
-    esm_result_norm(r, "energy_closure", closure);
-    esm_result_norm(r, "energy_closure_of_content", fabs(residual) / magnitude);
+    if (esm_folded()) /* the kernels ran on their first calls only: the values mean nothing */
+        esm_result_unverified(r, "not verified: folded run");
+    else {
+        esm_result_verification(r, passed, "conservative maps (global integrals equal on both "
+                                "grids, constants kept); coupled energy budget closed: change = "
+                                "absorbed sunlight - outgoing longwave");
+        esm_result_norm(r, "map_a2o_conservation", map_sw);
+        esm_result_norm(r, "map_o2a_conservation", map_flux);
+        esm_result_norm(r, "map_constant_error", constant_error);
+        esm_result_norm(r, "energy_closure", closure);
+        esm_result_norm(r, "energy_closure_of_content", fabs(residual) / magnitude);
+    }
     esm_result_real(r, "energy.residual_J", residual);
     esm_result_real(r, "energy.change_J", content1 - content0);
     esm_result_real(r, "energy.sw_absorbed_J", sw);
@@ -500,6 +523,13 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     esm_result_int(r, "params.atm_ny", run->atm_g.ny);
     esm_result_int(r, "params.ocn_nx", run->ocn_g.nx);
     esm_result_int(r, "params.ocn_ny", run->ocn_g.ny);
+    const char *blocked[] = {"atm", "lnd", "ice", "ocn"};
+    for (int c = 0; c < 4; c++) {
+        char path[40], size[24];
+        snprintf(path, sizeof path, "params.%s_block", blocked[c]);
+        snprintf(size, sizeof size, "%dx%d", run->block[c][0], run->block[c][1]);
+        esm_result_text(r, path, size);
+    }
     esm_result_int(r, "params.ocean_points", run->ocn_g.nactive);
     esm_result_int(r, "params.land_points", total[13]);
     esm_result_int(r, "params.cpl_ranks", run->cpl_ranks);

@@ -156,10 +156,17 @@ void coupler_create(coupler *c, const cesm_grid *atm_g, const cesm_grid *ocn_g,
         *ledgers_o[k] = esm_calloc(c->o.n + 1, sizeof(double));
 }
 
+/* The coupler's kernels, for folding (esm_fold.h); bytes: the doubles a point reads and
+ * writes. */
+static esm_kernel k_ice_prep = {.name = "cesm.cpl.ice_prep"},
+                  k_fluxes = {.name = "cesm.cpl.fluxes"}, k_merge = {.name = "cesm.cpl.merge"};
+
 void coupler_ice_prep(coupler *c)
 {
     static const cesm_map_norm norm[A2X_N] = {MAP_CONSERVE, MAP_CONSERVE, MAP_CONSERVE};
     cesm_map_apply(&c->a2o, (const double *const *)c->a2x, c->ao, norm);
+    if (!esm_kernel_begin(&k_ice_prep, (double)(c->a.n + c->o.n), 24.0 * c->a.n + 112.0 * c->o.n))
+        return;
     for (long p = 0; p < c->a.n; p++) {   /* conservation of the shortwave mapped */
         double v = c->o2a.row_cover[p] * c->a2x[A2X_SW][p];
         c->map_src[0][p] += v;
@@ -174,24 +181,30 @@ void coupler_ice_prep(coupler *c)
         c->x2i[X2I_FRAZIL][p] = c->o2x[O2X_FRAZIL][p];
         c->o2x[O2X_FRAZIL][p] = 0.0;      /* handed to the ice */
     }
+    esm_kernel_end(&k_ice_prep);
 }
 
 void coupler_atm_prep(coupler *c, double dt)
 {
-    for (long p = 0; p < c->o.n; p++) {   /* atmosphere-ocean fluxes on the ocean grid */
-        double frac = c->i2x[I2X_FRAC][p], open = 1.0 - frac, to = c->o2x[O2X_T][p];
-        double up = cesm_exchange(c->ao[A2X_WIND][p]) * (to - c->ao[A2X_T][p]);
-        double sw = (1.0 - ALBEDO_OCN) * c->ao[A2X_SW][p];
-        c->ocean_sw[p] += c->o.area[p] * open * sw * dt;
-        c->x2o[X2O_HEAT][p] = open * (sw - up) + c->i2x[I2X_QIO][p];
-        c->fo[0][p] = open * up + c->i2x[I2X_FLUX][p];
-        c->fo[1][p] = open * to + frac * c->i2x[I2X_TSFC][p];
-        c->fo[2][p] = frac;
-        c->map_src[1][p] += c->o.area[p] * c->fo[0][p];
-        c->map_gross[1][p] += fabs(c->o.area[p] * c->fo[0][p]);
+    if (esm_kernel_begin(&k_fluxes, (double)c->o.n, 136.0 * c->o.n)) {
+        for (long p = 0; p < c->o.n; p++) {   /* atmosphere-ocean fluxes on the ocean grid */
+            double frac = c->i2x[I2X_FRAC][p], open = 1.0 - frac, to = c->o2x[O2X_T][p];
+            double up = cesm_exchange(c->ao[A2X_WIND][p]) * (to - c->ao[A2X_T][p]);
+            double sw = (1.0 - ALBEDO_OCN) * c->ao[A2X_SW][p];
+            c->ocean_sw[p] += c->o.area[p] * open * sw * dt;
+            c->x2o[X2O_HEAT][p] = open * (sw - up) + c->i2x[I2X_QIO][p];
+            c->fo[0][p] = open * up + c->i2x[I2X_FLUX][p];
+            c->fo[1][p] = open * to + frac * c->i2x[I2X_TSFC][p];
+            c->fo[2][p] = frac;
+            c->map_src[1][p] += c->o.area[p] * c->fo[0][p];
+            c->map_gross[1][p] += fabs(c->o.area[p] * c->fo[0][p]);
+        }
+        esm_kernel_end(&k_fluxes);
     }
     static const cesm_map_norm norm[3] = {MAP_CONSERVE, MAP_NORMALIZE, MAP_NORMALIZE};
     cesm_map_apply(&c->o2a, (const double *const *)c->fo, c->oa, norm);
+    if (!esm_kernel_begin(&k_merge, (double)(c->a.n + c->l.n), 96.0 * c->a.n + 48.0 * c->l.n))
+        return;
     for (long p = 0; p < c->a.n; p++) {   /* merge: ocean and ice, then land */
         c->map_dst[1][p] += c->o2a.row_area[p] * c->oa[0][p];
         double ofrac = c->o2a.row_cover[p] / c->o2a.row_area[p];
@@ -204,6 +217,7 @@ void coupler_atm_prep(coupler *c, double dt)
         c->x2a[X2A_FLUX][p] += c->lfrac[p] * c->l2x[L2X_FLUX][q];
         c->x2a[X2A_TSFC][p] += c->lfrac[p] * c->l2x[L2X_T][q];
     }
+    esm_kernel_end(&k_merge);
 }
 
 double coupler_constant_error(coupler *c)

@@ -130,7 +130,13 @@ double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_
 void cesm_map_apply(cesm_map *m, const double *const src[], double *const dst[],
                     const cesm_map_norm norm[])
 {
+    static esm_kernel k_map = {.name = "cesm.map"};  /* folding (esm_fold.h) */
     esm_rearrange(m->gather, src, m->columns);
+    /* bytes: per field, each weight, column index and gathered value; each row's start, area
+     * or cover and destination */
+    double bytes = m->nfields * (24.0 * m->nnz + 24.0 * m->nrows);
+    if (!esm_kernel_begin(&k_map, (double)m->nfields * (m->nnz + m->nrows), bytes))
+        return;
     for (int f = 0; f < m->nfields; f++)
         for (long r = 0; r < m->nrows; r++) {
             double sum = 0;
@@ -139,6 +145,7 @@ void cesm_map_apply(cesm_map *m, const double *const src[], double *const dst[],
             double by = norm[f] == MAP_CONSERVE ? m->row_area[r] : m->row_cover[r];
             dst[f][r] = by > 0 ? sum / by : 0.0;
         }
+    esm_kernel_end(&k_map);
 }
 
 /* Daily-mean insolation with a seasonal cycle (a 360-day year, northern summer at day 90). */

@@ -91,21 +91,29 @@ void atm_export(const atm_model *m, double seconds, double *const a2x[])
     }
 }
 
+/* The models' kernels, for folding (esm_fold.h): charged after their first calls when
+ * folded. Bytes by the byte model: the doubles (and indices) a point reads and writes. */
+static esm_kernel k_atm = {.name = "cesm.atm.substep"}, k_ocn = {.name = "cesm.ocn.substep"},
+                  k_lnd = {.name = "cesm.lnd.run"}, k_ice = {.name = "cesm.ice.run"};
+
 void atm_run(atm_model *m, const double *const x2a[])
 {
     const double *flux = x2a[X2A_FLUX];
     long sj = m->l.stride_j;
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
-        for (long p = 0; p < m->pts.n; p++) {
-            long q = m->at[p];
-            int gj = (int)(m->pts.global[p] / m->d.nx);
-            double t = m->t[q], w = m->t[q - 1], e = m->t[q + 1];
-            double olr = OLR_A + OLR_B * t;
-            m->olr[p] += m->pts.area[p] * olr * m->dt;
-            m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w)
-                           + m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj])
-                           + m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
+        if (esm_kernel_begin(&k_atm, (double)m->pts.n, 64.0 * m->pts.n)) {
+    for (long p = 0; p < m->pts.n; p++) {
+                long q = m->at[p];
+                int gj = (int)(m->pts.global[p] / m->d.nx);
+                double t = m->t[q], w = m->t[q - 1], e = m->t[q + 1];
+                double olr = OLR_A + OLR_B * t;
+                m->olr[p] += m->pts.area[p] * olr * m->dt;
+                m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w)
+                               + m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj])
+                               + m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
+            }
+            esm_kernel_end(&k_atm);
         }
         double *swap = m->t;
         m->t = m->t_next;
@@ -179,20 +187,23 @@ void ocn_run(ocn_model *m, const double *const x2o[], double *const o2x[])
         frazil[p] = 0.0;
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
-        for (long p = 0; p < m->pts.n; p++) {
-            long q = m->at[p];
-            int gj = (int)(m->pts.global[p] / m->d.nx);
-            const double *t = m->t, *k = m->mask;
-            double forcing = (m->leak && p == 0) ? 0.0 : heat[p];
-            double next = t[q] + m->kx[gj] * (k[q + 1] * (t[q + 1] - t[q]) - k[q - 1] * (t[q] - t[q - 1]))
-                          + m->ky_n[gj] * k[q + sj] * (t[q + sj] - t[q])
-                          - m->ky_s[gj] * k[q - sj] * (t[q] - t[q - sj])
-                          + m->dt / HEAT_CAPACITY_OCN * forcing;
-            if (next < FREEZING) {     /* frazil: the deficit goes to the ice */
-                frazil[p] += HEAT_CAPACITY_OCN * (next - FREEZING);
-                next = FREEZING;
+        if (esm_kernel_begin(&k_ocn, (double)m->pts.n, 72.0 * m->pts.n)) {
+    for (long p = 0; p < m->pts.n; p++) {
+                long q = m->at[p];
+                int gj = (int)(m->pts.global[p] / m->d.nx);
+                const double *t = m->t, *k = m->mask;
+                double forcing = (m->leak && p == 0) ? 0.0 : heat[p];
+                double next = t[q] + m->kx[gj] * (k[q + 1] * (t[q + 1] - t[q]) - k[q - 1] * (t[q] - t[q - 1]))
+                              + m->ky_n[gj] * k[q + sj] * (t[q + sj] - t[q])
+                              - m->ky_s[gj] * k[q - sj] * (t[q] - t[q - sj])
+                              + m->dt / HEAT_CAPACITY_OCN * forcing;
+                if (next < FREEZING) {     /* frazil: the deficit goes to the ice */
+                    frazil[p] += HEAT_CAPACITY_OCN * (next - FREEZING);
+                    next = FREEZING;
+                }
+                m->t_next[q] = next;
             }
-            m->t_next[q] = next;
+            esm_kernel_end(&k_ocn);
         }
         double *swap = m->t;
         m->t = m->t_next;
@@ -241,13 +252,16 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
  * one reported to the coupler, so what the land loses the atmosphere gains. */
 void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], double dt)
 {
+    if (esm_kernel_begin(&k_lnd, (double)m->pts.n, 80.0 * m->pts.n)) {
     for (long p = 0; p < m->pts.n; p++) {
-        double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
-        double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
-        m->sw[p] += m->pts.area[p] * sw * dt;
-        m->t[p] += dt / HEAT_CAPACITY_LND * (sw - flux);
-        l2x[L2X_FLUX][p] = flux;
-        l2x[L2X_T][p] = m->t[p];
+            double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
+            double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
+            m->sw[p] += m->pts.area[p] * sw * dt;
+            m->t[p] += dt / HEAT_CAPACITY_LND * (sw - flux);
+            l2x[L2X_FLUX][p] = flux;
+            l2x[L2X_T][p] = m->t[p];
+        }
+        esm_kernel_end(&k_lnd);
     }
 }
 
@@ -277,35 +291,38 @@ void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
  * ocean. Exports (cell means): fraction, flux to the air, heat into the ocean, surface T. */
 void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt)
 {
+    if (esm_kernel_begin(&k_ice, (double)m->pts.n, 112.0 * m->pts.n)) {
     for (long p = 0; p < m->pts.n; p++) {
-        double h = m->h[p] - x2i[X2I_FRAZIL][p] / ICE_LATENT;
-        double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p], to = x2i[X2I_TO][p];
-        double flux = 0, qio = 0, ts = FREEZING;
-        if (h > 0) {
-            double k = cesm_exchange(x2i[X2I_WIND][p]), cond = ICE_CONDUCTIVITY / fmax(h, 0.05);
-            double sw = (1.0 - ALBEDO_ICE) * x2i[X2I_SW][p];
-            ts = (sw + k * ta + cond * FREEZING) / (k + cond);
-            double melt = 0;
-            if (ts > 0.0) {
-                ts = 0.0;
-                melt = sw + cond * (FREEZING - ts) - k * (ts - ta);
+            double h = m->h[p] - x2i[X2I_FRAZIL][p] / ICE_LATENT;
+            double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p], to = x2i[X2I_TO][p];
+            double flux = 0, qio = 0, ts = FREEZING;
+            if (h > 0) {
+                double k = cesm_exchange(x2i[X2I_WIND][p]), cond = ICE_CONDUCTIVITY / fmax(h, 0.05);
+                double sw = (1.0 - ALBEDO_ICE) * x2i[X2I_SW][p];
+                ts = (sw + k * ta + cond * FREEZING) / (k + cond);
+                double melt = 0;
+                if (ts > 0.0) {
+                    ts = 0.0;
+                    melt = sw + cond * (FREEZING - ts) - k * (ts - ta);
+                }
+                double up = k * (ts - ta), fcond = cond * (FREEZING - ts);
+                double from_ocean = to > FREEZING ? ICE_OCEAN_EXCHANGE * (to - FREEZING) : 0.0;
+                m->sw[p] += m->pts.area[p] * frac * sw * dt;
+                h += frac * dt * (fcond - from_ocean - melt) / ICE_LATENT;
+                flux = frac * up;
+                qio = -frac * from_ocean;
+                if (h < 0) {               /* melted through: the rest of the heat warms the ocean */
+                    qio += -h * ICE_LATENT / dt;
+                    h = 0;
+                }
             }
-            double up = k * (ts - ta), fcond = cond * (FREEZING - ts);
-            double from_ocean = to > FREEZING ? ICE_OCEAN_EXCHANGE * (to - FREEZING) : 0.0;
-            m->sw[p] += m->pts.area[p] * frac * sw * dt;
-            h += frac * dt * (fcond - from_ocean - melt) / ICE_LATENT;
-            flux = frac * up;
-            qio = -frac * from_ocean;
-            if (h < 0) {               /* melted through: the rest of the heat warms the ocean */
-                qio += -h * ICE_LATENT / dt;
-                h = 0;
-            }
+            m->h[p] = h;
+            i2x[I2X_FRAC][p] = frac;  /* the fraction these fluxes were computed over */
+            i2x[I2X_FLUX][p] = flux;
+            i2x[I2X_QIO][p] = qio;
+            i2x[I2X_TSFC][p] = ts;
         }
-        m->h[p] = h;
-        i2x[I2X_FRAC][p] = frac;  /* the fraction these fluxes were computed over */
-        i2x[I2X_FLUX][p] = flux;
-        i2x[I2X_QIO][p] = qio;
-        i2x[I2X_TSFC][p] = ts;
+        esm_kernel_end(&k_ice);
     }
 }
 

@@ -42,6 +42,8 @@ typedef struct solver {
     double tolerance;        /* converged when |r| <= tolerance |b| */
     int max_iterations, check_every;
     int iterations;          /* > 0: exactly this many per solve (folded runs), checks ignored */
+    int sample;              /* > 0 (folded, fixed count): simulate this many iterations of a
+                              * solve, charge the rest at their simulated time (esm_fold_skip) */
     double nu, mu;           /* P-CSI: bounds of the preconditioned operator's spectrum */
     int lanczos_steps;
     double *r, *z, *s, *q, *az, *dx; /* work vectors */
@@ -49,12 +51,14 @@ typedef struct solver {
 
 typedef struct solve_stats {
     int iterations, checks;
+    int simulated;           /* iterations simulated (sampled solves: fewer than iterations) */
+    double started;          /* simulated time at the first iteration */
     double residual;         /* |r| / |b| at the last check */
     int converged;
 } solve_stats;
 
 solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iterations,
-                      int check_every, int iterations);
+                      int check_every, int iterations, int sample);
 /* P-CSI set-up: `steps` of Lanczos on the preconditioned operator from `start_vector` give
  * [nu, mu]. Collective. */
 void solver_bounds(solver *sv, space *s, int steps, const double *start_vector);

@@ -68,7 +68,7 @@ typedef struct pop_run {
     long steps, warmup;
     const char *solver_name, *layout_name, *halo_name, *stream_name;
     esm_distribution distribution;
-    int nx, ny, nz, bx, by, check_every, max_iterations, lanczos, fixed_iterations;
+    int nx, ny, nz, bx, by, check_every, max_iterations, lanczos, fixed_iterations, sample;
     bool blocks_given;                       /* --block: else the deck's, or fewer if needed */
     double tolerance;
     pop_grid g;
@@ -79,7 +79,7 @@ typedef struct pop_run {
     double *eta_star, *rhs;                  /* l2 fields: the known answer, A times it */
     double *b, *x, *x_star, *error;         /* solver vectors */
     esm_timer t_tracer, t_tracer_halo, t_rhs, t_solver;
-    long iterations, checks, unconverged, iterations_max;
+    long iterations, checks, unconverged, iterations_max, iterations_simulated;
     double worst_error, worst_residual, tracer_bytes, solver_bytes0, wall;
     esm_counts counts0, counts1;
     double mass0[2], low0[2], high0[2];
@@ -109,6 +109,9 @@ static void parse(pop_run *run, int argc, char **argv)
     run->fixed_iterations = (int)esm_cli_int(cli, "iterations", 0, 0, 10000000, "solver: exactly this "
                                        "many iterations per solve (0: until converged; a folded "
                                        "run: the size's figure from a full run)");
+    run->sample = (int)esm_cli_int(cli, "sample-iterations", 0, 0, 10000000, "folded: simulate "
+                                   "this many iterations of each solve (a multiple of --check), "
+                                   "charge the rest at their simulated time (0: all)");
     run->blocks_given = esm_cli_given(cli, "block") != NULL;
     run->stream_name = esm_cli_choice(cli, "stream", "on,off", "measure the STREAM triad roofline");
     esm_cli_end(cli);
@@ -119,6 +122,13 @@ static void parse(pop_run *run, int argc, char **argv)
             esm_fail("a folded run needs a fixed solver iteration count and size %s has none: "
                      "use --iterations N", run->deck->name);
     }
+    if (run->sample && !esm_folded())
+        esm_fail("--sample-iterations %d charges iterations it does not simulate: a folded run "
+                 "only (smpi stack, fold = on)", run->sample);
+    if (run->sample % run->check_every)
+        esm_fail("--sample-iterations %d: use a multiple of --check %d, so that the sampled "
+                 "iterations hold their share of convergence checks", run->sample,
+                 run->check_every);
 }
 
 /* Grid and decomposition, operator, tracers, solver, vectors. */
@@ -137,7 +147,7 @@ static void set_up(pop_run *run)
     solver_kind kind = !strcmp(run->solver_name, "pcg") ? SOLVER_PCG
                      : !strcmp(run->solver_name, "pcsi") ? SOLVER_PCSI : SOLVER_CHRONGEAR;
     run->sv = solver_create(kind, run->s, run->tolerance, run->max_iterations, run->check_every,
-                            run->fixed_iterations);
+                            run->fixed_iterations, run->sample);
     long n2 = esm_layout_doubles(&g->l2, g->d.nlocal), n = run->s->n;
     double **fields[] = {&run->eta_star, &run->rhs}, **vectors[] = {&run->b, &run->x,
                                                                      &run->x_star, &run->error};
@@ -208,6 +218,7 @@ static void barotropic(pop_run *run, long step, bool timed)
     run->unconverged += !st.converged;
     if (timed) {
         run->iterations += st.iterations;
+        run->iterations_simulated += st.simulated;
         run->checks += st.checks;
         run->iterations_max = st.iterations > run->iterations_max ? st.iterations : run->iterations_max;
     }
@@ -313,6 +324,7 @@ static int report(pop_run *run)
     esm_result_real(r, "params.tolerance", run->tolerance);
     esm_result_int(r, "params.check", run->check_every);
     esm_result_int(r, "params.iterations", run->fixed_iterations);
+    esm_result_int(r, "params.sample_iterations", run->sample);
     esm_result_real(r, "params.dt", g->dt);
     esm_report_decomp(r, &g->d);
     esm_result_real(r, "params.courant", run->tr.courant);
@@ -323,6 +335,7 @@ static int report(pop_run *run)
     }
     esm_result_int(r, "solver.iterations", run->iterations);
     esm_result_int(r, "solver.iterations_max", run->iterations_max);
+    esm_result_int(r, "solver.iterations_simulated", run->iterations_simulated);
     esm_result_int(r, "solver.checks", run->checks);
 
     esm_stream stream = {0};

@@ -6,7 +6,10 @@
  * residual r = b - A x is formed and |r| <= tolerance |b| tested (one more halo update and
  * global sum), as POP does. With a fixed iteration count (`iterations`: a folded run, whose
  * values mean nothing, or --iterations) the checks are still made, as communication, but
- * never stop the solve. */
+ * never stop the solve. A sampled solve (`sample`, folded runs only) simulates its first
+ * `sample` iterations, a multiple of check_every, and charges the others at the simulated
+ * time per iteration they took on this rank (esm_fold_skip): the iterations are identical,
+ * one halo update and one global sum each (two for PCG) and a check every check_every. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -77,11 +80,12 @@ static double dot(space *s, const double *a, const double *b)
 }
 
 solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iterations,
-                      int check_every, int iterations)
+                      int check_every, int iterations, int sample)
 {
     solver *sv = esm_calloc(1, sizeof *sv);
     *sv = (solver){.kind = kind, .tolerance = tolerance, .max_iterations = max_iterations,
-                   .check_every = check_every, .iterations = iterations, .lanczos_steps = 0};
+                   .check_every = check_every, .iterations = iterations,
+                   .sample = iterations > sample ? sample : 0, .lanczos_steps = 0};
     if (iterations)
         sv->max_iterations = iterations;
     double **work[] = {&sv->r, &sv->z, &sv->s, &sv->q, &sv->az, &sv->dx};
@@ -99,7 +103,20 @@ static int start(solver *sv, space *s, const double *b, double *x, double *bb, s
     *bb = sums[0];
     st->residual = *bb > 0 ? sqrt(sums[1] / *bb) : 0;
     st->converged = sums[1] <= sv->tolerance * sv->tolerance * *bb;
+    st->started = esm_wtime();
     return st->converged && !sv->iterations; /* a fixed count runs whatever the residual */
+}
+
+/* The end of iteration m of a sampled solve: after `sample` of them, charge the others at
+ * this rank's simulated time per iteration so far, count them, and stop. */
+static int skip_rest(solver *sv, int m, solve_stats *st)
+{
+    if (!sv->sample || m < sv->sample)
+        return 0;
+    esm_fold_skip((esm_wtime() - st->started) / m * (sv->iterations - m));
+    st->checks += (sv->iterations - m) / sv->check_every;
+    st->iterations = sv->iterations;
+    return 1;
 }
 
 /* Every check_every iterations: the true residual, and is it small enough? */
@@ -139,7 +156,7 @@ static solve_stats chrongear(solver *sv, space *s, const double *b, double *x)
     memset(sv->s, 0, s->n * sizeof(double));
     memset(sv->q, 0, s->n * sizeof(double));
     for (int m = 1; m <= sv->max_iterations; m++) {
-        st.iterations = m;
+        st.iterations = st.simulated = m;
         precondition(s, 1.0, sv->r, sv->z);                /* z = M^-1 r */
         s->halo(s, sv->z);
         s->apply(s, sv->z, sv->az);                        /* A z */
@@ -154,7 +171,7 @@ static solve_stats chrongear(solver *sv, space *s, const double *b, double *x)
             chrongear_update(s->n, alpha, beta, sv->z, sv->az, sv->s, sv->q, x, sv->r);
             vector_end(s, &k_chrongear);
         }
-        if (check(sv, s, b, x, bb, m, &st))
+        if (check(sv, s, b, x, bb, m, &st) || skip_rest(sv, m, &st))
             break;
     }
     return st;
@@ -170,7 +187,7 @@ static solve_stats pcg(solver *sv, space *s, const double *b, double *x)
     double rho = dot(s, sv->r, sv->z);
     memcpy(sv->s, sv->z, s->n * sizeof(double));           /* p = z */
     for (int m = 1; m <= sv->max_iterations; m++) {
-        st.iterations = m;
+        st.iterations = st.simulated = m;
         s->halo(s, sv->s);
         s->apply(s, sv->s, sv->q);                         /* q = A p */
         double alpha = rho / dot(s, sv->s, sv->q);
@@ -191,6 +208,8 @@ static solve_stats pcg(solver *sv, space *s, const double *b, double *x)
                 sv->s[p] = sv->z[p] + beta * sv->s[p];
             vector_end(s, &k_pcg_direction);
         }
+        if (skip_rest(sv, m, &st))
+            break;
     }
     return st;
 }
@@ -210,7 +229,7 @@ static solve_stats pcsi(solver *sv, space *s, const double *b, double *x)
         vector_end(s, &k_pcsi_start);
     }
     for (int m = 1; m <= sv->max_iterations; m++) {
-        st.iterations = m;
+        st.iterations = st.simulated = m;
         residual(s, b, x, sv->az, sv->r);                  /* the only halo update */
         if (m % sv->check_every == 0) {
             st.checks++;
@@ -227,6 +246,8 @@ static solve_stats pcsi(solver *sv, space *s, const double *b, double *x)
             }
             vector_end(s, &k_pcsi_update);
         }
+        if (skip_rest(sv, m, &st))
+            break;
     }
     return st;
 }

@@ -357,6 +357,18 @@ SMPI_ALWAYS = (f"--cfg=smpi/host-speed:{platforms.HOST_SPEED:.0f}f",
 # 1e-9 (half the CPU time, simulated time within 0.02 %).
 SMPI_AT_SCALE = ("--cfg=smpi/privatization:mmap", "--cfg=smpi/send-is-detached-thresh:0",
                  "--cfg=surf/precision:1e-8")
+# And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
+# theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
+# between every pair of ranks at once (ranks^2 flows in the network model); MPICH uses Bruck's
+# algorithm for short allgathers and a ring for long ones (CESM's rearranger plans allgatherv
+# their index lists: 1deg on 384 ranks finished in 252 s of CPU with these, the default was
+# stopped unfinished). MPI_Allreduce keeps SMPI's default (a linear reduce and a binomial
+# broadcast) although the seeds' MPIs use recursive doubling for short vectors: with `rdb`
+# PFLOTRAN 100^3 on 384 ranks was stopped after 12.5 min of CPU (143 s before), so recursive
+# doubling is the allreduce_algorithm knob's choice, not the default. From FOLD_AUTO_RANKS
+# ranks, unless the knob of the collective chooses another (docs/simulate.md, "What a
+# simulation costs").
+SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
@@ -391,6 +403,10 @@ def smpi_setting(knobs: dict[str, str], ranks: int, ranks_per_node: int,
             raise Unsupported(f"SimGrid SMPI has no {value} algorithm for MPI_{op.capitalize()} "
                               f"(it has: {', '.join(SMPI_ALGORITHMS[op])})")
         collectives.append(f"--cfg=smpi/{op}:{algorithm}")
+    if ranks >= FOLD_AUTO_RANKS:
+        collectives.extend(f"--cfg=smpi/{op}:{algorithm}"
+                           for op, algorithm in SMPI_COLLECTIVES_AT_SCALE.items()
+                           if chosen.get(f"{op}_algorithm", "default") == "default")
     platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)

@@ -28,6 +28,12 @@ HOST_CLOCK_GHZ = 2.5
 # 0.55 MB per connection at send/receive queue size 16); used for every preset, a guess
 # for the Open MPI clusters of the other seeds.
 CONNECTION_BYTES = 0.55e6
+# Time one rank takes to set up one InfiniBand connection (create a queue pair, swap its
+# address with the peer out of band, move it INIT -> RTR -> RTS): 1 ms, A GUESS, of the order
+# of the one public figure found: Intel MPI 2021.2 over UCX 1.10 spent 68-72 s of MPI_Init
+# creating endpoints to all peers on 76,000 ranks, about 0.9 ms a peer (openucx/ucx issue
+# 6658; DC transport on EDR/HDR, not JUROPA's RC on QDR). No QDR-era figure was found.
+CONNECTION_SECONDS = 1e-3
 
 
 class MachineError(EsmperfError):
@@ -75,6 +81,13 @@ def connection_memory(ranks: int, peers: int, preconnected: bool) -> float:
     """MPI connection memory of one rank: a connection to every other rank when pre-connected
     (ParaStation by default, PSP_ONDEMAND=0), else only to the peers it talks to."""
     return CONNECTION_BYTES * ((ranks - 1) if preconnected else min(peers, ranks - 1))
+
+
+def connection_time(ranks: int, peers: int, preconnected: bool) -> float:
+    """Seconds one rank spends setting up its MPI connections, one after another: all
+    (ranks - 1) in MPI_Init when pre-connected, else one per peer at its first message (in
+    the first time step, on the critical path of that exchange)."""
+    return CONNECTION_SECONDS * ((ranks - 1) if preconnected else min(peers, ranks - 1))
 
 
 DDR3_1333 = 10.667e9  # bytes/s per channel

@@ -67,7 +67,11 @@ def connection_findings(results: list[RunResult]) -> list[Finding]:
             "scaling", f"On {name} nodes ({per_node} ranks each, {_bytes(node.memory)}), "
             f"pre-connecting every rank at {machines.CONNECTION_BYTES / 1e6:.2f} MB per "
             f"connection (seed 002's ParaStation figure) stops fitting the node's memory above "
-            f"{limit} ranks; {verdict}.", weight=0.3 if largest > limit else 0.05))
+            f"{limit} ranks; {verdict}. In time, at {machines.CONNECTION_SECONDS * 1e3:g} ms per "
+            f"connection (a guess, docs/simulate.md), pre-connecting {largest} ranks costs each "
+            f"{machines.connection_time(largest, 0, True):.3g} s in MPI_Init; on demand a rank "
+            f"pays {machines.CONNECTION_SECONDS * 1e3:g} ms per peer at its first message.",
+            weight=0.3 if largest > limit else 0.05))
     return found
 
 
