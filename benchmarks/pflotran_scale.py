@@ -26,23 +26,40 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.mpi.build import build_dir  # noqa: E402
-from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from median_spread import spread  # noqa: E402
 
 RANKS_PER_NODE = 48  # Dell R815: 4 x twelve-core Opteron 6174
 
 
-def one_run(stack, ranks: int, fold: bool, steps: int, platform: str, computation: str,
-            flags: tuple[str, ...], extra: list[str], workdir: Path) -> dict:
+def one_run(
+    stack,
+    ranks: int,
+    fold: bool,
+    steps: int,
+    platform: str,
+    computation: str,
+    flags: tuple[str, ...],
+    extra: list[str],
+    workdir: Path,
+) -> dict:
     knobs = {"platform": platform, "machine": "dell-r815", "computation": computation}
     setting = knob_setting(stack, knobs, ranks, 2, RANKS_PER_NODE, workdir / "platforms")
     write_files(setting)
-    program = [str(build_dir(stack) / "apps" / "pflotran" / "pflotran"), "--size",
-               "100_100_100", "--steps", str(steps), "--stream-mb", "0", *extra]
+    program = [
+        str(build_dir(stack) / "apps" / "pflotran" / "pflotran"),
+        "--size",
+        "100_100_100",
+        "--steps",
+        str(steps),
+        "--stream-mb",
+        "0",
+        *extra,
+    ]
     command = mpirun_command(stack, ranks, program, (*flags, *setting.launcher_args))
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     if fold:
@@ -58,18 +75,27 @@ def one_run(stack, ranks: int, fold: bool, steps: int, platform: str, computatio
     if code not in (0, 2):
         raise SystemExit(f"{' '.join(command)} failed ({code}):\n{stderr[-2000:]}")
     result = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
-    return {"ranks": ranks, "fold": fold, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_gb": usage.ru_maxrss * 1024 / 1e9, "simulated": simulated_time(stderr),
-            "rank_grid": result["params"]["rank_grid"],
-            "newton": result["newton"]["iterations"],
-            "krylov": result["newton"]["linear_iterations"],
-            "messages": result["comm"]["messages"], "load": load,
-            "load_after": os.getloadavg()[0], "flags": list(flags)}
+    return {
+        "ranks": ranks,
+        "fold": fold,
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_gb": usage.ru_maxrss * 1024 / 1e9,
+        "simulated": simulated_time(stderr),
+        "rank_grid": result["params"]["rank_grid"],
+        "newton": result["newton"]["iterations"],
+        "krylov": result["newton"]["linear_iterations"],
+        "messages": result["comm"]["messages"],
+        "load": load,
+        "load_after": os.getloadavg()[0],
+        "flags": list(flags),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ranks", default="384")
     parser.add_argument("--fold", default="on", help="on, off or on,off")
     parser.add_argument("--steps", type=int, default=2)
@@ -89,30 +115,48 @@ def main() -> None:
         for ranks in map(int, args.ranks.split(",")):
             for fold in folds:
                 with tempfile.TemporaryDirectory() as tmp:
-                    run = one_run(stack, ranks, fold, args.steps, args.platform,
-                                  args.computation, tuple(args.cfg), args.extra, Path(tmp))
+                    run = one_run(
+                        stack,
+                        ranks,
+                        fold,
+                        args.steps,
+                        args.platform,
+                        args.computation,
+                        tuple(args.cfg),
+                        args.extra,
+                        Path(tmp),
+                    )
                 runs.setdefault((ranks, fold), []).append(run)
-                print(f"  {ranks} ranks, fold {'on' if fold else 'off'}: {run['wall']:.1f} s, "
-                      f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}", file=sys.stderr)
+                print(
+                    f"  {ranks} ranks, fold {'on' if fold else 'off'}: {run['wall']:.1f} s, "
+                    f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}",
+                    file=sys.stderr,
+                )
                 if args.raw:
                     with args.raw.open("a") as raw:
                         raw.write(json.dumps(run) + "\n")
-    print(f"pflotran 100_100_100, {args.steps} steps, {args.platform}, computation "
-          f"{args.computation}, {RANKS_PER_NODE} ranks per node, extra: "
-          f"{' '.join(args.cfg + args.extra) or 'none'}")
-    print("| ranks | nodes | rank grid | fold | Newton / Krylov its | wall (s) | CPU (s) | "
-          "peak RSS (GB) | simulated (s) | messages | CPU per simulated rank-step (ms) | "
-          "load before, after |")
+    print(
+        f"pflotran 100_100_100, {args.steps} steps, {args.platform}, computation "
+        f"{args.computation}, {RANKS_PER_NODE} ranks per node, extra: "
+        f"{' '.join(args.cfg + args.extra) or 'none'}"
+    )
+    print(
+        "| ranks | nodes | rank grid | fold | Newton / Krylov its | wall (s) | CPU (s) | "
+        "peak RSS (GB) | simulated (s) | messages | CPU per simulated rank-step (ms) | "
+        "load before, after |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (ranks, fold), reps in runs.items():
         first = reps[0]
-        print(f"| {ranks} | {-(-ranks // RANKS_PER_NODE)} | {first['rank_grid']} | "
-              f"{'on' if fold else 'off'} | {first['newton']} / {first['krylov']} | "
-              f"{spread([r['wall'] for r in reps])} | {spread([r['cpu'] for r in reps])} | "
-              f"{spread([r['rss_gb'] for r in reps], 2)} | {first['simulated']:.6g} | "
-              f"{first['messages']} | "
-              f"{spread([r['cpu'] / (ranks * args.steps) * 1e3 for r in reps], 2)} | "
-              f"{first['load']:.1f}, {first['load_after']:.1f} |")
+        print(
+            f"| {ranks} | {-(-ranks // RANKS_PER_NODE)} | {first['rank_grid']} | "
+            f"{'on' if fold else 'off'} | {first['newton']} / {first['krylov']} | "
+            f"{spread([r['wall'] for r in reps])} | {spread([r['cpu'] for r in reps])} | "
+            f"{spread([r['rss_gb'] for r in reps], 2)} | {first['simulated']:.6g} | "
+            f"{first['messages']} | "
+            f"{spread([r['cpu'] / (ranks * args.steps) * 1e3 for r in reps], 2)} | "
+            f"{first['load']:.1f}, {first['load_after']:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -37,27 +37,39 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
-MODES = {"profile": {}, "trace": {"ESMPROF_TRACE": "1"}, "trace-cpu": {"ESMPROF_TRACE": "cpu"},
-         "callsites": {"ESMPROF_CALLSITES": "1"}, "callsites-2": {"ESMPROF_CALLSITES": "2"}}
+MODES = {
+    "profile": {},
+    "trace": {"ESMPROF_TRACE": "1"},
+    "trace-cpu": {"ESMPROF_TRACE": "cpu"},
+    "callsites": {"ESMPROF_CALLSITES": "1"},
+    "callsites-2": {"ESMPROF_CALLSITES": "2"},
+}
 
 
 LATENCY_ARGS: list[str] = []  # ["regions"]: the batches inside MPI_Pcontrol(1, "timed")
 
 
-def one_run(stack, iters: int, profiled: bool, scratch: Path, library: Path | None = None,
-            mode: str = "profile") -> dict[str, float]:
+def one_run(
+    stack,
+    iters: int,
+    profiled: bool,
+    scratch: Path,
+    library: Path | None = None,
+    mode: str = "profile",
+) -> dict[str, float]:
     env = run_environment(stack, os.environ)
     if profiled:
         env["LD_PRELOAD"] = str(library or profiler_library(stack))
         env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
         env.update(MODES[mode])
-    command = mpirun_command(stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters),
-                                        *LATENCY_ARGS])
+    command = mpirun_command(
+        stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters), *LATENCY_ARGS]
+    )
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
     figures = {key: statistics.median(values) for key, values in batches.items()}
@@ -80,13 +92,18 @@ def calibrated(profile: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--iters", type=int, default=5000)
     parser.add_argument("--baseline", type=Path, help="another build root to compare with")
     parser.add_argument("--modes", default="profile", help="comma-separated: " + ",".join(MODES))
-    parser.add_argument("--regions", action="store_true",
-                        help="time the batches inside a region (MPI_Pcontrol(1, \"timed\"))")
+    parser.add_argument(
+        "--regions",
+        action="store_true",
+        help='time the batches inside a region (MPI_Pcontrol(1, "timed"))',
+    )
     args = parser.parse_args()
     if args.regions:
         LATENCY_ARGS.append("regions")
@@ -99,40 +116,52 @@ def main() -> None:
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         sys.exit(f"profiler_overhead.py: unknown mode(s) {unknown}: choose from {', '.join(MODES)}")
-    print("| stack | mode | operation | without (us) | with (us) "
-          "| added (ns), median [min..max] | added per call (ns) |")
+    print(
+        "| stack | mode | operation | without (us) | with (us) "
+        "| added (ns), median [min..max] | added per call (ns) |"
+    )
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for stack in discover_stacks().stacks:
             if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
                 continue  # the profiler does not load under SimGrid SMPI (docs/simulate.md)
             for mode in modes:
-                runs = [(one_run(stack, args.iters, False, Path(scratch)),
-                         one_run(stack, args.iters, True, Path(scratch), mode=mode))
-                        for _ in range(args.pairs)]
+                runs = [
+                    (
+                        one_run(stack, args.iters, False, Path(scratch)),
+                        one_run(stack, args.iters, True, Path(scratch), mode=mode),
+                    )
+                    for _ in range(args.pairs)
+                ]
                 for key, calls in CALLS_ON_PATH.items():
                     off = [pair[0][key] for pair in runs]
                     on = [pair[1][key] for pair in runs]
                     added = [1000 * (b - a) for a, b in zip(off, on)]
                     med = statistics.median(added)
-                    print(f"| {stack.id} | {mode} | {key.removesuffix('_us')} "
-                          f"| {statistics.median(off):.3f} | {statistics.median(on):.3f} "
-                          f"| {med:.1f} [{min(added):.1f}..{max(added):.1f}] | {med / calls:.1f} |",
-                          flush=True)
+                    print(
+                        f"| {stack.id} | {mode} | {key.removesuffix('_us')} "
+                        f"| {statistics.median(off):.3f} | {statistics.median(on):.3f} "
+                        f"| {med:.1f} [{min(added):.1f}..{max(added):.1f}] | {med / calls:.1f} |",
+                        flush=True,
+                    )
                 for key in ("calibrated_ns", "trace_ns", "callsite_ns"):
                     values = [pair[1][key] for pair in runs if key in pair[1]]
                     if values:
                         med = statistics.median(values)
-                        print(f"| {stack.id} | {mode} | {key} at MPI_Init (ns per call) | | "
-                              f"| {med:.1f} [{min(values):.1f}..{max(values):.1f}] | |")
+                        print(
+                            f"| {stack.id} | {mode} | {key} at MPI_Init (ns per call) | | "
+                            f"| {med:.1f} [{min(values):.1f}..{max(values):.1f}] | |"
+                        )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 def compare(args: argparse.Namespace) -> None:
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.2f} (2 ranks on {os.cpu_count()} cores)")
-    print("| stack | operation | without (us) | added, this build (ns) median [min..max] | "
-          "added, baseline (ns) median [min..max] | per call this / baseline (ns) | ratio |")
+    print(
+        "| stack | operation | without (us) | added, this build (ns) median [min..max] | "
+        "added, baseline (ns) median [min..max] | per call this / baseline (ns) | ratio |"
+    )
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for stack in discover_stacks().stacks:
@@ -142,20 +171,26 @@ def compare(args: argparse.Namespace) -> None:
             if not baseline.is_file():
                 print(f"| {stack.id} | (no baseline build at {baseline}) |")
                 continue
-            runs = [(one_run(stack, args.iters, False, Path(scratch)),
-                     one_run(stack, args.iters, True, Path(scratch)),
-                     one_run(stack, args.iters, True, Path(scratch), baseline))
-                    for _ in range(args.pairs)]
+            runs = [
+                (
+                    one_run(stack, args.iters, False, Path(scratch)),
+                    one_run(stack, args.iters, True, Path(scratch)),
+                    one_run(stack, args.iters, True, Path(scratch), baseline),
+                )
+                for _ in range(args.pairs)
+            ]
             for key, calls in CALLS_ON_PATH.items():
                 off = [run[0][key] for run in runs]
                 new = [1000 * (run[1][key] - run[0][key]) for run in runs]
                 old = [1000 * (run[2][key] - run[0][key]) for run in runs]
                 med_new, med_old = statistics.median(new), statistics.median(old)
                 ratio = f"{med_new / med_old:.2f}" if med_old > 0 else "n/a"
-                print(f"| {stack.id} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
-                      f"{med_new:.1f} [{min(new):.1f}..{max(new):.1f}] | "
-                      f"{med_old:.1f} [{min(old):.1f}..{max(old):.1f}] | "
-                      f"{med_new / calls:.1f} / {med_old / calls:.1f} | {ratio} |")
+                print(
+                    f"| {stack.id} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
+                    f"{med_new:.1f} [{min(new):.1f}..{max(new):.1f}] | "
+                    f"{med_old:.1f} [{min(old):.1f}..{max(old):.1f}] | "
+                    f"{med_new / calls:.1f} / {med_old / calls:.1f} | {ratio} |"
+                )
 
 
 if __name__ == "__main__":

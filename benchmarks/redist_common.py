@@ -9,8 +9,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.mpi.build import build_dir  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.build import build_dir  # noqa: E402
 from esmperf.mpi.stacks import Stack, discover_stacks  # noqa: E402
 
 
@@ -29,12 +29,18 @@ def bench_path(stack: Stack) -> Path:
 
 # TCP loopback instead of shared memory: what peers on other nodes get (DESIGN.md, measured facts)
 TCP = {
-    "openmpi": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo"},
+    "openmpi": {
+        "OMPI_MCA_pml": "ob1",
+        "OMPI_MCA_btl": "self,tcp",
+        "OMPI_MCA_btl_tcp_if_include": "lo",
+    },
     "mpich": {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "lo"},
 }
 
 
-def run_bench(stack: Stack, ranks: int, *args: str, timeout: float = 3600, tcp: bool = False) -> dict[str, Any]:
+def run_bench(
+    stack: Stack, ranks: int, *args: str, timeout: float = 3600, tcp: bool = False
+) -> dict[str, Any]:
     """One run of redist-bench (over TCP loopback when `tcp`); its JSON result."""
     command = mpirun_command(stack, ranks, [str(bench_path(stack)), *args])
     env = run_environment(stack, os.environ) | (TCP[stack.family] if tcp else {})

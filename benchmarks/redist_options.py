@@ -34,37 +34,61 @@ VARIANTS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--stack", default="openmpi")
     parser.add_argument("--ranks", default="2,4")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--size", default="M")
-    parser.add_argument("--tcp", action="store_true",
-                        help="MPI over TCP loopback, single copy off only: what peers on other nodes get")
+    parser.add_argument(
+        "--tcp",
+        action="store_true",
+        help="MPI over TCP loopback, single copy off only: what peers on other nodes get",
+    )
     args = parser.parse_args()
     stack = stacks(args.stack)[0]
     print(f"{load()}; stack {stack.id}{' over TCP loopback' if args.tcp else ''}")
     for ranks in map(int, args.ranks.split(",")):
-        print(f"\n{ranks} ranks\n\n| options | run (ms) | copy bound (ms) | ratio to copy bound | ratio to defaults | "
-              "messages per run | load |")
+        print(
+            f"\n{ranks} ranks\n\n| options | run (ms) | copy bound (ms) | ratio to copy bound | ratio to defaults | "
+            "messages per run | load |"
+        )
         print("|---|---|---|---|---|---|---|")
         base = None
         for name, options, slow in VARIANTS:
             if args.tcp and "--single-copy" not in options:
                 continue
             repeats, steps = (1, 2) if slow else (args.repeats, args.steps)
-            r = run_bench(stack, ranks, "--size", args.size, "--repeats", str(repeats), "--steps", str(steps),
-                          "--peers", "none", *options, tcp=args.tcp)
+            r = run_bench(
+                stack,
+                ranks,
+                "--size",
+                args.size,
+                "--repeats",
+                str(repeats),
+                "--steps",
+                str(steps),
+                "--peers",
+                "none",
+                *options,
+                tcp=args.tcp,
+            )
             run = r["redist"]["run_s"]
             base = base or run["median"]
             over = " (oversubscribed)" if r["machine"]["oversubscribed"] else ""
-            print(f"| {name}{over} | {span(run, 1e3)} | {span(r['redist']['copy_s'], 1e3)} | "
-                  f"{r['redist']['copy_ratio']:.2f} | {run['median'] / base:.2f} | {r['model']['messages_per_run']} | "
-                  f"{r['machine']['load_1min']:.2f} |", flush=True)
+            print(
+                f"| {name}{over} | {span(run, 1e3)} | {span(r['redist']['copy_s'], 1e3)} | "
+                f"{r['redist']['copy_ratio']:.2f} | {run['median'] / base:.2f} | {r['model']['messages_per_run']} | "
+                f"{r['machine']['load_1min']:.2f} |",
+                flush=True,
+            )
     transport = " (MPI over TCP loopback)" if args.tcp else ""
-    print(f"\n(lower is better) command: redist-bench --size {args.size} --repeats {args.repeats} --steps "
-          f"{args.steps} --peers none <options>{transport}; {load()}")
+    print(
+        f"\n(lower is better) command: redist-bench --size {args.size} --repeats {args.repeats} --steps "
+        f"{args.steps} --peers none <options>{transport}; {load()}"
+    )
 
 
 if __name__ == "__main__":

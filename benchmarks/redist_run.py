@@ -19,28 +19,45 @@ from redist_common import load, run_bench, span, stacks
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--stacks", default="openmpi,mpich")
     parser.add_argument("--ranks", default="4,2")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--memory", default="shared,private")
     parser.add_argument("--size", default="M")
-    parser.add_argument("--extra", default="", help="more redist-bench options, e.g. '--single-copy off'")
+    parser.add_argument(
+        "--extra", default="", help="more redist-bench options, e.g. '--single-copy off'"
+    )
     args = parser.parse_args()
     print(load())
-    print("\n| stack | ranks | memory | run (ms) | copy bound (ms) | ratio to copy | GB/s | "
-          "Alltoallw (ms) | ratio to ours | PETSc (ms) | ratio to ours | store (us) | Alltoallw set-up (us) | "
-          "PETSc set-up (s) | check | load |")
+    print(
+        "\n| stack | ranks | memory | run (ms) | copy bound (ms) | ratio to copy | GB/s | "
+        "Alltoallw (ms) | ratio to ours | PETSc (ms) | ratio to ours | store (us) | Alltoallw set-up (us) | "
+        "PETSc set-up (s) | check | load |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for stack in stacks(args.stacks):
         for ranks in map(int, args.ranks.split(",")):
             for memory in args.memory.split(","):
-                r = run_bench(stack, ranks, "--size", args.size, "--repeats", str(args.repeats), "--steps",
-                              str(args.steps), "--memory", memory, *args.extra.split())
+                r = run_bench(
+                    stack,
+                    ranks,
+                    "--size",
+                    args.size,
+                    "--repeats",
+                    str(args.repeats),
+                    "--steps",
+                    str(args.steps),
+                    "--memory",
+                    memory,
+                    *args.extra.split(),
+                )
                 red, peers = r["redist"], r["peers"]
 
-                def peer(name: str) -> tuple[str, str]:
+                def peer(name: str, peers: dict = peers) -> tuple[str, str]:
                     p = peers.get(name, {})
                     if not p.get("available"):
                         return "-", "-"
@@ -48,16 +65,28 @@ def main() -> None:
 
                 a_ms, a_ratio = peer("alltoallw")
                 p_ms, p_ratio = peer("petsc")
-                a_store = span(peers["alltoallw"]["store_s"], 1e6, 0) if peers.get("alltoallw", {}).get("available") else "-"
-                p_store = span(peers["petsc"]["store_s"], 1, 2) if peers.get("petsc", {}).get("available") else "-"
+                a_store = (
+                    span(peers["alltoallw"]["store_s"], 1e6, 0)
+                    if peers.get("alltoallw", {}).get("available")
+                    else "-"
+                )
+                p_store = (
+                    span(peers["petsc"]["store_s"], 1, 2)
+                    if peers.get("petsc", {}).get("available")
+                    else "-"
+                )
                 over = " (oversubscribed)" if r["machine"]["oversubscribed"] else ""
-                print(f"| {stack.id} | {ranks}{over} | {memory} | {span(red['run_s'], 1e3)} | "
-                      f"{span(red['copy_s'], 1e3)} | {red['copy_ratio']:.2f} | {red['bandwidth_GBps']:.2f} | "
-                      f"{a_ms} | {a_ratio} | {p_ms} | {p_ratio} | {span(red['store_s'], 1e6, 0)} | {a_store} | "
-                      f"{p_store} | {'PASS' if r['verification']['passed'] else 'FAIL'} | {r['machine']['load_1min']:.2f} |",
-                      flush=True)
-    print(f"\n(lower is better; ratios to ours > 1: ours faster) command: redist-bench --size {args.size} "
-          f"--repeats {args.repeats} --steps {args.steps} --memory <memory> {args.extra}; {load()}")
+                print(
+                    f"| {stack.id} | {ranks}{over} | {memory} | {span(red['run_s'], 1e3)} | "
+                    f"{span(red['copy_s'], 1e3)} | {red['copy_ratio']:.2f} | {red['bandwidth_GBps']:.2f} | "
+                    f"{a_ms} | {a_ratio} | {p_ms} | {p_ratio} | {span(red['store_s'], 1e6, 0)} | {a_store} | "
+                    f"{p_store} | {'PASS' if r['verification']['passed'] else 'FAIL'} | {r['machine']['load_1min']:.2f} |",
+                    flush=True,
+                )
+    print(
+        f"\n(lower is better; ratios to ours > 1: ours faster) command: redist-bench --size {args.size} "
+        f"--repeats {args.repeats} --steps {args.steps} --memory <memory> {args.extra}; {load()}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from esmperf.store.results import load_results  # noqa: E402
 from esmperf.store.database import Store  # noqa: E402
+from esmperf.store.results import load_results  # noqa: E402
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 
@@ -57,21 +57,54 @@ class Case:
         return -(-self.ranks // self.ranks_per_node)
 
 
-CASES = {case.name: case for case in (
-    Case("homme", "homme", "ne120", 13824, 8, "juropa", "ib-qdr", 2),
-    Case("pflotran", "pflotran", "100_100_100", 384, 48, "dell-r815", "ib-qdr", None),
-    Case("hycom", "hycom", "glb0.08", 504, 48, "dell-r815", "ib-qdr", None, ("stream=off",)),
-    Case("cesm", "cesm", "1deg", 384, 12, "dell-m610", "ib-qdr", 4),
-    Case("pop", "pop", "tenth", 2442, 8, "juropa", "ib-qdr", 1, ("sample-iterations=10", "stream=off")),
-)}
+CASES = {
+    case.name: case
+    for case in (
+        Case("homme", "homme", "ne120", 13824, 8, "juropa", "ib-qdr", 2),
+        Case("pflotran", "pflotran", "100_100_100", 384, 48, "dell-r815", "ib-qdr", None),
+        Case("hycom", "hycom", "glb0.08", 504, 48, "dell-r815", "ib-qdr", None, ("stream=off",)),
+        Case("cesm", "cesm", "1deg", 384, 12, "dell-m610", "ib-qdr", 4),
+        Case(
+            "pop",
+            "pop",
+            "tenth",
+            2442,
+            8,
+            "juropa",
+            "ib-qdr",
+            1,
+            ("sample-iterations=10", "stream=off"),
+        ),
+    )
+}
 
 
 def simulate(case: Case, repeats: int, computation: str, out: Path, timeout: float) -> list[str]:
-    command = [str(ESMPERF), "simulate", case.workload, "--size", case.size,
-               "--ranks", str(case.ranks), "--ranks-per-node", str(case.ranks_per_node),
-               "--platform", case.platform, "--machine", case.machine, "--fold", "on",
-               "--computation", computation, "--repeats", str(repeats),
-               "--timeout", str(timeout), "--out", str(out)]
+    command = [
+        str(ESMPERF),
+        "simulate",
+        case.workload,
+        "--size",
+        case.size,
+        "--ranks",
+        str(case.ranks),
+        "--ranks-per-node",
+        str(case.ranks_per_node),
+        "--platform",
+        case.platform,
+        "--machine",
+        case.machine,
+        "--fold",
+        "on",
+        "--computation",
+        computation,
+        "--repeats",
+        str(repeats),
+        "--timeout",
+        str(timeout),
+        "--out",
+        str(out),
+    ]
     if case.steps is not None:
         command += ["--steps", str(case.steps)]
     for option in case.options:
@@ -83,24 +116,43 @@ def simulate(case: Case, repeats: int, computation: str, out: Path, timeout: flo
 def describe(case: Case, store_path: Path, command: list[str]) -> dict:
     with Store(store_path, read_only=True) as store:
         results = load_results(store)
-        walls = [float(r["wall"]) for r in results[0].repetitions
-                 if r["kind"] == "measure" and r["status"] == "ok"] if results else []
-    record = {"case": case.name, "ranks": case.ranks, "nodes": case.nodes,
-              "command": " ".join(command)}
+        walls = (
+            [
+                float(r["wall"])
+                for r in results[0].repetitions
+                if r["kind"] == "measure" and r["status"] == "ok"
+            ]
+            if results
+            else []
+        )
+    record = {
+        "case": case.name,
+        "ranks": case.ranks,
+        "nodes": case.nodes,
+        "command": " ".join(command),
+    }
     if not results or results[0].status != "complete":
         record["error"] = results[0].run["reason"] if results else "no result"
         return record
     result = results[0]
-    seconds = [float(r["elapsed"]) for r in result.repetitions
-               if r["kind"] == "measure" and r["status"] == "ok"]
+    seconds = [
+        float(r["elapsed"])
+        for r in result.repetitions
+        if r["kind"] == "measure" and r["status"] == "ok"
+    ]
     steps = int(result.run["steps"] or json.loads(result.repetitions[-1]["result"])["steps"])
-    record.update({
-        "simulated_seconds": statistics.median(walls),
-        "fom": result.summary.median if result.summary else None, "unit": result.unit,
-        "real_seconds": statistics.median(seconds), "real_min": min(seconds),
-        "real_max": max(seconds), "peak_rss_gb": max(result.peak_rss) / 1e9,
-        "us_per_rank_step": statistics.median(seconds) / (case.ranks * steps) * 1e6,
-    })
+    record.update(
+        {
+            "simulated_seconds": statistics.median(walls),
+            "fom": result.summary.median if result.summary else None,
+            "unit": result.unit,
+            "real_seconds": statistics.median(seconds),
+            "real_min": min(seconds),
+            "real_max": max(seconds),
+            "peak_rss_gb": max(result.peak_rss) / 1e9,
+            "us_per_rank_step": statistics.median(seconds) / (case.ranks * steps) * 1e6,
+        }
+    )
     return record
 
 
@@ -112,8 +164,9 @@ def main() -> int:
     # ones (docs/simulate.md, "Folding", fold accuracy)
     parser.add_argument("--computation", default="model", choices=("measured", "model", "off"))
     parser.add_argument("--timeout", type=float, default=1800)
-    parser.add_argument("--out", type=Path, help="directory for the study stores (default: a "
-                        "temporary one)")
+    parser.add_argument(
+        "--out", type=Path, help="directory for the study stores (default: a temporary one)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="seed-scale-"))
@@ -124,16 +177,20 @@ def main() -> int:
         store = out / f"{case.name}.duckdb"
         command = simulate(case, args.repeats, args.computation, store, args.timeout)
         records.append(describe(case, store, command))
-    print(f"\n{'case':9} {'ranks':>6} {'simulated s':>12} {'figure':>14} {'real s median [min..max]':>26}"
-          f" {'peak RSS':>9} {'us/rank-step':>12}")
+    print(
+        f"\n{'case':9} {'ranks':>6} {'simulated s':>12} {'figure':>14} {'real s median [min..max]':>26}"
+        f" {'peak RSS':>9} {'us/rank-step':>12}"
+    )
     for r in records:
         if "error" in r:
             print(f"{r['case']:9} {r['ranks']:>6}  failed: {r['error']}")
             continue
-        print(f"{r['case']:9} {r['ranks']:>6} {r['simulated_seconds']:>12.4g} "
-              f"{r['fom']:>9.4g} {r['unit']:>4} {r['real_seconds']:>9.1f} "
-              f"[{r['real_min']:.1f}..{r['real_max']:.1f}]{'':>6} {r['peak_rss_gb']:>7.2f}GB "
-              f"{r['us_per_rank_step']:>12.1f}")
+        print(
+            f"{r['case']:9} {r['ranks']:>6} {r['simulated_seconds']:>12.4g} "
+            f"{r['fom']:>9.4g} {r['unit']:>4} {r['real_seconds']:>9.1f} "
+            f"[{r['real_min']:.1f}..{r['real_max']:.1f}]{'':>6} {r['peak_rss_gb']:>7.2f}GB "
+            f"{r['us_per_rank_step']:>12.1f}"
+        )
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return 0

@@ -13,7 +13,6 @@ extra's wheel; `make setup-mpi4py` for Debian MPICH).
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -25,12 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from esmperf.mpi.build import profiler_library  # noqa: E402
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
+from esmperf.mpi.build import profiler_library  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from test_profiler_mpi4py import mpi4py_env, mpi4py_path  # noqa: E402
 
-RANK_RUNNER = r'''
+RANK_RUNNER = r"""
 import json, os, sys, unittest
 suite_dir, out_dir, pattern, exclude = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 sys.path.insert(0, suite_dir)
@@ -53,7 +52,7 @@ kept = unittest.TestSuite(t for t in flat(found) if not any(w in t.id() for w in
 kept.run(Recorder())
 with open(os.path.join(out_dir, f"outcomes.{rank}.json"), "w") as f:
     json.dump(outcomes, f)
-'''
+"""
 
 
 def suite_dir(version: str) -> Path:
@@ -62,8 +61,22 @@ def suite_dir(version: str) -> Path:
     if (target / "test" / "mpiunittest.py").is_file():
         return target / "test"
     with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:",
-                        "--no-deps", "-d", scratch, f"mpi4py=={version}"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                "-d",
+                scratch,
+                f"mpi4py=={version}",
+            ],
+            check=True,
+        )
         archive = next(Path(scratch).glob("mpi4py-*.tar.gz"))
         with tarfile.open(archive) as tar:
             members = [m for m in tar.getmembers() if "/test/" in m.name]
@@ -73,16 +86,27 @@ def suite_dir(version: str) -> Path:
     return target / "test"
 
 
-def run_suite(stack, ranks: int, profiled: bool, tests: Path, pattern: str, exclude: str, path: str) -> dict:
+def run_suite(
+    stack, ranks: int, profiled: bool, tests: Path, pattern: str, exclude: str, path: str
+) -> dict:
     with tempfile.TemporaryDirectory() as out:
         env = run_environment(stack, mpi4py_env(stack, path))
         if profiled:
             env["LD_PRELOAD"] = str(profiler_library(stack))
             env["ESMPROF_OUT"] = str(Path(out) / "profile.jsonl")
-        command = mpirun_command(stack, ranks, [sys.executable, "-c", RANK_RUNNER, str(tests), out, pattern, exclude])
+        command = mpirun_command(
+            stack, ranks, [sys.executable, "-c", RANK_RUNNER, str(tests), out, pattern, exclude]
+        )
         try:
-            run = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True,
-                                 timeout=1800, start_new_session=True)
+            run = subprocess.run(
+                command,
+                env=env,
+                cwd=out,
+                capture_output=True,
+                text=True,
+                timeout=1800,
+                start_new_session=True,
+            )
             returncode, tail = run.returncode, (run.stdout + run.stderr).strip().splitlines()[-3:]
         except subprocess.TimeoutExpired:
             returncode, tail = None, ["timed out after 1800 s"]
@@ -94,13 +118,18 @@ def run_suite(stack, ranks: int, profiled: bool, tests: Path, pattern: str, excl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--stacks", default="openmpi,mpich")
     parser.add_argument("--ranks", default="1,2")
     parser.add_argument("-k", "--pattern", default="test_*.py", help="test files (default all)")
-    parser.add_argument("--exclude", default="test_spawn.",
-                        help="comma-separated parts of test ids to leave out (default test_spawn.: "
-                             "Open MPI 4.1's spawn tests hang here without the profiler too)")
+    parser.add_argument(
+        "--exclude",
+        default="test_spawn.",
+        help="comma-separated parts of test ids to leave out (default test_spawn.: "
+        "Open MPI 4.1's spawn tests hang here without the profiler too)",
+    )
     args = parser.parse_args()
     stacks = {s.id: s for s in discover_stacks().stacks}
     differences = 0
@@ -110,9 +139,13 @@ def main() -> None:
         if path is None:
             print(f"{stack_id}: skipped (no such stack, or no mpi4py for it)")
             continue
-        version = subprocess.run([sys.executable, "-c", "import mpi4py; print(mpi4py.__version__)"],
-                                 env=mpi4py_env(stack, path), capture_output=True,
-                                 text=True, check=True).stdout.strip()
+        version = subprocess.run(
+            [sys.executable, "-c", "import mpi4py; print(mpi4py.__version__)"],
+            env=mpi4py_env(stack, path),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         tests = suite_dir(version)
         for ranks in map(int, args.ranks.split(",")):
             bare = run_suite(stack, ranks, False, tests, args.pattern, args.exclude, path)
@@ -120,16 +153,21 @@ def main() -> None:
             for rank in range(ranks):
                 a, b = bare["outcomes"][rank], profiled["outcomes"][rank]
                 if a is None or b is None:
-                    print(f"{stack_id} {ranks} ranks, rank {rank}: no outcomes "
-                          f"(without: exit {bare['returncode']}, with: exit {profiled['returncode']}): "
-                          f"{' | '.join(profiled['tail'])}")
+                    print(
+                        f"{stack_id} {ranks} ranks, rank {rank}: no outcomes "
+                        f"(without: exit {bare['returncode']}, with: exit {profiled['returncode']}): "
+                        f"{' | '.join(profiled['tail'])}"
+                    )
                     differences += 1
                     continue
                 changed = sorted(t for t in a.keys() | b.keys() if a.get(t) != b.get(t))
                 differences += len(changed)
                 counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(b.values()).items()))
-                print(f"{stack_id} (mpi4py {version}) {ranks} ranks, rank {rank}: {len(b)} tests "
-                      f"({counts}); differing with the profiler: {len(changed)}", flush=True)
+                print(
+                    f"{stack_id} (mpi4py {version}) {ranks} ranks, rank {rank}: {len(b)} tests "
+                    f"({counts}); differing with the profiler: {len(changed)}",
+                    flush=True,
+                )
                 for test in changed[:20]:
                     print(f"    {test}: without {a.get(test)}, with {b.get(test)}")
     sys.exit(1 if differences else 0)

@@ -19,37 +19,68 @@ def header(ranks: int, **overrides: Any) -> dict[str, Any]:
         "abi": "openmpi",
         "profiler": {"version": "1", "bin_width": 1.0, "max_bins": 1024, "hist_buckets": 40},
         "knobs": {"ESMPROF_BIN_SECONDS": "1"},
-        "fortran": {"bindings_loaded": False, "wrappers_reached": False,
-                    "library_calls_c_layer": False},
+        "fortran": {
+            "bindings_loaded": False,
+            "wrappers_reached": False,
+            "library_calls_c_layer": False,
+        },
         "thread_level": 0,
     }
     return record | overrides
 
 
-def call(calls: int, time: float, sent: int = 0, recv: int = 0,
-         hist: list[list[int]] | None = None) -> dict[str, Any]:
-    return {"calls": calls, "time": time, "time_min": time / calls, "time_max": time / calls,
-            "sent": sent, "recv": recv, "hist": hist or [], "lang": {"c": calls, "fortran": 0}}
+def call(
+    calls: int, time: float, sent: int = 0, recv: int = 0, hist: list[list[int]] | None = None
+) -> dict[str, Any]:
+    return {
+        "calls": calls,
+        "time": time,
+        "time_min": time / calls,
+        "time_max": time / calls,
+        "sent": sent,
+        "recv": recv,
+        "hist": hist or [],
+        "lang": {"c": calls, "fortran": 0},
+    }
 
 
-def rank_record(rank: int, wall: float, mpi_time: float, calls: dict[str, Any],
-                comms: list[dict[str, Any]] | None = None, bins: int = 4) -> dict[str, Any]:
+def rank_record(
+    rank: int,
+    wall: float,
+    mpi_time: float,
+    calls: dict[str, Any],
+    comms: list[dict[str, Any]] | None = None,
+    bins: int = 4,
+) -> dict[str, Any]:
     n_calls = sum(c["calls"] for c in calls.values())
     return {
-        "rank": rank, "host": "node0", "pid": 1000 + rank, "init_epoch": 1795000000.0,
-        "wall": wall, "mpi_time": mpi_time, "calls": calls,
+        "rank": rank,
+        "host": "node0",
+        "pid": 1000 + rank,
+        "init_epoch": 1795000000.0,
+        "wall": wall,
+        "mpi_time": mpi_time,
+        "calls": calls,
         "peers": {"sent": {str((rank + 1) % 4): [8, 1]}, "recv": {}},
         "comms": comms or [],
-        "io": {"write": {"calls": 1, "bytes": 100, "time": 0.001},
-               "read": {"calls": 0, "bytes": 0, "time": 0.0}},
-        "bins": {"width": 1.0, **{key: [0] * bins for key in
-                 ("mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time")}},
+        "io": {
+            "write": {"calls": 1, "bytes": 100, "time": 0.001},
+            "read": {"calls": 0, "bytes": 0, "time": 0.0},
+        },
+        "bins": {
+            "width": 1.0,
+            **{
+                key: [0] * bins
+                for key in ("mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time")
+            },
+        },
         "overhead": {"ns_per_call": 20.0, "calls": n_calls, "seconds": n_calls * 20e-9},
     }
 
 
-def write_profile(path: Path, head: dict[str, Any], ranks: list[dict[str, Any]],
-                  trailer: bool = True) -> Path:
+def write_profile(
+    path: Path, head: dict[str, Any], ranks: list[dict[str, Any]], trailer: bool = True
+) -> Path:
     lines = [head, *ranks]
     if trailer:
         lines.append({"end": "esmperf-profile", "ranks": head["ranks"]})
@@ -61,26 +92,57 @@ def small_ranks() -> list[dict[str, Any]]:
     """Three ranks with known figures (checked exactly in test_profile_reader.py)."""
     world = {"id": 0, "size": 3, "name": "MPI_COMM_WORLD", "created_by": "MPI_COMM_WORLD"}
     return [
-        rank_record(0, wall=10.0, mpi_time=2.0, calls={
-            "MPI_Send": call(4, 1.0, sent=400, hist=[[7, 4]]),
-            "MPI_Recv": call(2, 0.4, recv=2048, hist=[[11, 2]]),
-            "MPI_Barrier": call(1, 0.6, hist=[[0, 1]]),
-        }, comms=[world | {"calls": 7, "time": 2.0, "bytes": 2448}]),
-        rank_record(1, wall=8.0, mpi_time=1.0, calls={
-            "MPI_Send": call(1, 0.25, sent=1, hist=[[1, 1]]),
-            "MPI_Recv": call(4, 0.75, recv=8, hist=[[2, 4]]),
-        }, comms=[world | {"calls": 5, "time": 1.0, "bytes": 9}]),
-        rank_record(2, wall=9.0, mpi_time=3.0, calls={
-            "MPI_Allreduce": call(2, 3.0, sent=16, recv=16, hist=[[4, 2]]),
-            "MPI_File_write": call(1, 0.0, sent=1 << 19, hist=[[20, 1]]),
-        }, comms=[world | {"calls": 2, "time": 3.0, "bytes": 32},
-                  {"id": 1, "size": 1, "name": "", "created_by": "MPI_Comm_split",
-                   "calls": 1, "time": 0.0, "bytes": 0}]),
+        rank_record(
+            0,
+            wall=10.0,
+            mpi_time=2.0,
+            calls={
+                "MPI_Send": call(4, 1.0, sent=400, hist=[[7, 4]]),
+                "MPI_Recv": call(2, 0.4, recv=2048, hist=[[11, 2]]),
+                "MPI_Barrier": call(1, 0.6, hist=[[0, 1]]),
+            },
+            comms=[world | {"calls": 7, "time": 2.0, "bytes": 2448}],
+        ),
+        rank_record(
+            1,
+            wall=8.0,
+            mpi_time=1.0,
+            calls={
+                "MPI_Send": call(1, 0.25, sent=1, hist=[[1, 1]]),
+                "MPI_Recv": call(4, 0.75, recv=8, hist=[[2, 4]]),
+            },
+            comms=[world | {"calls": 5, "time": 1.0, "bytes": 9}],
+        ),
+        rank_record(
+            2,
+            wall=9.0,
+            mpi_time=3.0,
+            calls={
+                "MPI_Allreduce": call(2, 3.0, sent=16, recv=16, hist=[[4, 2]]),
+                "MPI_File_write": call(1, 0.0, sent=1 << 19, hist=[[20, 1]]),
+            },
+            comms=[
+                world | {"calls": 2, "time": 3.0, "bytes": 32},
+                {
+                    "id": 1,
+                    "size": 1,
+                    "name": "",
+                    "created_by": "MPI_Comm_split",
+                    "calls": 1,
+                    "time": 0.0,
+                    "bytes": 0,
+                },
+            ],
+        ),
     ]
 
 
 @pytest.fixture
 def small_profile(tmp_path: Path) -> Path:
-    warning = {"bindings_loaded": True, "wrappers_reached": False,
-               "library_calls_c_layer": False, "warning": "Fortran calls bypass the wrappers"}
+    warning = {
+        "bindings_loaded": True,
+        "wrappers_reached": False,
+        "library_calls_c_layer": False,
+        "warning": "Fortran calls bypass the wrappers",
+    }
     return write_profile(tmp_path / "small.jsonl", header(3, fortran=warning), small_ranks())

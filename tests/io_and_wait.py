@@ -3,6 +3,7 @@ argument) a wait to be killed in. Every rank writes rank-named files in the curr
 POSIX (os.write/os.read): 3 writes of 1000 bytes, 2 reads of 500 to data.RANK.bin; stdio (the C
 library's, through ctypes): 4 fwrite of 250 bytes and 1 fputs of 11 to text.RANK.txt; then 7
 Sendrecv of 100 bytes around a ring."""
+
 import ctypes
 import os
 import sys
@@ -32,7 +33,9 @@ libc.fputs(b"hello world", stream)
 libc.fclose(stream)
 got = bytearray(100)
 for _ in range(7):
-    comm.Sendrecv([bytearray(100), MPI.BYTE], (rank + 1) % size, 0, [got, MPI.BYTE], (rank - 1) % size, 0)
+    comm.Sendrecv(
+        [bytearray(100), MPI.BYTE], (rank + 1) % size, 0, [got, MPI.BYTE], (rank - 1) % size, 0
+    )
 if len(sys.argv) > 1:
     with open(f"ready.{rank}", "w") as ready:
         ready.write(str(os.getpid()))

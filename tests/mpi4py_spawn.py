@@ -1,6 +1,7 @@
 """For tests/test_profiler_mpi4py.py: the parent (no argument) spawns 2 children running this
 file with "child"; parent rank 0 sends each child 3 messages of 40 bytes over the
 intercommunicator, each child receives them; then both sides disconnect."""
+
 import sys
 
 from mpi4py import MPI

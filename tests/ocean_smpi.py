@@ -9,17 +9,21 @@ from typing import Any
 
 import pytest
 
-from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import knob_setting, write_files
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import knob_setting, write_files
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import parse_result_line
 
 # The deterministic cost model: kernels charged their bytes over a node's bandwidth share,
 # nothing measured, so that folded and full runs take the same simulated time.
-MODEL = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_NODE_RANKS": "2",
-         "ESM_RESULT_PER_RANK": "1"}
+MODEL = {
+    "ESM_KERNEL_COST": "model",
+    "ESM_NODE_BANDWIDTH": "1e9",
+    "ESM_NODE_RANKS": "2",
+    "ESM_RESULT_PER_RANK": "1",
+}
 FOLD = {"ESM_FOLD": "1"}
 
 
@@ -32,20 +36,35 @@ def smpi_stack(workload: str) -> Stack:
     return stack
 
 
-def simulate(stack: Stack, tmp_path: Path, workload: str, ranks: int, ranks_per_node: int,
-             args: tuple[str, ...], env: dict[str, str] | None = None,
-             timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def simulate(
+    stack: Stack,
+    tmp_path: Path,
+    workload: str,
+    ranks: int,
+    ranks_per_node: int,
+    args: tuple[str, ...],
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
     """The workload on `ranks` simulated ranks, network only (computation off), unfolded
     unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks)."""
-    setting = knob_setting(stack, {"computation": "off", "platform": "ib-qdr", "fold": "off"},
-                           ranks, 2, ranks_per_node, tmp_path / "platforms")
+    setting = knob_setting(
+        stack,
+        {"computation": "off", "platform": "ib-qdr", "fold": "off"},
+        ranks,
+        2,
+        ranks_per_node,
+        tmp_path / "platforms",
+    )
     write_files(setting)
     program = [str(build_dir(stack) / "apps" / workload / workload), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
-    full_env = (run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)}
-                | (env or {}))
-    return subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=timeout)
+    full_env = (
+        run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | (env or {})
+    )
+    return subprocess.run(
+        command, env=full_env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def result_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:

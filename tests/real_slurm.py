@@ -73,13 +73,14 @@ InactiveLimit=0
 NodeName={node} NodeHostname={hostname} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
 PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """
+
+
 @dataclass
 class PrivateSlurm:
     """`directory`: made here, removed by stop(). Not under pytest's temporary directories:
     munged wants world-execute on every directory above its socket, and those are 0700."""
 
-    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(
-        prefix="esmperf-slurm-")))
+    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="esmperf-slurm-")))
 
     @property
     def conf(self) -> Path:
@@ -91,8 +92,14 @@ class PrivateSlurm:
 
     def run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """A Slurm client command against this Slurm."""
-        result = subprocess.run(list(argv), env=self.env, capture_output=True, text=True,
-                                timeout=60, stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            list(argv),
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         if check and result.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: {result.stderr or result.stdout}")
         return result
@@ -120,8 +127,10 @@ class PrivateSlurm:
     def _start(self) -> None:
         missing = [name for name in DAEMONS + CLIENTS if not shutil.which(name, path=SBIN)]
         if missing:
-            raise SlurmUnavailable(f"{', '.join(missing)} not installed (as root on Debian: "
-                                   "make setup, which installs slurmctld, slurmd and munge)")
+            raise SlurmUnavailable(
+                f"{', '.join(missing)} not installed (as root on Debian: "
+                "make setup, which installs slurmctld, slurmd and munge)"
+            )
         self.directory.chmod(0o711)
         for sub in ("munge", "state", "spool", "log"):
             (self.directory / sub).mkdir(parents=True, exist_ok=True)
@@ -129,32 +138,46 @@ class PrivateSlurm:
         key = self.directory / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
-        munged = [shutil.which("munged", path=SBIN) or "munged",
-                  f"--socket={self.directory}/munge/munge.socket", f"--key-file={key}",
-                  f"--pid-file={self.directory}/munged.pid",
-                  f"--log-file={self.directory}/log/munged.log",
-                  f"--seed-file={self.directory}/munge.seed"]
+        munged = [
+            shutil.which("munged", path=SBIN) or "munged",
+            f"--socket={self.directory}/munge/munge.socket",
+            f"--key-file={key}",
+            f"--pid-file={self.directory}/munged.pid",
+            f"--log-file={self.directory}/log/munged.log",
+            f"--seed-file={self.directory}/munge.seed",
+        ]
         self._daemon(munged)
-        self.conf.write_text(SLURM_CONF.format(
-            ctld_port=_free_port(), slurmd_port=_free_port(), user=getpass.getuser(),
-            dir=self.directory, node=NODE, hostname=socket.gethostname().split(".")[0],
-            cpus=os.cpu_count() or 1))
+        self.conf.write_text(
+            SLURM_CONF.format(
+                ctld_port=_free_port(),
+                slurmd_port=_free_port(),
+                user=getpass.getuser(),
+                dir=self.directory,
+                node=NODE,
+                hostname=socket.gethostname().split(".")[0],
+                cpus=os.cpu_count() or 1,
+            )
+        )
         self._daemon([shutil.which("slurmctld", path=SBIN) or "slurmctld", "-i"])
         self._daemon([shutil.which("slurmd", path=SBIN) or "slurmd", "-N", NODE])
         deadline = time.monotonic() + START_TIMEOUT
         while self.node_state() != "idle":
             if time.monotonic() > deadline:
-                raise SlurmUnavailable(f"the private Slurm's node is "
-                                       f"{self.node_state() or 'not known'} after "
-                                       f"{START_TIMEOUT:g} s, not idle:\n{self.log_tail()}")
+                raise SlurmUnavailable(
+                    f"the private Slurm's node is "
+                    f"{self.node_state() or 'not known'} after "
+                    f"{START_TIMEOUT:g} s, not idle:\n{self.log_tail()}"
+                )
             time.sleep(0.05)
 
     def _daemon(self, argv: list[str]) -> None:
         result = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30)
         if result.returncode != 0:
-            raise SlurmUnavailable(f"{Path(argv[0]).name} did not start: "
-                                   f"{(result.stderr or result.stdout).strip()}\n"
-                                   f"{self.log_tail()}")
+            raise SlurmUnavailable(
+                f"{Path(argv[0]).name} did not start: "
+                f"{(result.stderr or result.stdout).strip()}\n"
+                f"{self.log_tail()}"
+            )
 
     def stop(self) -> None:
         """Cancel every job of this Slurm, then stop its daemons (those it started)."""

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
 
 QUICK = ("--size", "S", "--steps", "6", "--warmup", "1", "--output", "off")
@@ -31,10 +32,10 @@ def first_stack():
 def test_verifies_and_is_bit_identical_on_1_to_4_ranks_and_every_stack():
     reference = cesm(first_stack(), 1)
     norms = reference["verification"]["norms"]
-    assert norms["map_a2o_conservation"] <= 1e-14      # global integrals equal on both grids
+    assert norms["map_a2o_conservation"] <= 1e-14  # global integrals equal on both grids
     assert norms["map_o2a_conservation"] <= 1e-14
-    assert norms["map_constant_error"] <= 1e-13        # a constant maps to itself
-    assert norms["energy_closure"] <= 1e-13            # change = sunlight absorbed - longwave out
+    assert norms["map_constant_error"] <= 1e-13  # a constant maps to itself
+    assert norms["energy_closure"] <= 1e-13  # change = sunlight absorbed - longwave out
     energy = reference["energy"]
     assert energy["sw_absorbed_J"] > 0 and energy["olr_J"] > 0 and energy["ice_J"] < 0
     assert set(reference["checksum"]) == set(STATE)
@@ -46,11 +47,15 @@ def test_verifies_and_is_bit_identical_on_1_to_4_ranks_and_every_stack():
             assert result["verification"]["norms"] == norms, (stack.id, ranks)
 
 
-@pytest.mark.parametrize("ranks, options", [
-    (2, ("--layout", "concurrent")),
-    (3, ("--layout", "concurrent")),
-    (4, ("--layout", "concurrent", "--ocean-fraction", "0.5", "--barriers", "off")),
-], ids=["concurrent_2", "concurrent_3", "concurrent_4_half_no_barriers"])
+@pytest.mark.parametrize(
+    "ranks, options",
+    [
+        (2, ("--layout", "concurrent")),
+        (3, ("--layout", "concurrent")),
+        (4, ("--layout", "concurrent", "--ocean-fraction", "0.5", "--barriers", "off")),
+    ],
+    ids=["concurrent_2", "concurrent_3", "concurrent_4_half_no_barriers"],
+)
 def test_layouts_give_the_same_bits(ranks, options):
     stack = first_stack()
     reference = cesm(stack, 1)
@@ -67,12 +72,18 @@ def test_call_mix_matches_the_core_counts_and_the_driver(tmp_path):
     stack = first_stack()
     profile, result = profile_run(stack, 4, "cesm", tmp_path, *QUICK)
     comm, coupling = result["comm"], result["coupling_comm"]
-    for mpi, count in (("MPI_Isend", comm["isend"]), ("MPI_Irecv", comm["irecv"]),
-                       ("MPI_Waitall", comm["waitall"]), ("MPI_Barrier", comm["barrier"]),
-                       ("MPI_Allreduce", comm["allreduce"]), ("MPI_Wait", coupling["wait"]),
-                       ("MPI_Bcast", coupling["bcast"]), ("MPI_Allgather", coupling["allgather"]),
-                       ("MPI_Allgatherv", coupling["allgatherv"]),
-                       ("MPI_Comm_split", coupling["comm_split"])):
+    for mpi, count in (
+        ("MPI_Isend", comm["isend"]),
+        ("MPI_Irecv", comm["irecv"]),
+        ("MPI_Waitall", comm["waitall"]),
+        ("MPI_Barrier", comm["barrier"]),
+        ("MPI_Allreduce", comm["allreduce"]),
+        ("MPI_Wait", coupling["wait"]),
+        ("MPI_Bcast", coupling["bcast"]),
+        ("MPI_Allgather", coupling["allgather"]),
+        ("MPI_Allgatherv", coupling["allgatherv"]),
+        ("MPI_Comm_split", coupling["comm_split"]),
+    ):
         assert sum(calls(profile, mpi)) == count, mpi
     assert sum(calls(profile, "MPI_Startall")) == 0
     # the driver: per coupling interval, one infodata broadcast per component (4) on each of
@@ -83,14 +94,15 @@ def test_call_mix_matches_the_core_counts_and_the_driver(tmp_path):
     assert len(set(bcasts)) == 1
     per_rank_barriers = calls(profile, "MPI_Barrier")
     assert len(set(per_rank_barriers)) == 1
-    assert per_rank_barriers[0] == 14 * intervals + 1       # + the one before timing starts
+    assert per_rank_barriers[0] == 14 * intervals + 1  # + the one before timing starts
     assert result["model"]["barrier_per_interval"] == 14 * ranks
     assert result["model"]["bcast_per_interval"] == 4 * ranks
     # every receive completed by its own MPI_Wait in the rearranger: Wait = its messages
     assert coupling["wait"] == coupling["messages"]
     every = sum(sum(c["calls"] for c in rank["calls"].values()) for rank in profile.ranks)
-    nonblocking = sum(sum(calls(profile, name)) for name in
-                      ("MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall"))
+    nonblocking = sum(
+        sum(calls(profile, name)) for name in ("MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall")
+    )
     assert nonblocking / every > 0.75
     assert sum(calls(profile, "MPI_Irecv")) > sum(calls(profile, "MPI_Barrier"))
 
@@ -121,7 +133,7 @@ def test_history_and_restart_bytes_are_what_the_profiler_saw_written(tmp_path):
     size = sum(f.stat().st_size for f in files)
     written = [rank["io"]["write"]["bytes"] for rank in profile.ranks]
     assert sum(written) == size == result["io"]["bytes_written"]
-    assert written[0] > 0 and written[1] > 0   # concurrent: the ocean's root writes its own
+    assert written[0] > 0 and written[1] > 0  # concurrent: the ocean's root writes its own
     assert sum(rank["io"]["read"]["bytes"] for rank in profile.ranks) == 0
     header = (out / "cesm.ocn.r.000004.bin").read_bytes()[:16]
     assert header.startswith(b"ESMPERF-CESMr")
@@ -153,8 +165,9 @@ def test_bad_input_is_one_clear_error():
     assert "invalid value --ocean-fraction 2" in bad_input(stack, "cesm", "--ocean-fraction", "2")
 
 
-@pytest.mark.parametrize("fault, norm", [("map", "map_a2o_conservation"),
-                                         ("leak", "energy_closure")])
+@pytest.mark.parametrize(
+    "fault, norm", [("map", "map_a2o_conservation"), ("leak", "energy_closure")]
+)
 def test_failed_verification_exits_2_with_its_result(fault, norm):
     """A wrong map weight or an ocean point that drops its forcing: the run says so, exits 2."""
     done = run(first_stack(), 2, "cesm", *QUICK, "--fault", fault)
@@ -169,14 +182,18 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_p
     deterministic cost model on 6 simulated ranks (2 a node): every rank's messages and bytes
     and the simulated time equal; the folded result says it was not verified. Both layouts."""
     from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
+
     smpi = smpi_stack("cesm")
     for layout in ("sequential", "concurrent"):
         args = (*QUICK, "--layout", layout)
         full = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL))
         folded = result_of(simulate(smpi, tmp_path, "cesm", 6, 2, args, MODEL | FOLD))
         assert full["verification"]["passed"] is True
-        assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
-                                          "norms": {}}
+        assert folded["verification"] == {
+            "passed": None,
+            "what": "not verified: folded run",
+            "norms": {},
+        }
         assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
         assert folded["comm"] == full["comm"]
         assert folded["comm_per_rank"] == full["comm_per_rank"]
@@ -188,11 +205,12 @@ def test_more_ranks_than_the_deck_s_blocks_cut_smaller_blocks(tmp_path):
     every rank gets one (1deg on 384 ranks: the atmosphere's 24 x 16 blocks are only 144): 64
     simulated ranks of size S give the 2-rank run's bits."""
     from ocean_smpi import result_of, simulate, smpi_stack
+
     smpi = smpi_stack("cesm")
     reference = cesm(first_stack(), 2)
     result = result_of(simulate(smpi, tmp_path, "cesm", 64, 16, QUICK))
     assert result["verification"]["passed"] is True
     assert result["checksum"] == reference["checksum"]
     assert reference["params"]["atm_block"] == reference["params"]["lnd_block"] == "12x8"
-    assert result["params"]["atm_block"] == "6x8"       # 16 x 6 = 96 blocks >= 64
-    assert result["params"]["lnd_block"] == "6x8"       # and at least 64 of them hold land
+    assert result["params"]["atm_block"] == "6x8"  # 16 x 6 = 96 blocks >= 64
+    assert result["params"]["lnd_block"] == "6x8"  # and at least 64 of them hold land

@@ -8,17 +8,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import header, small_ranks, write_profile
 
-from esmperf.profile.read import read_profile
+from conftest import header, small_ranks, write_profile
 from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.profile.read import read_profile
 from esmperf.profile.summary import summarise
 
 
 def esmperf(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = os.environ | ({"ESMPERF_ROOT": str(root)} if root else {})
-    return subprocess.run([sys.executable, "-m", "esmperf.cli", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "esmperf.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def assert_fails_with(result: subprocess.CompletedProcess[str], message: str) -> None:
@@ -34,8 +39,9 @@ def test_help_everywhere(command: list[str]) -> None:
 
 
 def test_unknown_program() -> None:
-    assert_fails_with(esmperf("profile", "--", "no-such-model-xyz"),
-                      "program not found: no-such-model-xyz")
+    assert_fails_with(
+        esmperf("profile", "--", "no-such-model-xyz"), "program not found: no-such-model-xyz"
+    )
 
 
 def test_program_not_executable(tmp_path: Path) -> None:
@@ -49,9 +55,11 @@ def test_no_program() -> None:
 
 @pytest.mark.parametrize(
     ("out", "message"),
-    [("missing-dir/p.jsonl", "missing-dir does not exist"),
-     ("a-file/p.jsonl", "a-file is not a directory"),
-     (".", "is a directory")],
+    [
+        ("missing-dir/p.jsonl", "missing-dir does not exist"),
+        ("a-file/p.jsonl", "a-file is not a directory"),
+        (".", "is a directory"),
+    ],
 )
 def test_unwritable_output(tmp_path: Path, out: str, message: str) -> None:
     (tmp_path / "a-file").write_text("")
@@ -70,8 +78,13 @@ def test_show_a_missing_profile(tmp_path: Path) -> None:
 def test_show_text_and_json(small_profile: Path) -> None:
     text = esmperf("show", str(small_profile))
     assert text.returncode == 0
-    for figure in ("MPI_Allreduce", "22.22 %", "1-2 KiB", "min 9 B (rank 1)",
-                   "Fortran calls bypass the wrappers"):
+    for figure in (
+        "MPI_Allreduce",
+        "22.22 %",
+        "1-2 KiB",
+        "min 9 B (rank 1)",
+        "Fortran calls bypass the wrappers",
+    ):
         assert figure in text.stdout
     as_json = esmperf("show", "--json", str(small_profile))
     assert json.loads(as_json.stdout) == summarise(read_profile(small_profile))
@@ -92,8 +105,9 @@ def built(tmp_path: Path) -> tuple[Path, Stack]:
     library = tmp_path / "build" / stacks[0].id / "prof" / "libesmprof.so"
     library.parent.mkdir(parents=True)
     (tmp_path / "empty.c").write_text("int esmprof_stand_in;\n")
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "empty.c")],
-                   check=True)
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "empty.c")], check=True
+    )
     return tmp_path, stacks[0]
 
 
@@ -106,8 +120,9 @@ def program(directory: Path, body: str) -> str:
 
 def test_unknown_stack(built: tuple[Path, Stack]) -> None:
     root, _ = built
-    assert_fails_with(esmperf("profile", "--stack", "nompi", "--", "true", root=root),
-                      "unknown MPI stack 'nompi'")
+    assert_fails_with(
+        esmperf("profile", "--stack", "nompi", "--", "true", root=root), "unknown MPI stack 'nompi'"
+    )
 
 
 def test_stack_not_built(
@@ -115,41 +130,57 @@ def test_stack_not_built(
 ) -> None:
     _, stack = built
     empty_tree = tmp_path_factory.mktemp("tree")
-    assert_fails_with(esmperf("profile", "--stack", stack.id, "--", "true", root=empty_tree),
-                      "run `make build`")
+    assert_fails_with(
+        esmperf("profile", "--stack", stack.id, "--", "true", root=empty_tree), "run `make build`"
+    )
 
 
 def test_program_fails(built: tuple[Path, Stack]) -> None:
     root, stack = built
     model = program(root, "exit 3\n")
-    assert_fails_with(esmperf("profile", "--stack", stack.id, "--", model, root=root),
-                      "failed with exit code 3")
+    assert_fails_with(
+        esmperf("profile", "--stack", stack.id, "--", model, root=root), "failed with exit code 3"
+    )
 
 
 def test_run_dies_before_finalize(built: tuple[Path, Stack]) -> None:
     root, stack = built
     marker = write_profile(root / "marker.jsonl", header(3, state="running"), [], trailer=False)
     model = program(root, f'cp {marker} "$ESMPROF_OUT"\nkill -9 $$\n')
-    assert_fails_with(esmperf("profile", "--stack", stack.id, "--", model, root=root),
-                      "was killed by signal SIGKILL; the run died before MPI_Finalize")
+    assert_fails_with(
+        esmperf("profile", "--stack", stack.id, "--", model, root=root),
+        "was killed by signal SIGKILL; the run died before MPI_Finalize",
+    )
 
 
 def test_program_writes_no_profile(built: tuple[Path, Stack]) -> None:
     root, stack = built
     model = program(root, "exit 0\n")
-    assert_fails_with(esmperf("profile", "--stack", stack.id, "--", model, root=root),
-                      "wrote no profile")
+    assert_fails_with(
+        esmperf("profile", "--stack", stack.id, "--", model, root=root), "wrote no profile"
+    )
 
 
 def test_profile_runs_the_program_under_the_profiler(built: tuple[Path, Stack]) -> None:
     root, stack = built
     done = write_profile(root / "done.jsonl", header(3), small_ranks())
-    model = program(root, f'echo "preload=$LD_PRELOAD bins=$ESMPROF_BIN_SECONDS"\n'
-                          f'cp {done} "$ESMPROF_OUT"\n')
+    model = program(
+        root, f'echo "preload=$LD_PRELOAD bins=$ESMPROF_BIN_SECONDS"\ncp {done} "$ESMPROF_OUT"\n'
+    )
     out = root / "out" / "run.jsonl"
     out.parent.mkdir()
-    result = esmperf("profile", "--stack", stack.id, "--out", str(out), "--bin-seconds", "0.5",
-                     "--", model, root=root)
+    result = esmperf(
+        "profile",
+        "--stack",
+        stack.id,
+        "--out",
+        str(out),
+        "--bin-seconds",
+        "0.5",
+        "--",
+        model,
+        root=root,
+    )
     assert result.returncode == 0, result.stderr
     assert f"preload={root / 'build' / stack.id / 'prof' / 'libesmprof.so'}" in result.stdout
     assert "bins=0.5" in result.stdout

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_study_fixtures import FakeRun, make_store
 
 from esmperf.report.compare import compare_stores
+from test_study_fixtures import FakeRun, make_store
 
 QUIET = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002]
 
@@ -20,12 +20,26 @@ def level(value: float) -> list[float]:
 
 @pytest.fixture
 def stores(tmp_path: Path) -> tuple[Path, Path]:
-    before = make_store(tmp_path / "before.duckdb", [
-        FakeRun(1, level(10.0)), FakeRun(2, level(20.0)), FakeRun(4, level(30.0)),
-        FakeRun(8, level(40.0))], name="before")
-    after = make_store(tmp_path / "after.duckdb", [
-        FakeRun(1, level(10.0)[::-1]), FakeRun(2, level(16.0)), FakeRun(4, level(36.0)),
-        FakeRun(16, level(50.0))], name="after")
+    before = make_store(
+        tmp_path / "before.duckdb",
+        [
+            FakeRun(1, level(10.0)),
+            FakeRun(2, level(20.0)),
+            FakeRun(4, level(30.0)),
+            FakeRun(8, level(40.0)),
+        ],
+        name="before",
+    )
+    after = make_store(
+        tmp_path / "after.duckdb",
+        [
+            FakeRun(1, level(10.0)[::-1]),
+            FakeRun(2, level(16.0)),
+            FakeRun(4, level(36.0)),
+            FakeRun(16, level(50.0)),
+        ],
+        name="after",
+    )
     return before, after
 
 
@@ -44,8 +58,9 @@ def test_changes_with_statistics(stores: tuple[Path, Path]) -> None:
 
 
 def esmperf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "esmperf.cli", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "esmperf.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_exit_status_for_ci(stores: tuple[Path, Path]) -> None:
@@ -58,7 +73,10 @@ def test_exit_status_for_ci(stores: tuple[Path, Path]) -> None:
     as_json = json.loads(esmperf("compare", before, after, "--json").stdout)
     assert as_json["regressions"] == 1
     assert {c["verdict"] for c in as_json["changes"]} == {
-        "REGRESSION", "improvement", "no significant change"}
+        "REGRESSION",
+        "improvement",
+        "no significant change",
+    }
 
 
 def test_nothing_in_common(tmp_path: Path) -> None:

@@ -12,16 +12,16 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from esmperf.mpi.build import build_dir
 from esmperf.launch.mpirun import mpirun_command, run_environment
-from esmperf.profile.read import read_profile
+from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile.read import read_profile
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 DEBIAN = ("openmpi", "mpich")
@@ -60,12 +60,13 @@ class Run:
         return json.loads(lines[-1])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _run(stack_id: str, ranks: int, name: str, args: tuple[str, ...]) -> Run:
     stack = next(s for s in STACKS if s.id == stack_id)
     command = mpirun_command(stack, ranks, [str(executable(stack, name)), *args])
-    done = subprocess.run(command, env=run_environment(stack, os.environ), capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        command, env=run_environment(stack, os.environ), capture_output=True, text=True, timeout=300
+    )
     return Run(done.returncode, done.stdout, done.stderr)
 
 
@@ -87,8 +88,18 @@ def passed(stack, ranks: int, name: str, *args: str) -> dict[str, Any]:
 def profile_run(stack, ranks: int, name: str, tmp_path: Path, *args: str):
     """(profile, result) of `name` run under `esmperf profile`."""
     out = tmp_path / f"{name}.jsonl"
-    command = [str(ESMPERF), "profile", "--out", str(out), "--",
-               str(stack.mpirun), "-n", str(ranks), str(executable(stack, name)), *args]
+    command = [
+        str(ESMPERF),
+        "profile",
+        "--out",
+        str(out),
+        "--",
+        str(stack.mpirun),
+        "-n",
+        str(ranks),
+        str(executable(stack, name)),
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     return read_profile(out), Run(0, done.stdout, done.stderr).result
@@ -128,8 +139,11 @@ def exact_reference() -> float:
     values = []
     for jb in range(-(-NY // BY)):
         for ib in range(-(-NX // BX)):
-            points = [(i, j) for j in range(jb * BY, min(NY, jb * BY + BY))
-                      for i in range(ib * BX, min(NX, ib * BX + BX))]
+            points = [
+                (i, j)
+                for j in range(jb * BY, min(NY, jb * BY + BY))
+                for i in range(ib * BX, min(NX, ib * BX + BX))
+            ]
             if any(grid_ocean(i, j) for i, j in points):
                 values += [value_at(i + NX * j) for i, j in points]
     return math.fsum(values)
@@ -179,10 +193,16 @@ def test_selftest_profile_matches_the_core_counts(tmp_path):
     stack = FIRST[0] if FIRST else pytest.skip("no Debian MPI stack")
     profile, result = profile_run(stack, 3, "esm_core_test", tmp_path)
     comm = result["comm"]
-    for mpi, key in (("MPI_Isend", "isend"), ("MPI_Irecv", "irecv"), ("MPI_Waitall", "waitall"),
-                     ("MPI_Startall", "startall"), ("MPI_Send_init", "send_init"),
-                     ("MPI_Recv_init", "recv_init"), ("MPI_Allreduce", "allreduce"),
-                     ("MPI_Barrier", "barrier")):
+    for mpi, key in (
+        ("MPI_Isend", "isend"),
+        ("MPI_Irecv", "irecv"),
+        ("MPI_Waitall", "waitall"),
+        ("MPI_Startall", "startall"),
+        ("MPI_Send_init", "send_init"),
+        ("MPI_Recv_init", "recv_init"),
+        ("MPI_Allreduce", "allreduce"),
+        ("MPI_Barrier", "barrier"),
+    ):
         assert sum(calls(profile, mpi)) == comm[key], mpi
     assert len(set(calls(profile, "MPI_Allreduce"))) == 1  # collectives: the same on every rank
 

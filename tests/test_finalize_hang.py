@@ -8,14 +8,14 @@ import os
 from pathlib import Path
 
 from rich.console import Console
-from test_slurm import SLURM, fake_slurm, sbatch_calls  # noqa: F401 (fake_slurm: a fixture)
 
+from esmperf.store.database import Store
 from esmperf.store.results import killed_after_result_text, load_results
 from esmperf.study.execute import Execution
+from esmperf.study.file import load_study
 from esmperf.study.orchestrate import run_study
 from esmperf.study.outcome import classify as classify_repetition
-from esmperf.store.database import Store
-from esmperf.study.file import load_study
+from test_slurm import SLURM, fake_slurm, sbatch_calls  # noqa: F401 (fake_slurm: a fixture)
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 
@@ -59,7 +59,8 @@ def fake_study(tmp_path: Path, only: str | None = None):  # type: ignore[no-unty
     text = STUDY.format(program=program)
     if only:
         text = text.split("[[matrix]]")[0] + "".join(
-            "[[matrix]]" + block for block in text.split("[[matrix]]")[1:] if only in block)
+            "[[matrix]]" + block for block in text.split("[[matrix]]")[1:] if only in block
+        )
     path = tmp_path / "s.toml"
     path.write_text(text)
     return load_study(path, workloads={})
@@ -83,22 +84,31 @@ def test_a_hang_after_a_verified_result_counts(tmp_path: Path) -> None:
     counted = reps["hangs-after-result"]
     assert runs["hangs-after-result"]["status"] == "complete"
     assert [(r["kind"], r["status"], r["fom"], r["verification"]) for r in counted] == [
-        ("warmup", "ok", 7.5, "passed"), ("measure", "ok", 7.5, "passed"),
-        ("measure", "ok", 7.5, "passed")]
+        ("warmup", "ok", 7.5, "passed"),
+        ("measure", "ok", 7.5, "passed"),
+        ("measure", "ok", 7.5, "passed"),
+    ]
     assert {r["killed_after_result"] for r in counted} == {
-        "hung after its result (in MPI_Finalize or teardown): killed at the 1 s timeout"}
+        "hung after its result (in MPI_Finalize or teardown): killed at the 1 s timeout"
+    }
     assert {r["wall"] for r in counted} == {0.25}  # the workload's timed section, not the hang
     console_text = " ".join(out.getvalue().split())
-    assert ("done hangs-after-result · none · 1 rank: median 7.5 steps/s (50% CI 7.5-7.5, "
-            "n=2); 3 of 3 repetitions hung after their result (in MPI_Finalize or teardown) "
-            "and were killed at the timeout: their figures count") in console_text
+    assert (
+        "done hangs-after-result · none · 1 rank: median 7.5 steps/s (50% CI 7.5-7.5, "
+        "n=2); 3 of 3 repetitions hung after their result (in MPI_Finalize or teardown) "
+        "and were killed at the timeout: their figures count"
+    ) in console_text
 
-    for name, verification in (("hangs-without-result", None),
-                               ("hangs-after-failed-verification", "failed")):
+    for name, verification in (
+        ("hangs-without-result", None),
+        ("hangs-after-failed-verification", "failed"),
+    ):
         assert runs[name]["status"] == "timeout"
         assert runs[name]["reason"] == "timed out after 1 s (killed)"
-        assert [(r["kind"], r["status"], r["fom"], r["verification"], r["killed_after_result"])
-                for r in reps[name]] == [("warmup", "timeout", None, verification, None)]
+        assert [
+            (r["kind"], r["status"], r["fom"], r["verification"], r["killed_after_result"])
+            for r in reps[name]
+        ] == [("warmup", "timeout", None, verification, None)]
 
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
         results = {r.workload: r for r in load_results(store)}
@@ -108,37 +118,48 @@ def test_a_hang_after_a_verified_result_counts(tmp_path: Path) -> None:
 
 def test_only_a_kill_from_outside_after_a_verified_result_counts(tmp_path: Path) -> None:
     config = fake_study(tmp_path, only="hangs-after-result").configurations[0]
-    result = ('{"wall": 1.0, "fom": {"value": 3.0, "unit": "s"}, '
-              '"verification": {"passed": true, "what": "x", "norms": {}}}\n')
+    result = (
+        '{"wall": 1.0, "fom": {"value": 3.0, "unit": "s"}, '
+        '"verification": {"passed": true, "what": "x", "norms": {}}}\n'
+    )
 
     def classify(code: int | None, timed_out: bool = False, stdout: str = result):
         return classify_repetition(Execution(code, 1.0, stdout, "", timed_out), config)[:2]
 
-    assert classify(-15) == ("ok", "killed by signal SIGTERM after its result (in MPI_Finalize "
-                                   "or teardown)")
+    assert classify(-15) == (
+        "ok",
+        "killed by signal SIGTERM after its result (in MPI_Finalize or teardown)",
+    )
     assert classify(-11) == ("failed", "killed by signal SIGSEGV: " + result.strip())
     assert classify(None, timed_out=True, stdout=result[:40]) == (
-        "timeout", "timed out after 1 s (killed)")  # the line was cut off: no result
+        "timeout",
+        "timed out after 1 s (killed)",
+    )  # the line was cut off: no result
     assert classify(0) == ("ok", None)
 
 
 def test_the_count_of_repetitions_killed_after_their_result() -> None:
-    hung = {"killed_after_result": "hung after its result (in MPI_Finalize or teardown): "
-                                   "killed at the 20 s timeout"}
-    signalled = {"killed_after_result": "killed by signal SIGTERM after its result (in "
-                                        "MPI_Finalize or teardown)"}
+    hung = {
+        "killed_after_result": "hung after its result (in MPI_Finalize or teardown): "
+        "killed at the 20 s timeout"
+    }
+    signalled = {
+        "killed_after_result": "killed by signal SIGTERM after its result (in "
+        "MPI_Finalize or teardown)"
+    }
     clean = {"killed_after_result": None}
     old_store_row: dict = {}  # a store older than the column, opened read-only
     assert killed_after_result_text([clean, old_store_row]) == ""
     assert killed_after_result_text([hung, clean, hung, clean, clean]) == (
         "2 of 5 repetitions hung after their result (in MPI_Finalize or teardown) and were "
-        "killed at the timeout")
+        "killed at the timeout"
+    )
     assert killed_after_result_text([signalled]) == (
-        "1 of 1 repetition was killed after its result (in MPI_Finalize or teardown)")
+        "1 of 1 repetition was killed after its result (in MPI_Finalize or teardown)"
+    )
 
 
-def test_slurm_jobs_keep_a_result_before_a_hang(tmp_path: Path,
-                                                fake_slurm: Path) -> None:  # noqa: F811
+def test_slurm_jobs_keep_a_result_before_a_hang(tmp_path: Path, fake_slurm: Path) -> None:  # noqa: F811
     study = fake_study(tmp_path, only="hangs-after-result")
     outcome = run_study(study, tmp_path / "s.duckdb", [], {}, QUIET, slurm=SLURM)
     assert (outcome.complete, outcome.failed, outcome.timeout) == (1, 0, 0)
@@ -147,9 +168,13 @@ def test_slurm_jobs_keep_a_result_before_a_hang(tmp_path: Path,
     # timeout(1) ends each repetition with 124; the job goes on (esmperf, not the batch
     # script, tells a hang after the result from a timeout) and ends with 124
     assert [(r["kind"], r["status"], r["fom"]) for r in counted] == [
-        ("warmup", "ok", 7.5), ("measure", "ok", 7.5), ("measure", "ok", 7.5)]
+        ("warmup", "ok", 7.5),
+        ("measure", "ok", 7.5),
+        ("measure", "ok", 7.5),
+    ]
     assert {r["killed_after_result"] for r in counted} == {
-        "hung after its result (in MPI_Finalize or teardown): killed at the 1 s timeout"}
+        "hung after its result (in MPI_Finalize or teardown): killed at the 1 s timeout"
+    }
     assert runs["hangs-after-result"]["status"] == "complete"
     assert len(sbatch_calls(fake_slurm)) == 1
     with Store(tmp_path / "s.duckdb", read_only=True) as store:

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi import machines
 from esmperf.mpi.build import build_dir
-from esmperf.report.findings import connection_findings
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
-from esmperf.launch.mpirun import mpirun_command, run_environment
-from esmperf.store.results import RunResult
-from esmperf.launch.smpirun import simulated_time
-from esmperf.study.outcome import last_message
 from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.report.findings import connection_findings
+from esmperf.store.results import RunResult
+from esmperf.study.outcome import last_message
 from esmperf.workloads import read_manifest
 
 STEPS = 10
@@ -38,21 +38,24 @@ def smpi() -> Stack:
     return stack
 
 
-def fold_test(stack: Stack, tmp_path: Path, ranks: int, ranks_per_node: int,
-              env: dict[str, str], **knobs: str) -> subprocess.CompletedProcess[str]:
+def fold_test(
+    stack: Stack, tmp_path: Path, ranks: int, ranks_per_node: int, env: dict[str, str], **knobs: str
+) -> subprocess.CompletedProcess[str]:
     setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     program = [str(build_dir(stack) / "core" / "esm_fold_test"), "--steps", str(STEPS)]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | env
-    return subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        command, env=full_env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
 
 
 def result_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-2000:]
-    record = json.loads([line for line in done.stdout.splitlines()
-                         if line.startswith('{"workload"')][-1])
+    record = json.loads(
+        [line for line in done.stdout.splitlines() if line.startswith('{"workload"')][-1]
+    )
     assert record["verification"]["passed"]
     record["simulated_time"] = simulated_time(done.stderr)
     return record
@@ -66,26 +69,41 @@ def test_folded_run_shares_fields_and_charges_kernels_after_their_samples(smpi, 
     record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_FOLD": "1"}, computation="off"))
     fold = record["fold"]
     assert fold["folded"] is True
-    assert (fold["kernel_calls_run"], fold["kernel_calls_charged"]) == (SAMPLES, 4 * STEPS - SAMPLES)
+    assert (fold["kernel_calls_run"], fold["kernel_calls_charged"]) == (
+        SAMPLES,
+        4 * STEPS - SAMPLES,
+    )
     assert record["fields_shared"] is True and record["table_owned"] is False
     assert record["work"] == STEPS * sum(points(r) for r in range(4))
 
 
 def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tmp_path):
-    record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_KERNEL_COST": "model",
-                                                       "ESM_NODE_BANDWIDTH": "1e9"},
-                                 computation="off"))
+    record = result_of(
+        fold_test(
+            smpi,
+            tmp_path,
+            4,
+            2,
+            {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9"},
+            computation="off",
+        )
+    )
     assert "fields_shared" not in record and record["table_owned"] is True
     assert record["fold"]["folded"] is False
     assert (record["fold"]["kernel_calls_run"], record["fold"]["kernel_calls_charged"]) == (40, 0)
 
 
 def test_folded_and_full_runs_send_the_same_and_take_the_same_simulated_time(smpi, tmp_path):
-    model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_NODE_RANKS": "2",
-             "ESM_RESULT_PER_RANK": "1"}
+    model = {
+        "ESM_KERNEL_COST": "model",
+        "ESM_NODE_BANDWIDTH": "1e9",
+        "ESM_NODE_RANKS": "2",
+        "ESM_RESULT_PER_RANK": "1",
+    }
     full = result_of(fold_test(smpi, tmp_path, 6, 2, model, computation="off"))
-    folded = result_of(fold_test(smpi, tmp_path, 6, 2, model | {"ESM_FOLD": "1"},
-                                 computation="off"))
+    folded = result_of(
+        fold_test(smpi, tmp_path, 6, 2, model | {"ESM_FOLD": "1"}, computation="off")
+    )
     assert folded["fold"]["kernel_calls_charged"] == 6 * STEPS - SAMPLES
     assert folded["comm"] == full["comm"] and folded["comm_per_rank"] == full["comm_per_rank"]
     assert folded["wall"] == full["wall"]
@@ -96,11 +114,16 @@ def test_folded_and_full_runs_send_the_same_and_take_the_same_simulated_time(smp
 def test_node_model_charges_bytes_over_the_bandwidth_share_of_the_node(smpi, tmp_path):
     """24 bytes a point (fold_test's triad); the busiest rank, 5, has 1500 points; its node's
     bandwidth is shared by the ranks on that node."""
+
     def kernel_seconds(ranks_per_node: int) -> float:
-        env = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "2e9",
-               "ESM_NODE_RANKS": str(ranks_per_node)}
+        env = {
+            "ESM_KERNEL_COST": "model",
+            "ESM_NODE_BANDWIDTH": "2e9",
+            "ESM_NODE_RANKS": str(ranks_per_node),
+        }
         done = fold_test(smpi, tmp_path, 6, ranks_per_node, env, computation="off")
         return result_of(done)["fold"]["kernel_seconds_max"]
+
     for ranks_per_node in (1, 2, 3):
         expected = STEPS * 24 * points(5) * ranks_per_node / 2e9
         assert kernel_seconds(ranks_per_node) == pytest.approx(expected, rel=1e-12)
@@ -112,8 +135,9 @@ def test_folding_needs_the_simulator(tmp_path):
         pytest.skip("the openmpi stack is not built")
     program = [str(build_dir(stack) / "core" / "esm_fold_test")]
     env = run_environment(stack, os.environ) | {"ESM_FOLD": "1"}
-    done = subprocess.run(mpirun_command(stack, 2, program), env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        mpirun_command(stack, 2, program), env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 1
     assert "esm_fold_test: error: folding (ESM_FOLD=1) needs the simulator" in done.stderr
     assert '{"workload"' not in done.stdout
@@ -122,19 +146,27 @@ def test_folding_needs_the_simulator(tmp_path):
 def test_bad_fold_setting_is_one_clear_error(smpi, tmp_path):
     done = fold_test(smpi, tmp_path, 2, 1, {"ESM_KERNEL_COST": "bogus"}, computation="off")
     assert done.returncode == 1
-    assert "esm_fold_test: error: ESM_KERNEL_COST=bogus: expected measured, model or off" in done.stderr
+    assert (
+        "esm_fold_test: error: ESM_KERNEL_COST=bogus: expected measured, model or off"
+        in done.stderr
+    )
 
 
 # -- the knobs that drive it (no SimGrid needed) ------------------------------------------------
 
+
 def test_machine_knob_gives_the_core_its_node(smpi, tmp_path):
     setting = knob_setting(smpi, {"machine": "juropa"}, 16, 2, 8, tmp_path)
     node = machines.machine("juropa")
-    assert setting.env == {"ESM_NODE_RANKS": "8", "ESM_NODE_BANDWIDTH": f"{node.bandwidth:.6g}",
-                           "ESM_CORE_SPEED": f"{node.core_speed:.6g}"}
+    assert setting.env == {
+        "ESM_NODE_RANKS": "8",
+        "ESM_NODE_BANDWIDTH": f"{node.bandwidth:.6g}",
+        "ESM_CORE_SPEED": f"{node.core_speed:.6g}",
+    }
     assert node.bandwidth == pytest.approx(2 * 3 * 8.533e9 * machines.STREAM_EFFICIENCY)
-    model = knob_setting(smpi, {"machine": "dell-r815", "computation": "model"}, 96, 2, 48,
-                         tmp_path)
+    model = knob_setting(
+        smpi, {"machine": "dell-r815", "computation": "model"}, 96, 2, 48, tmp_path
+    )
     assert model.env["ESM_KERNEL_COST"] == "model"
     assert "--cfg=smpi/simulate-computation:no" in model.launcher_args
 
@@ -178,22 +210,30 @@ def test_connection_time_pre_connected_against_on_demand():
 
 
 def test_the_program_s_own_error_is_the_reason_not_the_simulator_s_last_line():
-    stderr = ("hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks\n"
-              "[node-0:0:(1) 0.000000] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process "
-              "did not return 0. Return value : 1\n[0.000050] [smpi_utils/INFO] Simulated time: "
-              "5e-05 seconds.\n\nThe simulation took 0.01 seconds (after parsing and platform "
-              "setup)\n0.0026 seconds were actual computation of the application\n[0.000050] "
-              "[smpi_utils/INFO] More than 75% of the time was spent inside the application code."
-              "\nYou may want to use sampling functions or trace replay to reduce this.\n")
-    assert last_message(stderr) == ("hycom: error: 96 ranks but only 64 ocean tiles: use at "
-                                     "most 64 ranks")
+    stderr = (
+        "hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks\n"
+        "[node-0:0:(1) 0.000000] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process "
+        "did not return 0. Return value : 1\n[0.000050] [smpi_utils/INFO] Simulated time: "
+        "5e-05 seconds.\n\nThe simulation took 0.01 seconds (after parsing and platform "
+        "setup)\n0.0026 seconds were actual computation of the application\n[0.000050] "
+        "[smpi_utils/INFO] More than 75% of the time was spent inside the application code."
+        "\nYou may want to use sampling functions or trace replay to reduce this.\n"
+    )
+    assert last_message(stderr) == (
+        "hycom: error: 96 ranks but only 64 ocean tiles: use at most 64 ranks"
+    )
 
 
 def test_findings_say_where_preconnection_stops_fitting_the_node():
     def simulated(ranks: int) -> RunResult:
-        run = {"stack": "smpi", "knobs": json.dumps({"machine": "juropa"}), "ranks": ranks,
-               "ranks_per_node": 8}
+        run = {
+            "stack": "smpi",
+            "knobs": json.dumps({"machine": "juropa"}),
+            "ranks": ranks,
+            "ranks_per_node": 8,
+        }
         return RunResult(run, [], [], "steps/s", True, None)
+
     found = connection_findings([simulated(1024), simulated(13824)])
     assert [f.text for f in found] == [
         "On juropa nodes (8 ranks each, 22.4 GiB), pre-connecting every rank at 0.55 MB per "
@@ -202,14 +242,17 @@ def test_findings_say_where_preconnection_stops_fitting_the_node():
         "(PSP_ONDEMAND=1): pre-connected it would hold 56.6 GiB of connections on each node. "
         "In time, at 1 ms per connection (a guess, docs/simulate.md), pre-connecting 13824 "
         "ranks costs each 13.8 s in MPI_Init; on demand a rank pays 1 ms per peer at its "
-        "first message."]
+        "first message."
+    ]
     assert "fits pre-connected" in connection_findings([simulated(1024)])[0].text
 
 
 def test_a_manifest_says_whether_its_workload_folds(tmp_path):
     manifest = tmp_path / "workload.toml"
-    manifest.write_text('name = "w"\nexecutable = "w"\nsizes = ["S"]\nfom_unit = "steps/s"\n'
-                        'higher_is_better = true\nfolds = true\n')
+    manifest.write_text(
+        'name = "w"\nexecutable = "w"\nsizes = ["S"]\nfom_unit = "steps/s"\n'
+        "higher_is_better = true\nfolds = true\n"
+    )
     assert read_manifest(manifest).folds is True
     manifest.write_text(manifest.read_text().replace("folds = true\n", ""))
     assert read_manifest(manifest).folds is False
@@ -219,18 +262,24 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
     small = knob_setting(smpi, {}, FOLD_AUTO_RANKS - 1, 2, 8, tmp_path / "platforms")
     large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
     assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
-    assert large.launcher_args[-len(SMPI_AT_SCALE):] == SMPI_AT_SCALE
+    assert large.launcher_args[-len(SMPI_AT_SCALE) :] == SMPI_AT_SCALE
     # Bruck's allgather and a ring allgatherv at scale (the allreduce stays SMPI's), unless
     # the knob of the collective chooses another
     assert {"--cfg=smpi/allgather:bruck", "--cfg=smpi/allgatherv:mpich_ring"} <= set(
-        large.launcher_args)
+        large.launcher_args
+    )
     assert not any("smpi/allgather" in a or "smpi/allreduce" in a for a in small.launcher_args)
     assert not any("smpi/allreduce" in a for a in large.launcher_args)
-    ring = knob_setting(smpi, {"allgather_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8,
-                        tmp_path / "platforms")
+    ring = knob_setting(
+        smpi, {"allgather_algorithm": "ring"}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms"
+    )
     assert [a for a in ring.launcher_args if "smpi/allgather:" in a] == [
-        "--cfg=smpi/allgather:ring"]
+        "--cfg=smpi/allgather:ring"
+    ]
     # SimGrid accepts them, and the run communicates as it did without them
-    tuned = result_of(fold_test(smpi, tmp_path, FOLD_AUTO_RANKS, 8, {"ESM_FOLD": "0"},
-                                computation="off", fold="off"))
+    tuned = result_of(
+        fold_test(
+            smpi, tmp_path, FOLD_AUTO_RANKS, 8, {"ESM_FOLD": "0"}, computation="off", fold="off"
+        )
+    )
     assert tuned["work"] == STEPS * sum(points(r) for r in range(FOLD_AUTO_RANKS))

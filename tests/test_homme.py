@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.mpi.build import build_dir
 from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
 from esmperf.paths import repo_root
 from esmperf.profile.read import read_profile
-from esmperf.mpi.stacks import discover_stacks
 from esmperf.workloads import parse_result_line, read_manifest
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
@@ -25,15 +25,20 @@ BUILT = [s for s in STACKS if (build_dir(s) / "apps" / "homme" / "homme").is_fil
 # error exits one whose launcher returns at once (Open MPI's mpirun lingers ~2 s after a failure).
 FIRST = sorted(BUILT, key=lambda s: s.id not in ("openmpi", "mpich"))[:1]
 PROMPT = sorted(BUILT, key=lambda s: (s.family != "mpich", s.id != "mpich"))[:1]
-QUICK = ("--stream", "0", "--steps", "30")   # ne=4, 30 steps of 1842 s (0.64 days)
-CHECKSUMS: dict[str, str] = {}               # stack id -> final-state checksum (2 ranks)
+QUICK = ("--stream", "0", "--steps", "30")  # ne=4, 30 steps of 1842 s (0.64 days)
+CHECKSUMS: dict[str, str] = {}  # stack id -> final-state checksum (2 ranks)
 
 
 def homme(stack, ranks: int, *args: str, expect: int = 0) -> tuple[dict, str]:
     """Run the workload; its JSON result (None when it printed none) and its stderr."""
     binary = build_dir(stack) / "apps" / "homme" / "homme"
-    run = subprocess.run(mpirun_command(stack, ranks, [str(binary), *args]),
-                         env=run_environment(stack), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        mpirun_command(stack, ranks, [str(binary), *args]),
+        env=run_environment(stack),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == expect, run.stdout[-3000:] + run.stderr[-3000:]
     return parse_result_line(run.stdout), run.stderr
 
@@ -50,7 +55,7 @@ def test_tc2_converges_at_fourth_order_and_conserves_mass(stack):
     for result in (coarse, fine):
         assert result["verification"]["passed"]
         assert result["params"]["days"] == pytest.approx(12.0)
-        assert norms(result)["mass"] <= 1e-14              # measured <= 2.2e-16
+        assert norms(result)["mass"] <= 1e-14  # measured <= 2.2e-16
         for norm in ("l1", "l2", "linf"):
             assert norms(result)[norm] <= result["verification"]["tolerance"][norm]
     assert norms(coarse)["l2"] < 6e-4 and norms(fine)["l2"] < 6e-4 / 8
@@ -66,7 +71,7 @@ def test_tc1_cosine_bell_converges_and_conserves_mass(stack):
     fine, _ = homme(stack, 2, "--case", "tc1", "--ne", "8", "--stream", "0")
     for result in (coarse, fine):
         assert result["verification"]["passed"]
-        assert norms(result)["mass"] <= 1e-14              # measured <= 3.6e-16
+        assert norms(result)["mass"] <= 1e-14  # measured <= 3.6e-16
     # the bell is only C1 at its rim: about second order (measured ratios 2.5, 2.9, 3.5)
     for norm, ratio in (("l1", 2.0), ("l2", 2.4), ("linf", 2.5)):
         assert norms(coarse)[norm] / norms(fine)[norm] > ratio, norm
@@ -81,7 +86,7 @@ def test_same_bits_on_any_number_of_ranks(stack):
     for n, result in [*results.items(), (3, persistent)]:
         assert result["ranks"] == n
         assert result["verification"]["checksum"] == reference["verification"]["checksum"], n
-        assert norms(result) == norms(reference), n       # every bit of every norm
+        assert norms(result) == norms(reference), n  # every bit of every norm
         assert result["verification"]["mass"] == reference["verification"]["mass"], n
     # one DSS: one Isend and one Irecv per neighbour rank, one Waitall (the first is the mass)
     dss = 1 + 30 * 6
@@ -108,8 +113,21 @@ def test_same_bits_under_every_stack():
 def test_profile_is_dss_messages_and_allreduce(stack, tmp_path):
     binary = build_dir(stack) / "apps" / "homme" / "homme"
     out = tmp_path / "homme.jsonl"
-    command = [str(ESMPERF), "profile", "--out", str(out), "--",
-               str(stack.mpirun), "-n", "4", str(binary), "--steps", "20", "--stream", "0"]
+    command = [
+        str(ESMPERF),
+        "profile",
+        "--out",
+        str(out),
+        "--",
+        str(stack.mpirun),
+        "-n",
+        "4",
+        str(binary),
+        "--steps",
+        "20",
+        "--stream",
+        "0",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = parse_result_line(run.stdout)
@@ -127,8 +145,10 @@ def test_profile_is_dss_messages_and_allreduce(stack, tmp_path):
     assert total("MPI_Isend", "sent") == comm["bytes_sent"]
     for rank in profile.ranks:
         calls = {name: c["calls"] for name, c in rank["calls"].items()}
-        main = sum(calls.get(name, 0)
-                   for name in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce"))
+        main = sum(
+            calls.get(name, 0)
+            for name in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce")
+        )
         assert main / sum(calls.values()) > 0.95, calls
         assert calls["MPI_Isend"] > calls["MPI_Allreduce"] > 0
 
@@ -141,8 +161,12 @@ def test_bad_input_one_clear_error(stack):
         (2, ("--case", "tc3"), "invalid value --case tc3: use one of {tc2,tc1}"),
         (2, ("--size", "XL"), "unknown size 'XL': use one of S, M, ne120"),
         (2, ("--steps", "-5"), "invalid value --steps -5"),
-        (7, ("--ne", "1"), "7 ranks but only 6 elements (ne=1): every rank needs an element; "
-                           "use at most 6 ranks or --ne 2 or more"),
+        (
+            7,
+            ("--ne", "1"),
+            "7 ranks but only 6 elements (ne=1): every rank needs an element; "
+            "use at most 6 ranks or --ne 2 or more",
+        ),
     ]
     for ranks, args, message in cases:
         result, stderr = homme(stack, ranks, *args, expect=1)

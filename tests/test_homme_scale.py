@@ -16,23 +16,31 @@ from typing import Any
 
 import pytest
 
-from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import knob_setting, write_files
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.knobs import knob_setting, write_files
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import parse_result_line
 
 QUICK = ("--stream", "0", "--steps", "3")
-REAL = [s for s in discover_stacks().stacks
-        if not s.simulated and (build_dir(s) / "apps" / "homme" / "homme").is_file()]
+REAL = [
+    s
+    for s in discover_stacks().stacks
+    if not s.simulated and (build_dir(s) / "apps" / "homme" / "homme").is_file()
+]
 FIRST = sorted(REAL, key=lambda s: s.id not in ("openmpi", "mpich"))[:1]
 
 
 def homme_real(stack: Stack, ranks: int, *args: str) -> dict[str, Any]:
     binary = build_dir(stack) / "apps" / "homme" / "homme"
-    run = subprocess.run(mpirun_command(stack, ranks, [str(binary), *args]),
-                         env=run_environment(stack), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        mpirun_command(stack, ranks, [str(binary), *args]),
+        env=run_environment(stack),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = parse_result_line(run.stdout)
     assert result is not None and result["verification"]["passed"]
@@ -49,11 +57,14 @@ def test_uneven_decompositions_give_the_same_bits(stack):
         assert four["verification"]["norms"] == one["verification"]["norms"], ne
         per_rank = four["model"]["elements_per_rank"]
         assert (per_rank["max"], per_rank["min"]) == (most, fewest), ne
-        assert one["model"]["elements_per_rank"] == {"max": 6 * int(ne) ** 2,
-                                                     "min": 6 * int(ne) ** 2}
+        assert one["model"]["elements_per_rank"] == {
+            "max": 6 * int(ne) ** 2,
+            "min": 6 * int(ne) ** 2,
+        }
 
 
 # -- under SimGrid SMPI ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def smpi() -> Stack:
@@ -65,9 +76,14 @@ def smpi() -> Stack:
     return stack
 
 
-def simulate(stack: Stack, tmp_path: Path, ranks: int, args: tuple[str, ...],
-             env: dict[str, str] | None = None, ranks_per_node: int = 8,
-             ) -> subprocess.CompletedProcess[str]:
+def simulate(
+    stack: Stack,
+    tmp_path: Path,
+    ranks: int,
+    args: tuple[str, ...],
+    env: dict[str, str] | None = None,
+    ranks_per_node: int = 8,
+) -> subprocess.CompletedProcess[str]:
     """homme on `ranks` simulated ranks of an IB QDR cluster, network only."""
     knobs = {"platform": "ib-qdr", "computation": "off", "fold": "off"}  # env may fold it
     setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
@@ -75,14 +91,21 @@ def simulate(stack: Stack, tmp_path: Path, ranks: int, args: tuple[str, ...],
     program = [str(build_dir(stack) / "apps" / "homme" / "homme"), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)}
-    return subprocess.run(command, env=full_env | (env or {}), cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        command,
+        env=full_env | (env or {}),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def record_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-2000:]
-    record = json.loads([line for line in done.stdout.splitlines()
-                         if line.startswith('{"workload"')][-1])
+    record = json.loads(
+        [line for line in done.stdout.splitlines() if line.startswith('{"workload"')][-1]
+    )
     record["simulated_time"] = simulated_time(done.stderr)
     return record
 
@@ -106,8 +129,10 @@ def test_simulated_ranks_give_the_bits_of_one_real_rank(smpi, tmp_path):
 def test_more_ranks_than_elements_is_one_clear_error(smpi, tmp_path):
     done = simulate(smpi, tmp_path, 97, QUICK)
     assert done.returncode == 1
-    message = ("homme: error: 97 ranks but only 96 elements (ne=4): every rank needs an element; "
-               "use at most 96 ranks or --ne 5 or more")
+    message = (
+        "homme: error: 97 ranks but only 96 elements (ne=4): every rank needs an element; "
+        "use at most 96 ranks or --ne 5 or more"
+    )
     assert done.stderr.count(message) == 1, done.stderr[-2000:]
     assert '{"workload"' not in done.stdout
 
@@ -117,8 +142,12 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(smpi,
     charging each kernel its bytes: folded and full runs have the same messages and bytes on
     every rank and the same simulated time, to the bit; the folded one runs each kernel on its
     first calls only and is not verified."""
-    model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "2e9", "ESM_NODE_RANKS": "4",
-             "ESM_RESULT_PER_RANK": "1"}
+    model = {
+        "ESM_KERNEL_COST": "model",
+        "ESM_NODE_BANDWIDTH": "2e9",
+        "ESM_NODE_RANKS": "4",
+        "ESM_RESULT_PER_RANK": "1",
+    }
     args = ("--stream", "0", "--steps", "4", "--statefreq", "2")
     full = record_of(simulate(smpi, tmp_path, 36, args, model, ranks_per_node=4))
     folded_run = simulate(smpi, tmp_path, 36, args, model | {"ESM_FOLD": "1"}, ranks_per_node=4)

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from ocean_smpi import FOLD, MODEL, error_of, result_of, simulate, smpi_stack
 from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
 
@@ -44,11 +45,15 @@ def test_conserves_layer_mass_and_is_bit_identical_on_1_to_4_ranks_and_every_sta
             assert result["verification"]["norms"] == norms, (stack.id, ranks)
 
 
-@pytest.mark.parametrize("ranks, options", [
-    (1, ()),                                                  # 16 tiles of 32x24, none dropped
-    (2, ("--block", "16x12", "--halo-width", "1")),
-    (3, ("--block", "16x12", "--halo-width", "3", "--halo", "isend", "--distribution", "sfc")),
-], ids=["bigger_tiles", "width_1", "width_3_isend_sfc"])
+@pytest.mark.parametrize(
+    "ranks, options",
+    [
+        (1, ()),  # 16 tiles of 32x24, none dropped
+        (2, ("--block", "16x12", "--halo-width", "1")),
+        (3, ("--block", "16x12", "--halo-width", "3", "--halo", "isend", "--distribution", "sfc")),
+    ],
+    ids=["bigger_tiles", "width_1", "width_3_isend_sfc"],
+)
 def test_tiles_halo_widths_engines_and_distributions_give_the_same_bits(ranks, options):
     stack = first_stack()
     reference = hycom(stack, 1, *TILES)
@@ -59,24 +64,54 @@ def test_tiles_halo_widths_engines_and_distributions_give_the_same_bits(ranks, o
 
 def test_wider_halos_mean_fewer_exchanges():
     stack = first_stack()
-    updates = [hycom(stack, 2, *TILES, "--halo-width", str(w))["model"]["halo_updates_per_step"]
-               for w in (1, 3, 6)]
+    updates = [
+        hycom(stack, 2, *TILES, "--halo-width", str(w))["model"]["halo_updates_per_step"]
+        for w in (1, 3, 6)
+    ]
     assert updates[0] > updates[1] > updates[2]
     assert updates[2] < 8  # 6 rings: the barotropic arrays last about 5 substeps
 
 
 def test_linear_wave_follows_the_dispersion_relation():
     stack = first_stack()
-    result = passed(stack, 2, "hycom", "--case", "wave", "--size", "S", "--steps", "20",
-                    "--stream", "off", "--block", "32x24")
+    result = passed(
+        stack,
+        2,
+        "hycom",
+        "--case",
+        "wave",
+        "--size",
+        "S",
+        "--steps",
+        "20",
+        "--stream",
+        "off",
+        "--block",
+        "32x24",
+    )
     norms = result["verification"]["norms"]
-    assert norms["wave_vs_scheme"] < 1e-8     # the parallel code is the scheme, exactly
-    assert norms["omega_vs_theory"] < 2e-4    # the scheme's omega: omega^2 = f^2 + g H k^2
-    assert norms["wave_vs_theory"] < 1e-2     # over one wave period
+    assert norms["wave_vs_scheme"] < 1e-8  # the parallel code is the scheme, exactly
+    assert norms["omega_vs_theory"] < 2e-4  # the scheme's omega: omega^2 = f^2 + g H k^2
+    assert norms["wave_vs_theory"] < 1e-2  # over one wave period
     assert norms["layer_mass_drift"] < 1e-14
     assert result["params"]["land_blocks"] == 0
-    other = passed(stack, 3, "hycom", "--case", "wave", "--size", "S", "--steps", "20",
-                   "--stream", "off", "--block", "16x12", "--halo-width", "2")
+    other = passed(
+        stack,
+        3,
+        "hycom",
+        "--case",
+        "wave",
+        "--size",
+        "S",
+        "--steps",
+        "20",
+        "--stream",
+        "off",
+        "--block",
+        "16x12",
+        "--halo-width",
+        "2",
+    )
     assert other["checksum"] == result["checksum"]
 
 
@@ -85,9 +120,13 @@ def test_call_mix_is_persistent_halos_and_allreduce(tmp_path):
     stack = first_stack()
     profile, result = profile_run(stack, 4, "hycom", tmp_path, *QUICK, *TILES)
     comm = result["comm"]
-    for mpi, key in (("MPI_Startall", "startall"), ("MPI_Waitall", "waitall"),
-                     ("MPI_Send_init", "send_init"), ("MPI_Recv_init", "recv_init"),
-                     ("MPI_Allreduce", "allreduce")):
+    for mpi, key in (
+        ("MPI_Startall", "startall"),
+        ("MPI_Waitall", "waitall"),
+        ("MPI_Send_init", "send_init"),
+        ("MPI_Recv_init", "recv_init"),
+        ("MPI_Allreduce", "allreduce"),
+    ):
         assert sum(calls(profile, mpi)) == comm[key], mpi
     assert sum(calls(profile, "MPI_Isend")) == sum(calls(profile, "MPI_Irecv")) == 0
     assert calls(profile, "MPI_Startall") == calls(profile, "MPI_Waitall")
@@ -113,12 +152,16 @@ def test_bad_input_is_one_clear_error():
     stack = first_stack()
     assert "unknown size 'XXL'" in bad_input(stack, "hycom", "--size", "XXL")
     assert "invalid value --halo-width 7: use an integer in [1, 6]" in bad_input(
-        stack, "hycom", "--halo-width", "7")
+        stack, "hycom", "--halo-width", "7"
+    )
     assert "halo width 6 is wider than block" in bad_input(stack, "hycom", *QUICK, "--block", "5x5")
-    assert "2 ranks but only 1 ocean blocks" in bad_input(stack, "hycom", *QUICK, "--block", "128x96")
+    assert "2 ranks but only 1 ocean blocks" in bad_input(
+        stack, "hycom", *QUICK, "--block", "128x96"
+    )
 
 
 # -- the seeds' rank counts and folding (issue 11), under SimGrid SMPI --------------------------
+
 
 def test_patch_chooses_tiles_for_the_rank_count_with_the_same_bits():
     """HYCOM's patch (the default): without --block the tile grid is cut for the rank count,
@@ -155,8 +198,11 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_p
     full = result_of(simulate(smpi, tmp_path, "hycom", 6, 2, args, MODEL))
     folded = result_of(simulate(smpi, tmp_path, "hycom", 6, 2, args, MODEL | FOLD))
     assert full["verification"]["passed"] is True
-    assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
-                                      "norms": {}}
+    assert folded["verification"] == {
+        "passed": None,
+        "what": "not verified: folded run",
+        "norms": {},
+    }
     assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
     assert folded["comm"] == full["comm"]
     assert folded["comm_per_rank"] == full["comm_per_rank"]

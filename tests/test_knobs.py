@@ -2,6 +2,7 @@
 why, and (where the libraries are installed) every variable we set exists in that library and
 the TCP transport really goes through TCP sockets."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from esmperf.launch.mpirun import run_environment
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported, implementation_of, knob_setting
-from esmperf.launch.mpirun import run_environment
 from esmperf.mpi.stacks import Stack, discover_stacks
 
 OPEN_MPI_4 = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"
@@ -23,8 +24,15 @@ MPICH_5 = "MPICH Version:      5.0.2\nMPICH Device:       ch4:ucx ofi\n"
 
 
 def stack(version: str, family: str = "openmpi") -> Stack:
-    return Stack(id="x", family=family, mpicc=Path("/bin/mpicc"), mpifort=None,
-                 mpirun=Path("/bin/mpirun"), bin_dir=Path("/bin"), version=version)
+    return Stack(
+        id="x",
+        family=family,
+        mpicc=Path("/bin/mpicc"),
+        mpifort=None,
+        mpirun=Path("/bin/mpirun"),
+        bin_dir=Path("/bin"),
+        version=version,
+    )
 
 
 def setting(version: str, ranks: int = 2, **knobs: str) -> KnobSetting:
@@ -40,22 +48,30 @@ def test_implementation_from_the_version_string() -> None:
 
 def test_open_mpi_transport_and_single_copy() -> None:
     assert setting(OPEN_MPI_4, transport="tcp").env == {
-        "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo"}
+        "OMPI_MCA_pml": "ob1",
+        "OMPI_MCA_btl": "self,tcp",
+        "OMPI_MCA_btl_tcp_if_include": "lo",
+    }
     assert setting(OPEN_MPI_4, transport="shm").env["OMPI_MCA_btl"] == "self,vader"
     assert setting(OPEN_MPI_5, transport="shm").env["OMPI_MCA_btl"] == "self,sm"
     assert setting(OPEN_MPI_4, single_copy="off").env == {
-        "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+        "OMPI_MCA_btl_vader_single_copy_mechanism": "none"
+    }
     assert setting(OPEN_MPI_5, single_copy="off").env == {"OMPI_MCA_smsc": "^cma"}
 
 
 def test_open_mpi_collectives_connections_binding() -> None:
     assert setting(OPEN_MPI_4, allreduce_algorithm="ring").env == {
-        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
+    }
     assert setting(OPEN_MPI_4, allreduce_algorithm="default").env == {}
     assert setting(OPEN_MPI_4, connections="eager").env == {"OMPI_MCA_mpi_preconnect_mpi": "1"}
     assert setting(OPEN_MPI_4, binding="core").launcher_args == ("--bind-to", "core")
     assert setting(OPEN_MPI_4, ranks=4, binding="core").launcher_args == (
-        "--bind-to", "core:overload-allowed")
+        "--bind-to",
+        "core:overload-allowed",
+    )
     with pytest.raises(Unsupported, match="needs Open MPI 5"):
         setting(OPEN_MPI_4, allgather_algorithm="sparbit")
     with pytest.raises(Unsupported, match="Open MPI has no tree algorithm for MPI_Allreduce"):
@@ -64,10 +80,16 @@ def test_open_mpi_collectives_connections_binding() -> None:
 
 def test_mpich_mapping_per_version() -> None:
     assert setting(MPICH_4, transport="tcp").env == {
-        "MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "lo"}
+        "MPIR_CVAR_NOLOCAL": "1",
+        "UCX_TLS": "tcp,self",
+        "UCX_NET_DEVICES": "lo",
+    }
     assert setting(MPICH_5, transport="tcp").env == {
-        "MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp",
-        "FI_TCP_IFACE": "lo"}
+        "MPIR_CVAR_NOLOCAL": "1",
+        "MPIR_CVAR_CH4_NETMOD": "ofi",
+        "FI_PROVIDER": "tcp",
+        "FI_TCP_IFACE": "lo",
+    }
     assert setting(MPICH_5, single_copy="off").env == {"MPIR_CVAR_CH4_CMA_ENABLE": "0"}
     with pytest.raises(Unsupported, match="MPICH 4.0.2 has no CMA single copy"):
         setting(MPICH_4, single_copy="on")
@@ -75,9 +97,12 @@ def test_mpich_mapping_per_version() -> None:
         setting(MPICH_5, connections="eager")
     assert setting(MPICH_4, allreduce_algorithm="rabenseifner").env == {
         "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
-        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather"}
-    assert setting(MPICH_5, barrier_algorithm="dissemination").env[
-        "MPIR_CVAR_BARRIER_INTRA_ALGORITHM"] == "k_dissemination"
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather",
+    }
+    assert (
+        setting(MPICH_5, barrier_algorithm="dissemination").env["MPIR_CVAR_BARRIER_INTRA_ALGORITHM"]
+        == "k_dissemination"
+    )
     with pytest.raises(Unsupported, match="needs MPICH 5"):
         setting(MPICH_4, allreduce_algorithm="tree")
     assert setting(MPICH_4, binding="core").launcher_args == ("-bind-to", "core")
@@ -101,10 +126,8 @@ def every_setting(found: Stack) -> list[KnobSetting]:
     settings = []
     for knob in KNOBS.values():
         for value in knob.values:
-            try:
+            with contextlib.suppress(Unsupported):
                 settings.append(knob_setting(found, {knob.name: value}, 2, 2))
-            except Unsupported:
-                pass
     return settings
 
 
@@ -113,8 +136,12 @@ def test_open_mpi_knows_every_variable_we_set() -> None:
     ompi_info = shutil.which("ompi_info", path=str(found.bin_dir))
     if not ompi_info:
         pytest.skip("no ompi_info")
-    text = subprocess.run([ompi_info, "--all", "--level", "9", "--parsable"], capture_output=True, text=True,
-                          timeout=120).stdout
+    text = subprocess.run(
+        [ompi_info, "--all", "--level", "9", "--parsable"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     names = set(re.findall(r"^mca:[^:]+:[^:]+:param:([^:]+):", text, re.MULTILINE))
     names |= set(re.findall(r":synonym_of:name:(\S+)$", text, re.MULTILINE))
     for knob in every_setting(found):
@@ -144,17 +171,35 @@ def inet_connects(found: Stack, transport: str, tmp_path: Path) -> int:
     env = run_environment(found)
     env.update(knob_setting(found, {"transport": transport}, 2, 2).env)
     trace = tmp_path / f"{transport}.trace"
-    process = subprocess.Popen(["strace", "-f", "-e", "trace=connect", "-o", str(trace),
-                                str(found.mpirun), "-n", "2", str(latency), "20"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [
+            "strace",
+            "-f",
+            "-e",
+            "trace=connect",
+            "-o",
+            str(trace),
+            str(found.mpirun),
+            "-n",
+            "2",
+            str(latency),
+            "20",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:  # MPICH 4.0 over UCX TCP sometimes hangs in MPI_Finalize: its connects are traced
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-    return sum(1 for line in trace.read_text().splitlines()
-               if "AF_INET" in line and not re.search(r"htons\(60[0-6]\d\)", line))
+    return sum(
+        1
+        for line in trace.read_text().splitlines()
+        if "AF_INET" in line and not re.search(r"htons\(60[0-6]\d\)", line)
+    )
 
 
 @pytest.mark.parametrize("stack_id", ["openmpi", "mpich"])

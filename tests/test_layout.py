@@ -17,8 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "esmperf"
 def test_every_launcher_module_registers_one_launcher() -> None:
     assert launchers() == [MpirunLauncher, SmpirunLauncher, SrunLauncher, SbatchLauncher]
     assert launcher_names() == ("local", "srun", "slurm")
-    modules = sorted(p.stem for p in (PACKAGE / "launch").glob("*.py")
-                     if p.stem not in ("__init__", "base"))
+    modules = sorted(
+        p.stem for p in (PACKAGE / "launch").glob("*.py") if p.stem not in ("__init__", "base")
+    )
     assert modules == sorted(cls.__module__.rsplit(".", 1)[1] for cls in launchers())
 
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knobs import knob_setting, write_files
-from esmperf.launch.mpirun import mpirun_command, run_environment
-from esmperf.profile.read import read_profile
-from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile.read import read_profile
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 _FOUND = discover_stacks().stacks
@@ -50,8 +50,9 @@ def result_line(stdout: str) -> dict:
 
 def launch(stack, ranks: int, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     command = mpirun_command(stack, ranks, [str(binary(stack)), "--stream-mb", "0", *args])
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          env=run_environment(stack))
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=run_environment(stack)
+    )
 
 
 @cache
@@ -82,18 +83,37 @@ def test_tracer_matches_erf_with_second_order_convergence():
     in time) must cut the error about 4 times."""
     binary(FIRST)
     # 16^3 is too coarse for the 0.1 bound the program checks (status 2); 32^3 meets it
-    coarse = run(FIRST.id, 1, "--case", "tracer", "--nx", "16", "--ny", "16", "--nz", "16",
-                 "--steps", "4", "--dt", "2.5e6", "--ksp-rtol", "1e-10", statuses=(0, 2))
-    fine = run(FIRST.id, 1, "--case", "tracer", "--steps", "16", "--dt", "6.25e5",
-               "--ksp-rtol", "1e-10")
+    coarse = run(
+        FIRST.id,
+        1,
+        "--case",
+        "tracer",
+        "--nx",
+        "16",
+        "--ny",
+        "16",
+        "--nz",
+        "16",
+        "--steps",
+        "4",
+        "--dt",
+        "2.5e6",
+        "--ksp-rtol",
+        "1e-10",
+        statuses=(0, 2),
+    )
+    fine = run(
+        FIRST.id, 1, "--case", "tracer", "--steps", "16", "--dt", "6.25e5", "--ksp-rtol", "1e-10"
+    )
     assert fine["verification"]["passed"] is True
     ratio = norms(coarse)["tracer_l2"] / norms(fine)["tracer_l2"]
     assert 3.2 < ratio < 6.0, (norms(coarse), norms(fine))
     assert norms(fine)["tracer_l2"] < 0.07
     for result in (coarse, fine):
         assert norms(result)["tracer_conservation"] < 1e-8  # the Newton tolerance
-        assert result["fields"]["sum"]["tracer"] == pytest.approx(1e-3 * result["model"]["cells"],
-                                                                  rel=1e-8)
+        assert result["fields"]["sum"]["tracer"] == pytest.approx(
+            1e-3 * result["model"]["cells"], rel=1e-8
+        )
 
 
 def test_batch_reaction_matches_ode_with_first_order_convergence():
@@ -123,8 +143,22 @@ def test_newton_converges_quadratically():
     above round-off is about 2, and the contraction r_k+1 / r_k collapses from one iteration
     to the next."""
     binary(FIRST)
-    result = run(FIRST.id, 1, "--nx", "24", "--ny", "24", "--nz", "24", "--steps", "1",
-                 "--ksp-rtol", "1e-13", "--newton-rtol", "1e-13")
+    result = run(
+        FIRST.id,
+        1,
+        "--nx",
+        "24",
+        "--ny",
+        "24",
+        "--nz",
+        "24",
+        "--steps",
+        "1",
+        "--ksp-rtol",
+        "1e-13",
+        "--newton-rtol",
+        "1e-13",
+    )
     order = norms(result)["newton_order"]
     assert 1.8 < order < 2.5, result["newton"]
     residuals = [float(r) for r in result["newton"]["first_step_residuals"].split(",")]
@@ -166,7 +200,10 @@ def test_results_independent_of_rank_count(stack_id):
         for group, values in reference.items():
             for key, value in values.items():
                 assert fields[group][key] == pytest.approx(value, rel=1e-6, abs=1e-9), (
-                    n, group, key)
+                    n,
+                    group,
+                    key,
+                )
 
 
 @pytest.mark.parametrize("stack_id", STACK_IDS)
@@ -194,10 +231,12 @@ def test_petsc_cross_check():
         petsc = run("openmpi", 2, "--steps", S_STEPS, "--solver", solver, "--library", "petsc")
         assert petsc["params"]["library"] == "petsc"
         assert petsc["newton"]["iterations"] == native["newton"]["iterations"]
-        assert abs(petsc["newton"]["linear_iterations"]
-                   - native["newton"]["linear_iterations"]) <= 2
+        assert (
+            abs(petsc["newton"]["linear_iterations"] - native["newton"]["linear_iterations"]) <= 2
+        )
         for key, value in native["fields"]["probe0"].items():
             assert petsc["fields"]["probe0"][key] == pytest.approx(value, rel=1e-7)
+
 
 def test_weak_size_grows_with_the_ranks():
     """--size weak keeps the box per rank (64^3, or --nx/--ny/--nz) and grows the grid."""
@@ -205,8 +244,9 @@ def test_weak_size_grows_with_the_ranks():
     one, two = run(FIRST.id, 1, *box), run(FIRST.id, 2, *box)
     assert (one["params"]["nx"], one["params"]["ny"], one["params"]["nz"]) == (8, 8, 8)
     assert (two["params"]["nx"], two["params"]["ny"], two["params"]["nz"]) == (8, 8, 16)
-    assert two["params"]["rank_grid"] == "1x1x2" and two["model"]["cells"] == 2 * 8 ** 3
+    assert two["params"]["rank_grid"] == "1x1x2" and two["model"]["cells"] == 2 * 8**3
     assert two["model"]["largest_message_bytes"] == 8 * 8 * 4 * 8
+
 
 # ---- the MPI pattern (profiles: counts and sizes only) --------------------------------------
 
@@ -218,8 +258,13 @@ def profiled(stack_id: str, ranks: int, *args: str):
     command = mpirun_command(stack, ranks, [str(binary(stack)), "--stream-mb", "0", *args])
     with tempfile.TemporaryDirectory() as directory:
         out = Path(directory) / "profile.jsonl"
-        done = subprocess.run([str(ESMPERF), "profile", "--out", str(out), "--", *command],
-                              capture_output=True, text=True, timeout=180, cwd=directory)
+        done = subprocess.run(
+            [str(ESMPERF), "profile", "--out", str(out), "--", *command],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=directory,
+        )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return read_profile(out), result_line(done.stdout)
 
@@ -242,8 +287,15 @@ def message_buckets(profile, names) -> dict[int, int]:
     return buckets
 
 
-BLOCKING = ("MPI_Allreduce", "MPI_Waitany", "MPI_Waitall", "MPI_Wait", "MPI_Barrier",
-            "MPI_Recv", "MPI_Send")
+BLOCKING = (
+    "MPI_Allreduce",
+    "MPI_Waitany",
+    "MPI_Waitall",
+    "MPI_Wait",
+    "MPI_Barrier",
+    "MPI_Recv",
+    "MPI_Send",
+)
 
 
 @pytest.mark.parametrize("stack_id", STACK_IDS)
@@ -284,8 +336,9 @@ def test_profile_seed_regime_on_8_ranks(stack_id):
     scaled down: 16^3 on 8 ranks (2x2x2, 8^3 cells and 3 neighbours per rank). Now MPI_Start is
     the most frequent call (tied with MPI_Waitany, one per message each way), ahead of
     MPI_Allreduce, and every message is under 4 KB (2 KiB ghosts)."""
-    profile, result = profiled(stack_id, 8, "--nx", "16", "--ny", "16", "--nz", "16",
-                               "--steps", "1")
+    profile, result = profiled(
+        stack_id, 8, "--nx", "16", "--ny", "16", "--nz", "16", "--steps", "1"
+    )
     assert result["params"]["rank_grid"] == "2x2x2"
     calls = totals(profile)
     most = max(calls.values())
@@ -297,6 +350,7 @@ def test_profile_seed_regime_on_8_ranks(stack_id):
     assert max(everything) <= 12  # all messages < 4 KiB
     assert message_buckets(profile, ["MPI_Start"]) == {12: calls["MPI_Start"]}  # 2048 bytes
 
+
 # ---- any rank count: PETSc DMDA's decomposition --------------------------------------------
 
 
@@ -305,7 +359,10 @@ def assert_fields_agree(fields: dict, reference: dict, label) -> None:
     for group, values in reference.items():
         for key, value in values.items():
             assert fields[group][key] == pytest.approx(value, rel=1e-6, abs=1e-9), (
-                label, group, key)
+                label,
+                group,
+                key,
+            )
 
 
 @pytest.mark.parametrize("stack_id", STACK_IDS)
@@ -342,18 +399,32 @@ def smpi():
     return stack
 
 
-def simulate(stack, tmp_path: Path, ranks: int, ranks_per_node: int, env: dict[str, str],
-             *args: str, statuses: tuple[int, ...] = (0,)) -> dict:
+def simulate(
+    stack,
+    tmp_path: Path,
+    ranks: int,
+    ranks_per_node: int,
+    env: dict[str, str],
+    *args: str,
+    statuses: tuple[int, ...] = (0,),
+) -> dict:
     """A run on the smpi stack, network only (computation off), driven through smpirun as the
     study runner drives it: its result line with the simulated time added."""
-    setting = knob_setting(stack, {"computation": "off", "fold": "off"}, ranks, 2, ranks_per_node,
-                           tmp_path / "platforms")
+    setting = knob_setting(
+        stack,
+        {"computation": "off", "fold": "off"},
+        ranks,
+        2,
+        ranks_per_node,
+        tmp_path / "platforms",
+    )
     write_files(setting)
     program = [str(binary(stack)), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | env
-    done = subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        command, env=full_env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode in statuses, done.stdout[-2000:] + done.stderr[-2000:]
     record = result_line(done.stdout)
     record["simulated_time"] = simulated_time(done.stderr)
@@ -381,19 +452,43 @@ def test_simulated_and_real_mpi_agree_bit_for_bit(smpi, tmp_path):
     assert record["newton"] == real["newton"]
 
 
-@pytest.mark.parametrize("ranks, rank_grid", [(96, "4x4x6"), (192, "4x6x8"), (384, "8x6x8"),
-                                              (528, "6x8x11")])
+@pytest.mark.parametrize(
+    "ranks, rank_grid", [(96, "4x4x6"), (192, "4x6x8"), (384, "8x6x8"), (528, "6x8x11")]
+)
 def test_seed_rank_counts_get_dmda_rank_grids(smpi, tmp_path, ranks, rank_grid):
     """2, 4, 8 and 11 nodes of 48 cores: the rank grid DMDA chooses for a cube (the 100^3
     deck's shape, here 12^3 to be quick), one Newton and one Krylov iteration."""
-    record = simulate(smpi, tmp_path, ranks, 48, {}, "--nx", "12", "--ny", "12", "--nz", "12",
-                      "--steps", "1", "--newton-iterations", "1", "--krylov-iterations", "1",
-                      "--stream-mb", "0", statuses=(0, 2))
+    record = simulate(
+        smpi,
+        tmp_path,
+        ranks,
+        48,
+        {},
+        "--nx",
+        "12",
+        "--ny",
+        "12",
+        "--nz",
+        "12",
+        "--steps",
+        "1",
+        "--newton-iterations",
+        "1",
+        "--krylov-iterations",
+        "1",
+        "--stream-mb",
+        "0",
+        statuses=(0, 2),
+    )
     assert record["params"]["rank_grid"] == rank_grid
 
 
-FOLD_MODEL = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_NODE_RANKS": "4",
-              "ESM_RESULT_PER_RANK": "1"}
+FOLD_MODEL = {
+    "ESM_KERNEL_COST": "model",
+    "ESM_NODE_BANDWIDTH": "1e9",
+    "ESM_NODE_RANKS": "4",
+    "ESM_RESULT_PER_RANK": "1",
+}
 
 
 @pytest.mark.parametrize("solver", ["bicgstab", "gmres"])
@@ -403,10 +498,20 @@ def test_folded_run_communicates_and_takes_the_time_of_a_full_run(smpi, tmp_path
     full run, and with the deterministic cost model (kernel bytes over the node's bandwidth
     share, computation off) the simulated times are identical. The folded run reports no
     verdict; the full one still judges its fields."""
-    args = (*GRID_16, "--steps", "2", "--newton-iterations", "2", "--krylov-iterations", "4",
-            "--solver", solver, "--restart", "3")
-    full = simulate(smpi, tmp_path, 12, 4, FOLD_MODEL, *args, "--stream-mb", "0",
-                    statuses=(0, 2))
+    args = (
+        *GRID_16,
+        "--steps",
+        "2",
+        "--newton-iterations",
+        "2",
+        "--krylov-iterations",
+        "4",
+        "--solver",
+        solver,
+        "--restart",
+        "3",
+    )
+    full = simulate(smpi, tmp_path, 12, 4, FOLD_MODEL, *args, "--stream-mb", "0", statuses=(0, 2))
     folded = simulate(smpi, tmp_path, 12, 4, FOLD_MODEL | {"ESM_FOLD": "1"}, *args)
     assert full["params"]["rank_grid"] == folded["params"]["rank_grid"] == "2x2x3"
     assert folded["comm"] == full["comm"] and folded["comm"]["messages"] > 0
@@ -431,30 +536,44 @@ def test_folded_run_defaults_to_the_measured_iteration_counts(smpi, tmp_path):
     assert "stream" not in record
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--stream-mb", "64"), "--stream-mb 64: a folded run cannot measure STREAM"),
-    (("--newton-iterations", "0"), "--newton-iterations"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--stream-mb", "64"), "--stream-mb 64: a folded run cannot measure STREAM"),
+        (("--newton-iterations", "0"), "--newton-iterations"),
+    ],
+)
 def test_folded_run_refuses_what_it_cannot_do(smpi, tmp_path, args, message):
     setting = knob_setting(smpi, {"computation": "off"}, 2, 2, 2, tmp_path / "platforms")
     write_files(setting)
     command = mpirun_command(smpi, 2, [str(binary(smpi)), *GRID_16, *args], setting.launcher_args)
-    env = run_environment(smpi, os.environ) | setting.env | {"ESM_FOLD": "1", "TMPDIR": str(tmp_path)}
-    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+    env = (
+        run_environment(smpi, os.environ) | setting.env | {"ESM_FOLD": "1", "TMPDIR": str(tmp_path)}
+    )
+    done = subprocess.run(
+        command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 1
     assert message in done.stderr and "pflotran: error:" in done.stderr
     assert '{"workload"' not in done.stdout
+
 
 # ---- bad input --------------------------------------------------------------------------
 
 
 BAD_DECOMPOSITIONS = [
-    (5, ("--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1"),
-     "the 4x4x4 grid cannot be cut over 5 ranks: the 1x1x5 rank grid (chosen as PETSc's DMDA "
-     "does) has 5 ranks along z for its 4 cells: use fewer ranks"),
-    (2, ("--px", "3", "--steps", "1"), "--px 3 --py 0 --pz 0 (0: chosen) cannot make a rank grid "
-     "of 2 ranks: the ranks given along x, y, z must divide the number of ranks"),
+    (
+        5,
+        ("--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1"),
+        "the 4x4x4 grid cannot be cut over 5 ranks: the 1x1x5 rank grid (chosen as PETSc's DMDA "
+        "does) has 5 ranks along z for its 4 cells: use fewer ranks",
+    ),
+    (
+        2,
+        ("--px", "3", "--steps", "1"),
+        "--px 3 --py 0 --pz 0 (0: chosen) cannot make a rank grid "
+        "of 2 ranks: the ranks given along x, y, z must divide the number of ranks",
+    ),
     (2, ("--px", "2", "--py", "2", "--pz", "1", "--steps", "1"), "must be the number of ranks"),
     (2, ("--px", "2", "--pz", "2", "--steps", "1"), "cannot make a rank grid of 2 ranks"),
     (2, ("--px", "2", "--nx", "1", "--steps", "1"), "has 2 ranks along x for its 1 cells"),
@@ -466,9 +585,13 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("stack_id, ranks, args, message",
-                         [(s, *case) for s in STACK_IDS for case in BAD_DECOMPOSITIONS]
-                         + [(STACK_IDS[0], *case) for case in BAD_OPTIONS] if STACK_IDS else [])
+@pytest.mark.parametrize(
+    "stack_id, ranks, args, message",
+    [(s, *case) for s in STACK_IDS for case in BAD_DECOMPOSITIONS]
+    + [(STACK_IDS[0], *case) for case in BAD_OPTIONS]
+    if STACK_IDS
+    else [],
+)
 def test_bad_input_is_a_clear_error(stack_id, ranks, args, message):
     """Every rank exits with status 1 and rank 0 alone prints one message naming the fix."""
     done = launch(stack_by_id(stack_id), ranks, *args, timeout=60)

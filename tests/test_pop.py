@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from ocean_smpi import FOLD, MODEL, error_of, result_of, simulate, smpi_stack
 from test_core import FIRST, STACKS, bad_input, calls, passed, profile_run, rank_counts, run
 
@@ -31,10 +32,10 @@ def first_stack():
 def test_verifies_and_is_bit_identical_on_1_to_4_ranks_and_every_stack():
     reference = pop(first_stack(), 1)
     norms = reference["verification"]["norms"]
-    assert norms["barotropic_error"] < 1e-9       # the manufactured solution, recovered
+    assert norms["barotropic_error"] < 1e-9  # the manufactured solution, recovered
     assert norms["unconverged_solves"] == 0
     assert norms["tracer_mass_drift_t"] < 1e-13 and norms["tracer_mass_drift_s"] < 1e-13
-    assert norms["tracer_range_excess"] <= 0       # upwind + diffusion: no new extrema
+    assert norms["tracer_range_excess"] <= 0  # upwind + diffusion: no new extrema
     params = reference["params"]
     assert params["land_blocks"] > 0 and params["distribution"] == "sfc cinco-peano"
     for stack in STACKS:
@@ -45,10 +46,14 @@ def test_verifies_and_is_bit_identical_on_1_to_4_ranks_and_every_stack():
             assert result["verification"]["norms"] == norms, (stack.id, ranks)
 
 
-@pytest.mark.parametrize("ranks, options", [
-    (3, ("--layout", "compressed", "--halo", "persistent")),
-    (2, ("--distribution", "cartesian", "--layout", "compressed")),
-], ids=["compressed_persistent", "cartesian_compressed"])
+@pytest.mark.parametrize(
+    "ranks, options",
+    [
+        (3, ("--layout", "compressed", "--halo", "persistent")),
+        (2, ("--distribution", "cartesian", "--layout", "compressed")),
+    ],
+    ids=["compressed_persistent", "cartesian_compressed"],
+)
 def test_layouts_engines_and_distributions_give_the_same_bits(ranks, options):
     stack = first_stack()
     reference = pop(stack, 1)
@@ -79,12 +84,16 @@ def test_call_mix_matches_the_core_counts_and_the_algorithm(tmp_path):
     stack = first_stack()
     profile, result = profile_run(stack, 4, "pop", tmp_path, *QUICK)
     comm = result["comm"]
-    for mpi, key in (("MPI_Isend", "isend"), ("MPI_Irecv", "irecv"), ("MPI_Waitall", "waitall"),
-                     ("MPI_Allreduce", "allreduce")):
+    for mpi, key in (
+        ("MPI_Isend", "isend"),
+        ("MPI_Irecv", "irecv"),
+        ("MPI_Waitall", "waitall"),
+        ("MPI_Allreduce", "allreduce"),
+    ):
         assert sum(calls(profile, mpi)) == comm[key], mpi
     assert sum(calls(profile, "MPI_Startall")) == 0
     allreduces = calls(profile, "MPI_Allreduce")
-    assert len(set(allreduces)) == 1                     # the same on every rank
+    assert len(set(allreduces)) == 1  # the same on every rank
     # every rank: one Waitall per halo update, its neighbours' messages each time
     for rank in profile.ranks:
         isend = rank["calls"]["MPI_Isend"]["calls"]
@@ -94,10 +103,17 @@ def test_call_mix_matches_the_core_counts_and_the_algorithm(tmp_path):
     # convergence check, the tracers' halo update, the first residual, the error norms
     model, solver = result["model"], result["solver"]
     steps = result["steps"]
-    assert model["allreduces_per_step"] * steps == solver["iterations"] + solver["checks"] + 2 * steps
-    assert model["halo_updates_per_step"] * steps == solver["iterations"] + solver["checks"] + 2 * steps
-    mix = {name: sum(calls(profile, name)) for name in
-           ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce")}
+    assert (
+        model["allreduces_per_step"] * steps == solver["iterations"] + solver["checks"] + 2 * steps
+    )
+    assert (
+        model["halo_updates_per_step"] * steps
+        == solver["iterations"] + solver["checks"] + 2 * steps
+    )
+    mix = {
+        name: sum(calls(profile, name))
+        for name in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce")
+    }
     every = sum(sum(c["calls"] for c in rank["calls"].values()) for rank in profile.ranks)
     assert sum(mix.values()) / every > 0.99
 
@@ -135,6 +151,7 @@ def test_failed_verification_exits_2_with_its_result():
 
 # -- the seeds' rank counts and folding (issue 11), under SimGrid SMPI --------------------------
 
+
 def test_48_simulated_ranks_give_the_bits_of_real_mpi(tmp_path):
     """S's 136 ocean blocks along the curve on 48 ranks: 2 or 3 blocks each (POPperf's uneven
     counts), the same bits as on 1 real rank."""
@@ -159,7 +176,8 @@ def test_too_few_blocks_are_cut_smaller_for_the_rank_count(tmp_path):
     assert result["verification"]["passed"] is True
     assert result["checksum"]["tracers"] == reference["checksum"]["tracers"]
     assert result["solver"]["solution_sum"] == pytest.approx(
-        reference["solver"]["solution_sum"], rel=1e-9)
+        reference["solver"]["solution_sum"], rel=1e-9
+    )
     assert reference["params"]["blocks"] < 96 <= result["params"]["blocks"]
     assert (result["params"]["bx"], result["params"]["by"]) != (40, 48)
 
@@ -180,8 +198,11 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_p
     args = (*QUICK, "--iterations", "40")
     full = result_of(simulate(smpi, tmp_path, "pop", 6, 2, args, MODEL))
     folded = result_of(simulate(smpi, tmp_path, "pop", 6, 2, args, MODEL | FOLD))
-    assert folded["verification"] == {"passed": None, "what": "not verified: folded run",
-                                      "norms": {}}
+    assert folded["verification"] == {
+        "passed": None,
+        "what": "not verified: folded run",
+        "norms": {},
+    }
     assert folded["fold"]["folded"] and folded["fold"]["kernel_calls_charged"] > 0
     assert folded["comm"] == full["comm"]
     assert folded["comm_per_rank"] == full["comm_per_rank"]
@@ -197,8 +218,9 @@ def test_sampled_solve_charges_the_iterations_it_does_not_simulate(tmp_path):
     smpi = smpi_stack("pop")
     args = (*QUICK, "--iterations", "40")
     full = result_of(simulate(smpi, tmp_path, "pop", 6, 2, args, MODEL | FOLD))
-    sampled = result_of(simulate(smpi, tmp_path, "pop", 6, 2, (*args, "--sample-iterations",
-                                                               "20"), MODEL | FOLD))
+    sampled = result_of(
+        simulate(smpi, tmp_path, "pop", 6, 2, (*args, "--sample-iterations", "20"), MODEL | FOLD)
+    )
     assert sampled["solver"]["iterations"] == full["solver"]["iterations"] == 40 * 2
     assert sampled["solver"]["iterations_simulated"] == 20 * 2
     assert full["solver"]["iterations_simulated"] == 40 * 2
@@ -211,11 +233,19 @@ def test_sampled_solve_charges_the_iterations_it_does_not_simulate(tmp_path):
 
 def test_sampling_needs_a_folded_run_and_whole_checks(tmp_path):
     smpi = smpi_stack("pop")
-    unfolded = simulate(smpi, tmp_path, "pop", 2, 2, (*QUICK, "--iterations", "40",
-                                                      "--sample-iterations", "20"))
+    unfolded = simulate(
+        smpi, tmp_path, "pop", 2, 2, (*QUICK, "--iterations", "40", "--sample-iterations", "20")
+    )
     assert "a folded run only" in error_of(unfolded, "pop")
-    uneven = simulate(smpi, tmp_path, "pop", 2, 2, (*QUICK, "--iterations", "40",
-                                                    "--sample-iterations", "15"), FOLD)
+    uneven = simulate(
+        smpi,
+        tmp_path,
+        "pop",
+        2,
+        2,
+        (*QUICK, "--iterations", "40", "--sample-iterations", "15"),
+        FOLD,
+    )
     assert "use a multiple of --check 10" in error_of(uneven, "pop")
 
 

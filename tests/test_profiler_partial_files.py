@@ -24,10 +24,28 @@ def start(stack, tmp_path, wait: bool, **env_extra):
     if path is None:
         pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for Debian MPICH")
     env = mpi4py_env(stack, path) | env_extra
-    command = [str(ESMPERF), "profile", "--out", str(tmp_path / "p.jsonl"), "--stack", stack.id,
-               "--", str(stack.mpirun), "-n", "2", sys.executable, str(PROGRAM)]
-    return subprocess.Popen(command + (["wait"] if wait else []), cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [
+        str(ESMPERF),
+        "profile",
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--stack",
+        stack.id,
+        "--",
+        str(stack.mpirun),
+        "-n",
+        "2",
+        sys.executable,
+        str(PROGRAM),
+    ]
+    return subprocess.Popen(
+        command + (["wait"] if wait else []),
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def rank_pids(tmp_path, run) -> list[int]:
@@ -66,7 +84,12 @@ def test_files_by_name(stack, tmp_path):
     summary = summarise(profile)
     top = {row["name"]: row for row in summary["files"]}
     data0 = top[str(tmp_path / "data.0.bin")]
-    assert (data0["write_bytes"], data0["read_bytes"], data0["calls"], data0["ranks"]) == (3000, 1000, 5, 1)
+    assert (data0["write_bytes"], data0["read_bytes"], data0["calls"], data0["ranks"]) == (
+        3000,
+        1000,
+        5,
+        1,
+    )
     assert top[str(tmp_path / "text.1.txt")]["write_bytes"] == 1011
 
 
@@ -87,6 +110,7 @@ def test_sigterm_leaves_a_partial_profile(stack, tmp_path):
     summary = summarise(profile)
     assert summary["partial"] == {"reasons": {"SIGTERM": [0, 1]}, "missing": []}
     from rich.console import Console
+
     console = Console(record=True, width=120)
     render_summary(summary, console)
     assert "partial profile" in console.export_text()
@@ -99,7 +123,7 @@ def test_snapshot_survives_sigkill(stack, tmp_path):
     pids = rank_pids(tmp_path, run)
     shards = [tmp_path / "p.jsonl.partial" / f"{r}.jsonl" for r in range(2)]
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:      # wait for a snapshot taken after the calls
+    while time.monotonic() < deadline:  # wait for a snapshot taken after the calls
         if all(s.is_file() and '"MPI_Sendrecv' in s.read_text() for s in shards):
             break
         time.sleep(0.1)

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from esmperf.mpi.build import build_dir
 from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 
 DEBIAN = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
@@ -37,7 +37,9 @@ def bench(stack, ranks: int, *args: str) -> dict:
     if not program.is_file():
         pytest.skip(f"{program} not built: run `make build`")
     command = mpirun_command(stack, ranks, [str(program), *args])
-    run = subprocess.run(command, env=run_environment(stack), capture_output=True, text=True, timeout=240)
+    run = subprocess.run(
+        command, env=run_environment(stack), capture_output=True, text=True, timeout=240
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["workload"] == "redist" and result["ranks"] == ranks
@@ -94,15 +96,34 @@ def test_peers_same_data_same_check(stack):
 
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
-@pytest.mark.parametrize("options", [
-    ("--comm", "sync", "--pack", "datatype", "--single-copy", "off", "--memory", "private"),
-    ("--comm", "persistent", "--pack", "xp", "--bundle", "off", "--local", "mpi", "--type", "float"),
-], ids=["sync-datatype-private", "persistent-xp-float"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--comm", "sync", "--pack", "datatype", "--single-copy", "off", "--memory", "private"),
+        (
+            "--comm",
+            "persistent",
+            "--pack",
+            "xp",
+            "--bundle",
+            "off",
+            "--local",
+            "mpi",
+            "--type",
+            "float",
+        ),
+    ],
+    ids=["sync-datatype-private", "persistent-xp-float"],
+)
 def test_bench_options_reach_the_library(stack, options):
-    result = bench(stack, 2, "--size", "S", "--steps", "2", "--repeats", "1", "--peers", "none", *options)
+    result = bench(
+        stack, 2, "--size", "S", "--steps", "2", "--repeats", "1", "--peers", "none", *options
+    )
     assert result["verification"]["passed"]
     given = dict(zip(options[::2], options[1::2]))
     for key, value in given.items():
         assert result["params"][key.removeprefix("--").replace("-", "_")] == value
     element = 4 if given.get("--type") == "float" else 8
-    assert result["model"]["bytes_moved"] == 128 * 256 * 16 * 8 * element // 2  # 2x1 -> 1x2: half moves
+    assert (
+        result["model"]["bytes_moved"] == 128 * 256 * 16 * 8 * element // 2
+    )  # 2x1 -> 1x2: half moves

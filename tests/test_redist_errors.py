@@ -8,15 +8,18 @@ import subprocess
 
 import pytest
 
-from esmperf.mpi.build import build_dir
 from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 
 DEBIAN = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
 
 # case: (status, what the message must say)
 CASES = {
-    "blocks_gap": ("ESM_ERR_TILING", "cuts of dimension 0 run from 0 to 11: they must run from 0 to 12"),
+    "blocks_gap": (
+        "ESM_ERR_TILING",
+        "cuts of dimension 0 run from 0 to 11: they must run from 0 to 12",
+    ),
     "blocks_overlap": ("ESM_ERR_TILING", "cuts of dimension 0 decrease"),
     "blocks_parts": ("ESM_ERR_ARGUMENT", "choose parts whose product is"),
     "boxes_overlap": ("ESM_ERR_TILING", "the boxes overlap: rank 0's box"),
@@ -26,8 +29,14 @@ CASES = {
     "indices_outside": ("ESM_ERR_ARGUMENT", "rank 0's index -1 (entry 0) is outside"),
     "indices_overlap": ("ESM_ERR_TILING", "global index 0 is held by ranks 0 and 1"),
     "indices_gap": ("ESM_ERR_TILING", "global index 19 is held by no rank"),
-    "size_mismatch": ("ESM_ERR_MISMATCH", "the source index space is 12x10 (120 elements), the destination 10x12"),
-    "fields_mismatch": ("ESM_ERR_MISMATCH", "the source bundle has 2 double fields, the destination 3 double fields"),
+    "size_mismatch": (
+        "ESM_ERR_MISMATCH",
+        "the source index space is 12x10 (120 elements), the destination 10x12",
+    ),
+    "fields_mismatch": (
+        "ESM_ERR_MISMATCH",
+        "the source bundle has 2 double fields, the destination 3 double fields",
+    ),
     "type_mismatch": ("ESM_ERR_MISMATCH", "the destination 2 float fields"),
     "inconsistent_fields": ("ESM_ERR_INCONSISTENT", "ranks passed different fields or options"),
     "inconsistent_options": ("ESM_ERR_INCONSISTENT", "ranks passed different fields or options"),
@@ -42,12 +51,16 @@ def launch(stack, ranks: int, program, *args: str) -> subprocess.CompletedProces
     if not program.is_file():
         pytest.skip(f"{program} not built: run `make build`")
     command = mpirun_command(stack, ranks, [str(program), *args])
-    return subprocess.run(command, env=run_environment(stack), capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        command, env=run_environment(stack), capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
 def test_every_error_on_every_rank(stack):
-    ranks = 3 if stack.family == "openmpi" else 2  # MPICH spins when oversubscribed: slow, not wrong
+    ranks = (
+        3 if stack.family == "openmpi" else 2
+    )  # MPICH spins when oversubscribed: slow, not wrong
     run = launch(stack, ranks, build_dir(stack) / "redist" / "redist_check", "error", "all")
     assert run.returncode == 0, run.stdout + run.stderr
     lines = {}
@@ -86,9 +99,16 @@ def test_bench_command_line_errors(stack):
     if not bench.is_file():
         pytest.skip(f"{bench} not built: run `make build`")
     # all at once: Open MPI takes a second or two to wind up a job that exits with an error
-    runs = [subprocess.Popen(mpirun_command(stack, 2, [str(bench), *args]), env=run_environment(stack),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for args, _ in BENCH_ERRORS]
+    runs = [
+        subprocess.Popen(
+            mpirun_command(stack, 2, [str(bench), *args]),
+            env=run_environment(stack),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args, _ in BENCH_ERRORS
+    ]
     for run, (args, words) in zip(runs, BENCH_ERRORS):
         stdout, stderr = run.communicate(timeout=60)
         assert run.returncode != 0, args
@@ -97,7 +117,26 @@ def test_bench_command_line_errors(stack):
         assert "{" not in stdout  # no result line
     run = launch(stack, 2, bench, "--help")
     assert run.returncode == 0 and run.stdout.count("usage: redist-bench") == 1
-    assert all(f"--{option} " in run.stdout for option in (
-        "size", "steps", "repeats", "grid", "fields", "type", "src-parts", "dst-parts", "comm",
-        "pack", "bundle", "local", "single-copy", "peers", "verify", "memory", "mode",
-        "store-ranks"))
+    assert all(
+        f"--{option} " in run.stdout
+        for option in (
+            "size",
+            "steps",
+            "repeats",
+            "grid",
+            "fields",
+            "type",
+            "src-parts",
+            "dst-parts",
+            "comm",
+            "pack",
+            "bundle",
+            "local",
+            "single-copy",
+            "peers",
+            "verify",
+            "memory",
+            "mode",
+            "store-ranks",
+        )
+    )

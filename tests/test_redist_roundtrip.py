@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from esmperf.mpi.build import build_dir
 from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 
 STACKS = [s for s in discover_stacks().stacks if not s.simulated]  # smpi: test_smpi.py
@@ -47,7 +47,9 @@ def wide_ranks(stack) -> int:
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
 def test_every_option_combination(stack):
     """All 192 combinations on each of the 9 kind pairs of one seed."""
-    result = roundtrip(stack, 3 if stack.family == "openmpi" else 2, "--seeds", "4-4", "--all-options")
+    result = roundtrip(
+        stack, 3 if stack.family == "openmpi" else 2, "--seeds", "4-4", "--all-options"
+    )
     assert result["kind_pairs"] == 9
     assert result["option_combinations"] == ALL_COMBINATIONS
     assert result["cases"] == 9 * ALL_COMBINATIONS
@@ -72,15 +74,26 @@ def test_four_ranks(stack):
 def test_node_peers_without_cross_memory_attach(stack):
     """With cross-memory attach turned off, single-copy node peers whose fields are private
     fall back to one packed MPI message; shared fields are still copied directly."""
-    result = roundtrip(stack, wide_ranks(stack), "--seeds", "5-5", "--pairs", "2-6", "--options", "48-95",
-                       env={"ESM_REDIST_CMA": "0"})
+    result = roundtrip(
+        stack,
+        wide_ranks(stack),
+        "--seeds",
+        "5-5",
+        "--pairs",
+        "2-6",
+        "--options",
+        "48-95",
+        env={"ESM_REDIST_CMA": "0"},
+    )
     assert result["option_combinations"] == 48 and result["kind_pairs"] == 5
 
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
 def test_streaming_stores(stack):
     """Copies larger than the caches use non-temporal stores; forced on for these small ones."""
-    result = roundtrip(stack, wide_ranks(stack), "--seeds", "3-3", "--sample", "24", env={"ESM_REDIST_STREAM": "1"})
+    result = roundtrip(
+        stack, wide_ranks(stack), "--seeds", "3-3", "--sample", "24", env={"ESM_REDIST_STREAM": "1"}
+    )
     assert result["cases"] == 9 * 24
 
 

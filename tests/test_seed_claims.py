@@ -7,23 +7,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import header, write_profile
-from test_study_fixtures import ENVIRONMENT, _repetition, profile_ranks
 
-from esmperf.report.analysis import build_groups
+from conftest import header, write_profile
 from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
 from esmperf.profile.read import read_profile
+from esmperf.report.analysis import build_groups
 from esmperf.report.html import write_report
-from esmperf.store.results import load_results
-from esmperf.study.plan import PlannedRun
-from esmperf.report.seed_claims import (NOT_CHECKABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
-                                 Evaluation, count, evaluate, summary_counts)
+from esmperf.report.seed_claims import (
+    NOT_CHECKABLE,
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Evaluation,
+    count,
+    evaluate,
+    summary_counts,
+)
 from esmperf.report.seed_evidence import load_evidence
+from esmperf.report.seed_reference import (
+    KINDS,
+    SeedReferenceError,
+    load_reference,
+    load_references,
+    reference_dir,
+)
 from esmperf.report.seed_report import claim_figures
-from esmperf.report.seed_reference import (KINDS, SeedReferenceError, load_reference, load_references,
-                                    reference_dir)
 from esmperf.store.database import Store
+from esmperf.store.results import load_results
 from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
+from esmperf.study.plan import PlannedRun
+from test_study_fixtures import ENVIRONMENT, _repetition, profile_ranks
 
 SEEDS = ("cesm", "esmf-redist", "homme-pop", "hycom", "pflotran")
 
@@ -47,39 +60,68 @@ RUNS = [
     *(Run(4 * n, v, knobs=IB) for n, v in ((1, 10.0), (2, 20.0), (4, 40.0), (8, 76.0))),
     # measured here with profiles (profile_ranks: MPI is 10 % x ranks of the run time, 75 % of
     # it in MPI_Allreduce) and a metric, at 1, 2, 4 and 8 ranks
-    *(Run(r, 5.0 * r, stack="openmpi", ranks_per_node=None, profile=True,
-          metrics={"model.bytes_moved": 1000.0 * r}) for r in (1, 2, 4, 8)),
+    *(
+        Run(
+            r,
+            5.0 * r,
+            stack="openmpi",
+            ranks_per_node=None,
+            profile=True,
+            metrics={"model.bytes_moved": 1000.0 * r},
+        )
+        for r in (1, 2, 4, 8)
+    ),
 ]
 
 
 def make_claims_store(path: Path, runs: list[Run], seed: str) -> Path:
     with Store(path) as store:
-        session = store.begin_session(ENVIRONMENT, {
-            "name": "claims", "title": "claims", "description": "synthetic", "seed": seed,
-            "base_ranks": None, "metric": "fom", "source": "test", "text": ""})
+        session = store.begin_session(
+            ENVIRONMENT,
+            {
+                "name": "claims",
+                "title": "claims",
+                "description": "synthetic",
+                "seed": seed,
+                "base_ranks": None,
+                "metric": "fom",
+                "source": "test",
+                "text": "",
+            },
+        )
         for position, run in enumerate(runs):
-            config = Configuration(workload="pop", kind="workload", ranks=run.ranks,
-                                   stack=run.stack, size="S", ranks_per_node=run.ranks_per_node,
-                                   knobs=tuple(sorted(run.knobs.items())),
-                                   fom=FomSpec("json", "steps/s", True),
-                                   repeats=RepeatPolicy(warmup=0, min=3, max=3))
-            planned = PlannedRun(config, position, argv=["pop"], cores=2,
-                                 mpi_library=run.stack)
+            config = Configuration(
+                workload="pop",
+                kind="workload",
+                ranks=run.ranks,
+                stack=run.stack,
+                size="S",
+                ranks_per_node=run.ranks_per_node,
+                knobs=tuple(sorted(run.knobs.items())),
+                fom=FomSpec("json", "steps/s", True),
+                repeats=RepeatPolicy(warmup=0, min=3, max=3),
+            )
+            planned = PlannedRun(config, position, argv=["pop"], cores=2, mpi_library=run.stack)
             store.save_run(planned.run_row("complete", None, session))
             fake = type("Fake", (), {"unit": "steps/s", "ranks": run.ranks})
             for rep in (1, 2, 3):
-                store.add_repetition(_repetition(config.key, rep, "measure", session,
-                                                 run.value, fake),
-                                     {"fom.value": run.value, **run.metrics})
+                store.add_repetition(
+                    _repetition(config.key, rep, "measure", session, run.value, fake),
+                    {"fom.value": run.value, **run.metrics},
+                )
             if run.profile:
-                profile = write_profile(path.parent / f"{config.key}.jsonl",
-                                        header(run.ranks), profile_ranks(run.ranks))
-                store.add_repetition(_repetition(config.key, 4, "profile", session, 1.0, fake),
-                                     {}, read_profile(profile))
+                profile = write_profile(
+                    path.parent / f"{config.key}.jsonl", header(run.ranks), profile_ranks(run.ranks)
+                )
+                store.add_repetition(
+                    _repetition(config.key, 4, "profile", session, 1.0, fake),
+                    {},
+                    read_profile(profile),
+                )
     return path
 
 
-CLAIMS = '''
+CLAIMS = """
 id = "synthetic"
 title = "A synthetic seed"
 seed_file = "none.txt"
@@ -303,7 +345,7 @@ value = 1.47
 up_to = true
 at = { workload = "pop", ranks_per_node = 4 }
 not_modelled = "dual rail is not a simulated platform"
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -335,12 +377,17 @@ def test_every_seed_reference_parses() -> None:
     assert [r.id for r in references] == list(SEEDS)
     assert {p.stem for p in reference_dir().glob("*.toml")} == set(SEEDS)
     counts = {r.id: len(r.claims) for r in references}
-    assert counts == {"cesm": 18, "esmf-redist": 23, "homme-pop": 9, "hycom": 10,
-                      "pflotran": 20}
+    assert counts == {"cesm": 18, "esmf-redist": 23, "homme-pop": 9, "hycom": 10, "pflotran": 20}
     # the seeds themselves are beside the checkout (../shared/seeds), or beside its worktrees
     root = Path(__file__).resolve().parents[1]
-    seeds = next((p for p in (root.parent / "shared" / "seeds",
-                              root.parent.parent / "shared" / "seeds") if p.is_dir()), None)
+    seeds = next(
+        (
+            p
+            for p in (root.parent / "shared" / "seeds", root.parent.parent / "shared" / "seeds")
+            if p.is_dir()
+        ),
+        None,
+    )
     for reference in references:
         if seeds is not None:  # every quote is in its seed (a table row is not quoted whole)
             text = " ".join((seeds / reference.seed_file).read_text().split())
@@ -383,8 +430,11 @@ def test_curve_claims(evaluated: dict[str, list[Evaluation]]) -> None:
     assert (early.verdict, early.ours) == (NOT_REPRODUCED, 8)
     falls = one(evaluated, "bytes-per-rank-falls")  # every rank moves the same bytes
     assert (falls.verdict, falls.ours) == (NOT_REPRODUCED, 1.0)
-    assert (count(1, "nodes"), count(2, "nodes"), count(8.0, "ranks")) == \
-        ("1 node", "2 nodes", "8 ranks")
+    assert (count(1, "nodes"), count(2, "nodes"), count(8.0, "ranks")) == (
+        "1 node",
+        "2 nodes",
+        "8 ranks",
+    )
 
 
 def test_scalability_claims(evaluated: dict[str, list[Evaluation]]) -> None:
@@ -403,14 +453,20 @@ def test_profile_and_metric_claims(evaluated: dict[str, list[Evaluation]]) -> No
     assert "8 ranks" in calls.configuration
     small = one(evaluated, "small-4k")  # 10 Allreduces of 8 B, 100 Isends of 1 KiB per rank
     assert (small.verdict, small.ours) == (NOT_REPRODUCED, 100 * 10 / 110)
-    assert (one(evaluated, "allreduce-top").verdict, one(evaluated, "allreduce-top").ours) \
-        == (REPRODUCED, 1.0)
+    assert (one(evaluated, "allreduce-top").verdict, one(evaluated, "allreduce-top").ours) == (
+        REPRODUCED,
+        1.0,
+    )
     modal = one(evaluated, "modal-size")  # 1 KiB messages: the bucket below 2 KiB
     assert (modal.verdict, modal.ours) == (NOT_REPRODUCED, 2048.0)
-    assert (one(evaluated, "bytes-moved-4").verdict, one(evaluated, "bytes-moved-4").ours) \
-        == (REPRODUCED, 4000.0)
-    assert (one(evaluated, "bytes-moved-8").verdict, one(evaluated, "bytes-moved-8").ours) \
-        == (NOT_REPRODUCED, 8000.0)
+    assert (one(evaluated, "bytes-moved-4").verdict, one(evaluated, "bytes-moved-4").ours) == (
+        REPRODUCED,
+        4000.0,
+    )
+    assert (one(evaluated, "bytes-moved-8").verdict, one(evaluated, "bytes-moved-8").ours) == (
+        NOT_REPRODUCED,
+        8000.0,
+    )
     simulated = one(evaluated, "mpi-share-simulated")
     assert simulated.verdict == NOT_MEASURED
     assert "the simulated runs were not profiled" in simulated.why
@@ -432,7 +488,7 @@ def test_a_knob_smpi_does_not_simulate_is_not_checkable(tmp_path: Path) -> None:
     reference_file = tmp_path / "knem.toml"
     start = CLAIMS.index('[[claim]]\nid = "knem"')
     end = CLAIMS.index('[[claim]]\nid = "dual-rail"')
-    reference_file.write_text(CLAIMS[:CLAIMS.index("[[claim]]")] + CLAIMS[start:end])
+    reference_file.write_text(CLAIMS[: CLAIMS.index("[[claim]]")] + CLAIMS[start:end])
     path = make_claims_store(tmp_path / "s.duckdb", RUNS[:8], "A synthetic seed")
     with Store(path, read_only=True) as store:
         results = load_results(store)
@@ -446,28 +502,32 @@ def test_every_kind_is_covered() -> None:
 
 
 BAD = [
-    ('valu = 2.0', "unknown key 'valu' in a claim (did you mean 'value'?)"),
+    ("valu = 2.0", "unknown key 'valu' in a claim (did you mean 'value'?)"),
     ('value = "two"', "`value` must be a number"),
     ('kind = "ratios"', "`kind` must be one of ratio, share"),
-    ('baseline = { platform = "gigE" }',
-     "baseline.platform = 'gigE' is not a value of the knob platform"),
+    (
+        'baseline = { platform = "gigE" }',
+        "baseline.platform = 'gigE' is not a value of the knob platform",
+    ),
     ('baseline = { interconnect = "gige" }', "unknown key 'interconnect' in `baseline`"),
     ('quantity = "time_share"', "unknown quantity 'time_share'"),
-    ('tolerance = 10', "tolerance must be a fraction between 0 and 1"),
-    ('compare = { ranks = 8 }', "`baseline` and `compare` must set the same keys"),
+    ("tolerance = 10", "tolerance must be a fraction between 0 and 1"),
+    ("compare = { ranks = 8 }", "`baseline` and `compare` must set the same keys"),
 ]
 
 
 @pytest.mark.parametrize("line, message", BAD)
-def test_bad_reference_data_gives_one_clear_error(tmp_path: Path, line: str,
-                                                  message: str) -> None:
-    good = ('id = "x"\ntitle = "X"\nseed_file = "x.txt"\n\n[[claim]]\nid = "first"\n'
-            'kind = "ratio"\n'
-            'text = "t"\nsource = "s"\nvalue = 2.0\nat = { nodes = 4 }\n'
-            'baseline = { platform = "gige" }\ncompare = { platform = "ib-qdr" }\n')
+def test_bad_reference_data_gives_one_clear_error(tmp_path: Path, line: str, message: str) -> None:
+    good = (
+        'id = "x"\ntitle = "X"\nseed_file = "x.txt"\n\n[[claim]]\nid = "first"\n'
+        'kind = "ratio"\n'
+        'text = "t"\nsource = "s"\nvalue = 2.0\nat = { nodes = 4 }\n'
+        'baseline = { platform = "gige" }\ncompare = { platform = "ib-qdr" }\n'
+    )
     key = line.split(" =")[0]
-    lines = [ln for ln in good.splitlines() if not ln.startswith(key + " =")
-             or ln.startswith("id =")]
+    lines = [
+        ln for ln in good.splitlines() if not ln.startswith(key + " =") or ln.startswith("id =")
+    ]
     if key == "valu":
         lines = [ln for ln in lines if not ln.startswith("value =")]
     lines.insert(9, line)
@@ -488,9 +548,11 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
 
 
 def test_report_holds_the_study_against_its_seed(tmp_path: Path) -> None:
-    path = make_claims_store(tmp_path / "hycom.duckdb", RUNS,
-                             "HYCOM Performance Benchmark and Profiling, HPC Advisory Council, "
-                             "January 2011")
+    path = make_claims_store(
+        tmp_path / "hycom.duckdb",
+        RUNS,
+        "HYCOM Performance Benchmark and Profiling, HPC Advisory Council, January 2011",
+    )
     page = write_report(path).read_text()
     assert "<section id='seed-claims'><h2>The seed's claims</h2>" in page
     assert "10 claims of “HYCOM Performance Benchmark and Profiling" in page
@@ -503,8 +565,9 @@ def test_report_holds_the_study_against_its_seed(tmp_path: Path) -> None:
     assert "seed-claims" not in page  # a study that names no seed has no such section
 
 
-def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_reference_file_is_said_in_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import esmperf.report.seed_report as seed_report
 
     def broken() -> None:
@@ -513,8 +576,9 @@ def test_a_broken_reference_file_is_said_in_the_report(tmp_path: Path,
     monkeypatch.setattr(seed_report, "load_references", broken)
     path = make_claims_store(tmp_path / "s.duckdb", RUNS[:2], "hycom")
     page = write_report(path).read_text()
-    assert "<p class='bad'>studies/seeds/reference/x.toml: claim &#x27;y&#x27; (line 3): bad" \
-        in page
+    assert (
+        "<p class='bad'>studies/seeds/reference/x.toml: claim &#x27;y&#x27; (line 3): bad" in page
+    )
 
 
 def test_the_seeds_figures_beside_ours(tmp_path: Path) -> None:
@@ -525,8 +589,11 @@ def test_the_seeds_figures_beside_ours(tmp_path: Path) -> None:
         results = load_results(store)
         evidence = load_evidence(store, results, {})
         figures = claim_figures(reference, evaluate(reference, evidence), evidence)
-    assert [f.id for f in figures] == ["seed-synthetic-claims", "seed-synthetic-gains",
-                                       "seed-synthetic-pop-scalability"]
+    assert [f.id for f in figures] == [
+        "seed-synthetic-claims",
+        "seed-synthetic-gains",
+        "seed-synthetic-pop-scalability",
+    ]
     gains = figures[1].svg.decode()
     for label in ("+100%", "+111%", "+325%", "+300%", "+311%", "the seed's (stated)"):
         assert label in gains, label

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from esmperf.study.plan import plan_study
+from esmperf.mpi.stacks import discover_stacks
 from esmperf.report.seed_evidence import matches
 from esmperf.report.seed_reference import Claim, load_references
-from esmperf.mpi.stacks import discover_stacks
 from esmperf.study.configuration import Configuration
 from esmperf.study.file import load_study
+from esmperf.study.plan import plan_study
 from esmperf.workloads import load_workloads
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies" / "seeds"
@@ -24,25 +24,35 @@ SCALE = {
     "cesm": [("cesm", "1deg", 12, "dell-m610", [96, 192, 384])],
     "hycom": [("hycom", "glb0.08", 48, "dell-r815", [48, 96, 144, 192, 288, 384, 504])],
     "pflotran": [("pflotran", "100_100_100", 48, "dell-r815", [48, 96, 192, 384])],
-    "homme-pop": [("pop", "tenth", 8, "juropa", [271, 541, 1081, 2162, 2442]),
-                  ("homme", "ne120", 8, "juropa", [864, 1728, 3456, 6912, 13824])],
-    "esmf-redist": [("redist", "M", 1, "none",
-                     [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])],
+    "homme-pop": [
+        ("pop", "tenth", 8, "juropa", [271, 541, 1081, 2162, 2442]),
+        ("homme", "ne120", 8, "juropa", [864, 1728, 3456, 6912, 13824]),
+    ],
+    "esmf-redist": [("redist", "M", 1, "none", [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])],
 }
 # Claims this study cannot have data for, and why (the rest must find their configurations).
 NOT_IN_STUDY = {
-    ("esmf-redist", "large-grid-6-to-12-times"):
-        "the L grid's bundle is 16 GB: not run here, even folded, until redist folds",
+    (
+        "esmf-redist",
+        "large-grid-6-to-12-times",
+    ): "the L grid's bundle is 16 GB: not run here, even folded, until redist folds",
 }
 
 
 def as_run(config: Configuration) -> Any:
     """A configuration seen the way seed_claims.matches sees a stored run."""
     return SimpleNamespace(
-        workload=config.workload, size=config.size, stack=config.stack, ranks=config.ranks,
-        nodes=math.ceil(config.ranks / (config.ranks_per_node or 1)) if config.stack == "smpi"
-        else config.nodes, run={"ranks_per_node": config.ranks_per_node, "steps": config.steps},
-        knobs=dict(config.knobs), options=dict(config.options))
+        workload=config.workload,
+        size=config.size,
+        stack=config.stack,
+        ranks=config.ranks,
+        nodes=math.ceil(config.ranks / (config.ranks_per_node or 1))
+        if config.stack == "smpi"
+        else config.nodes,
+        run={"ranks_per_node": config.ranks_per_node, "steps": config.steps},
+        knobs=dict(config.knobs),
+        options=dict(config.options),
+    )
 
 
 def has(configurations: list[Configuration], config: dict[str, Any]) -> bool:
@@ -70,12 +80,19 @@ def test_seed_study_plans_at_the_seeds_scale(name: str, tmp_path: Path) -> None:
     # the only reason to skip: fold = on for a workload that does not fold yet (issue 11)
     skipped = [(p.config.key, p.skip_reason) for p in simulated if p.skip_reason]
     assert [key for key, _ in skipped] == [
-        p.config.key for p in simulated
-        if not workloads[p.config.workload].folds and dict(p.config.knobs)["fold"] == "on"]
+        p.config.key
+        for p in simulated
+        if not workloads[p.config.workload].folds and dict(p.config.knobs)["fold"] == "on"
+    ]
     assert all(" does not fold (" in reason for _, reason in skipped)
     for workload, size, per_node, machine, ranks in SCALE[name]:
-        block = [p for p in simulated if p.config.workload == workload
-                 and p.config.size == size and p.config.ranks_per_node == per_node]
+        block = [
+            p
+            for p in simulated
+            if p.config.workload == workload
+            and p.config.size == size
+            and p.config.ranks_per_node == per_node
+        ]
         assert sorted({p.config.ranks for p in block}) == ranks
         for planned in block:
             knobs = dict(planned.config.knobs)

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_slurm import NODE, PrivateSlurm, SlurmUnavailable
 from rich.console import Console
 
 import esmperf.slurm.campaign as slurm_study
-from esmperf.study.orchestrate import run_study
-from esmperf.study.outcome import timeline_bin_seconds
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.file import load_study
+from esmperf.study.orchestrate import run_study
+from esmperf.study.outcome import timeline_bin_seconds
+from real_slurm import NODE, PrivateSlurm, SlurmUnavailable
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +52,9 @@ def private_slurm() -> Iterator[PrivateSlurm]:
 
 
 @pytest.fixture
-def real_slurm(private_slurm: PrivateSlurm, monkeypatch: pytest.MonkeyPatch
-               ) -> Iterator[PrivateSlurm]:
+def real_slurm(
+    private_slurm: PrivateSlurm, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[PrivateSlurm]:
     """The private Slurm for this test's esmperf calls: SLURM_CONF, no test double on PATH,
     not inside an allocation, looks at the queue at most 0.5 s apart (not up to 60 s); its
     jobs cancelled and its node back in service afterwards."""
@@ -116,8 +117,9 @@ ranks = 1
 """
 
 
-def test_study_as_jobs_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_study_as_jobs_of_a_real_slurm(
+    tmp_path: Path, real_slurm: PrivateSlurm, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Jobs wait PENDING on a drained node; one is cancelled while it waits; then they run,
     one at a time (--exclusive): completed, failed, cancelled as Slurm says, without
     accounting (sacct asked once, then never again), and a second run submits nothing."""
@@ -128,8 +130,7 @@ def test_study_as_jobs_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
     def pause(seconds: float) -> None:
         pauses.append(seconds)
         if len(pauses) == 1:  # all four submitted and waiting: cancel the last
-            last = max(int(j) for j in real_slurm.run("squeue", "-h", "-o", "%i")
-                       .stdout.split())
+            last = max(int(j) for j in real_slurm.run("squeue", "-h", "-o", "%i").stdout.split())
             real_slurm.run("scancel", str(last))
         elif len(pauses) == 2:  # the node back: the others run
             real_slurm.run("scontrol", "update", f"NodeName={NODE}", "State=RESUME")
@@ -151,15 +152,19 @@ def test_study_as_jobs_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
         reps = kept.rows("SELECT * FROM repetition WHERE status = 'ok'")
         session = kept.rows("SELECT * FROM session")[0]
     assert [(j["state"], j["reason"], j["exit_code"], j["node_list"]) for j in jobs] == [
-        ("COMPLETED", "", "", NODE), ("COMPLETED", "", "", NODE),
-        ("FAILED", "NonZeroExitCode", "", NODE), ("CANCELLED", UNAVAILABLE, "", "")]
+        ("COMPLETED", "", "", NODE),
+        ("COMPLETED", "", "", NODE),
+        ("FAILED", "NonZeroExitCode", "", NODE),
+        ("CANCELLED", UNAVAILABLE, "", ""),
+    ]
     assert len(reps) == 6 and {r["stderr"] for r in reps} == {f"node {NODE}\n"}
     assert session["hostname"] == NODE
     assert runs[("fails", 1)]["reason"] == "exit code 3: no input deck"  # as a local run
     cancelled = jobs[-1]["job_id"]
     assert runs[("cancelled", 1)]["reason"] == (
         f"Slurm job {cancelled} ended CANCELLED (reason {UNAVAILABLE}) before repetition 1 "
-        "finished; it never started on a node (no job output)")
+        "finished; it never started on a node (no job output)"
+    )
     assert not list((tmp_path / "s" / "slurm").glob(f"*/job-{cancelled}.out"))
 
     calls = len(seen["squeue"])
@@ -171,15 +176,21 @@ def hycom_here() -> tuple[list[Any], dict[str, Any]]:
     from esmperf.mpi.stacks import discover_stacks
     from esmperf.workloads import load_workloads
 
-    stacks = [s for s in discover_stacks(ROOT / "build" / "stacks.json").stacks
-              if s.id in ("openmpi", "mpich")]
+    stacks = [
+        s
+        for s in discover_stacks(ROOT / "build" / "stacks.json").stacks
+        if s.id in ("openmpi", "mpich")
+    ]
     workloads = load_workloads()
-    ready = {s.id for s in stacks if "hycom" in workloads and
-             workloads["hycom"].is_built(s.id) and
-             (ROOT / "build" / s.id / "prof" / "libesmprof.so").is_file()}
+    ready = {
+        s.id
+        for s in stacks
+        if "hycom" in workloads
+        and workloads["hycom"].is_built(s.id)
+        and (ROOT / "build" / s.id / "prof" / "libesmprof.so").is_file()
+    }
     if ready != {"openmpi", "mpich"}:
-        pytest.skip("needs hycom and the profiler built for Debian Open MPI and MPICH "
-                    "(make build)")
+        pytest.skip("needs hycom and the profiler built for Debian Open MPI and MPICH (make build)")
     return stacks, workloads
 
 
@@ -187,27 +198,36 @@ def test_hycom_as_a_job_profiles_as_here(tmp_path: Path, real_slurm: PrivateSlur
     """hycom on 2 ranks under mpirun inside a real batch job: verified, profiled, and its
     profile's time bins chosen as a local run's (the median wall so far / 100)."""
     stacks, workloads = hycom_here()
-    text = ('name = "hycom-jobs"\n[[matrix]]\nworkload = "hycom"\nsize = "S"\nranks = [2]\n'
-            'stack = ["openmpi"]\nprofile = true\ntimeout = 60\n'
-            "repeats = { warmup = 0, min = 2, max = 2 }\n")
+    text = (
+        'name = "hycom-jobs"\n[[matrix]]\nworkload = "hycom"\nsize = "S"\nranks = [2]\n'
+        'stack = ["openmpi"]\nprofile = true\ntimeout = 60\n'
+        "repeats = { warmup = 0, min = 2, max = 2 }\n"
+    )
     headers = {}
     for where, options in (("slurm", SLURM), ("local", None)):
         store = tmp_path / where / "s.duckdb"
         store.parent.mkdir()
-        outcome = run_study(study(text, store.parent, workloads=workloads), store, stacks,
-                            workloads, QUIET, slurm=options)
+        outcome = run_study(
+            study(text, store.parent, workloads=workloads),
+            store,
+            stacks,
+            workloads,
+            QUIET,
+            slurm=options,
+        )
         assert outcome.complete == 1, outcome.failures
         with Store(store, read_only=True) as kept:
-            reps = kept.rows("SELECT kind, status, verification, wall, profile_file "
-                             "FROM repetition ORDER BY rep")
+            reps = kept.rows(
+                "SELECT kind, status, verification, wall, profile_file FROM repetition ORDER BY rep"
+            )
             launched = {r["launched_by"] for r in kept.runs()}
         assert launched == {where}
         assert [(r["kind"], r["status"], r["verification"]) for r in reps] == [
-            ("measure", "ok", "passed")] * 2 + [("profile", "ok", "passed")]
+            ("measure", "ok", "passed")
+        ] * 2 + [("profile", "ok", "passed")]
         lines = Path(reps[-1]["profile_file"]).read_text().splitlines()
         headers[where] = header = json.loads(lines[0])
-        assert header["knobs"]["ESMPROF_BIN_SECONDS"] == \
-            f"{timeline_bin_seconds(reps[:2]):.6g}"
+        assert header["knobs"]["ESMPROF_BIN_SECONDS"] == f"{timeline_bin_seconds(reps[:2]):.6g}"
         records = [json.loads(line) for line in lines[1:]]
         bins = [len(r["bins"]["mpi_time"]) for r in records if "rank" in r]
         assert len(bins) == 2 and min(bins) > 10  # a timeline (the profiler's 1 s: 1 bin)
@@ -238,11 +258,24 @@ def test_srun_in_a_real_allocation(tmp_path: Path, real_slurm: PrivateSlurm) -> 
         directory.mkdir(exist_ok=True)
         (directory / "s.toml").write_text(SRUN_STUDY.format(stacks=stacks))
         store = directory / f"s{len(options)}.duckdb"
-        command = ["salloc", "--nodes=1", "--ntasks=2", sys.executable, "-m", "esmperf.cli",
-                   "study", str(directory / "s.toml"), "--launcher", "srun", *options,
-                   "--out", str(store)]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180,
-                              stdin=subprocess.DEVNULL)
+        command = [
+            "salloc",
+            "--nodes=1",
+            "--ntasks=2",
+            sys.executable,
+            "-m",
+            "esmperf.cli",
+            "study",
+            str(directory / "s.toml"),
+            "--launcher",
+            "srun",
+            *options,
+            "--out",
+            str(store),
+        ]
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+        )
         assert "Granted job allocation" in done.stderr, done.stderr
         return store
 
@@ -250,8 +283,10 @@ def test_srun_in_a_real_allocation(tmp_path: Path, real_slurm: PrivateSlurm) -> 
     with Store(store, read_only=True) as kept:
         runs = {r["stack"]: r for r in kept.runs()}
         reps = {r["run_key"]: r for r in kept.rows("SELECT * FROM repetition")}
-    assert {stack: r["status"] for stack, r in runs.items()} == {"openmpi": "complete",
-                                                                 "mpich": "complete"}
+    assert {stack: r["status"] for stack, r in runs.items()} == {
+        "openmpi": "complete",
+        "mpich": "complete",
+    }
     for stack, plugin in (("openmpi", "--mpi=pmix"), ("mpich", "--mpi=pmi2")):
         rep = reps[runs[stack]["run_key"]]
         assert rep["verification"] == "passed" and json.loads(rep["result"])["ranks"] == 2
@@ -263,10 +298,11 @@ def test_srun_in_a_real_allocation(tmp_path: Path, real_slurm: PrivateSlurm) -> 
         run = kept.runs()[0]
     assert run["status"] == "failed"
     assert run["reason"] == (
-        "Open MPI could not start under srun --mpi=pmi2: it says \"OMPI was not built with "
-        "SLURM's PMI support\" for that plug-in; fix: srun_mpi = \"pmix\" in [slurm] or "
+        'Open MPI could not start under srun --mpi=pmi2: it says "OMPI was not built with '
+        'SLURM\'s PMI support" for that plug-in; fix: srun_mpi = "pmix" in [slurm] or '
         "--srun-mpi pmix (`srun --mpi=list` lists this site's plug-ins), or mpi_launcher = "
-        "\"mpirun\"")
+        '"mpirun"'
+    )
 
 
 def test_srun_in_real_batch_jobs(tmp_path: Path, real_slurm: PrivateSlurm) -> None:
@@ -275,8 +311,14 @@ def test_srun_in_real_batch_jobs(tmp_path: Path, real_slurm: PrivateSlurm) -> No
     stacks, workloads = hycom_here()
     text = SRUN_STUDY.format(stacks='"openmpi", "mpich"')
     options = SlurmOptions(launcher="slurm", mpi_launcher="srun", poll=0.2)
-    outcome = run_study(study(text, tmp_path, workloads=workloads), tmp_path / "s.duckdb",
-                        stacks, workloads, QUIET, slurm=options)
+    outcome = run_study(
+        study(text, tmp_path, workloads=workloads),
+        tmp_path / "s.duckdb",
+        stacks,
+        workloads,
+        QUIET,
+        slurm=options,
+    )
     assert outcome.complete == 2, outcome.failures
     with Store(tmp_path / "s.duckdb", read_only=True) as kept:
         runs = {r["stack"]: r for r in kept.runs()}
@@ -288,8 +330,9 @@ def test_srun_in_real_batch_jobs(tmp_path: Path, real_slurm: PrivateSlurm) -> No
         assert runs[stack]["launched_by"] == "slurm"
 
 
-def test_time_limit_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_time_limit_of_a_real_slurm(
+    tmp_path: Path, real_slurm: PrivateSlurm, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A job past its --time (1 minute; slurmctld looks every 30 s: 60-90 s, the one slow
     test, last in the file so the others fill part of that wait) ends TIMEOUT with reason
     TimeLimit, learnt from squeue alone, and its repetition is a timeout; the runner was
@@ -297,22 +340,25 @@ def test_time_limit_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
     stopped: list[bool] = []
 
     def stop_once_running(seconds: float) -> None:
-        if not stopped and real_slurm.run("squeue", "-h", "-t", "running", "-o",
-                                          "%i").stdout.strip():
+        if (
+            not stopped
+            and real_slurm.run("squeue", "-h", "-t", "running", "-o", "%i").stdout.strip()
+        ):
             stopped.append(True)
             raise KeyboardInterrupt  # the runner is stopped while its job runs
         time.sleep(min(seconds, 0.5))
 
     monkeypatch.setattr(slurm_study, "pause_between_looks", stop_once_running)
-    text = ('name = "limit"\n[[matrix]]\nname = "sleeps"\nlauncher = false\nranks = 1\n'
-            'command = ["sh", "-c", "echo started; sleep 300"]\ntimeout = 400\n'
-            "repeats = { warmup = 0, min = 1, max = 1 }\n")
+    text = (
+        'name = "limit"\n[[matrix]]\nname = "sleeps"\nlauncher = false\nranks = 1\n'
+        'command = ["sh", "-c", "echo started; sleep 300"]\ntimeout = 400\n'
+        "repeats = { warmup = 0, min = 1, max = 1 }\n"
+    )
     options = SlurmOptions(launcher="slurm", poll=1.0, extra=("--time=1",))  # after esmperf's
     with pytest.raises(KeyboardInterrupt):
         run_study(study(text, tmp_path), tmp_path / "s.duckdb", [], {}, QUIET, slurm=options)
     assert stopped
-    outcome = run_study(study(text, tmp_path), tmp_path / "s.duckdb", [], {}, QUIET,
-                        slurm=options)
+    outcome = run_study(study(text, tmp_path), tmp_path / "s.duckdb", [], {}, QUIET, slurm=options)
     assert outcome.timeout == 1
     with Store(tmp_path / "s.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
@@ -322,8 +368,10 @@ def test_time_limit_of_a_real_slurm(tmp_path: Path, real_slurm: PrivateSlurm,
     output = tmp_path / "s" / "slurm" / run["run_key"] / f"job-{job['job_id']}.out"
     assert len(jobs) == 1 and run["status"] == "timeout"
     assert [r["status"] for r in reps] == ["timeout"]
-    assert run["reason"] == (f"Slurm job {job['job_id']} ended TIMEOUT (reason TimeLimit) "
-                             f"before repetition 1 finished; its output: {output}")
+    assert run["reason"] == (
+        f"Slurm job {job['job_id']} ended TIMEOUT (reason TimeLimit) "
+        f"before repetition 1 finished; its output: {output}"
+    )
     assert (job["state"], job["reason"], job["node_list"]) == ("TIMEOUT", "TimeLimit", NODE)
     assert f"JOB {job['job_id']} ON {NODE} CANCELLED AT" in output.read_text()
     assert "DUE TO TIME LIMIT" in output.read_text()

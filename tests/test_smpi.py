@@ -4,8 +4,8 @@ and give the same bits as on a real MPI, the interconnects order as they should,
 are one clear message, and the study runner stores simulated runs. Skipped without SimGrid."""
 
 import json
-import statistics
 import os
+import statistics
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
@@ -15,21 +15,28 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from esmperf.cli import main
+from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi import platforms
 from esmperf.mpi.build import build_dir
-from esmperf.cli import main
-from esmperf.mpi.knobs import (KNOBS, SMPI_ALGORITHMS, KnobSetting, Unsupported, knob_setting,
-                           knob_table, write_files)
-from esmperf.launch.mpirun import mpirun_command, run_environment
+from esmperf.mpi.knobs import (
+    KNOBS,
+    SMPI_ALGORITHMS,
+    KnobSetting,
+    Unsupported,
+    knob_setting,
+    knob_table,
+    write_files,
+)
 from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
+from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.analysis import build_groups
 from esmperf.report.html import group_figures
-from esmperf.store.results import load_results
-from esmperf.launch.smpirun import simulated_time
-from esmperf.study.orchestrate import run_study
-from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.store.database import Store
+from esmperf.store.results import load_results
 from esmperf.study.file import study_from_dict
+from esmperf.study.orchestrate import run_study
 from esmperf.workloads import load_workloads, parse_result_line
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
@@ -46,19 +53,27 @@ def smpi() -> Stack:
     return stack
 
 
-def simulate(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
-             ranks_per_node: int = 1, **knobs: str) -> subprocess.CompletedProcess[str]:
+def simulate(
+    stack: Stack,
+    tmp_path: Path,
+    program: list[str],
+    ranks: int,
+    ranks_per_node: int = 1,
+    **knobs: str,
+) -> subprocess.CompletedProcess[str]:
     setting = knob_setting(stack, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
     return run_setting(stack, tmp_path, program, ranks, setting)
 
 
-def run_setting(stack: Stack, tmp_path: Path, program: list[str], ranks: int,
-                setting: KnobSetting) -> subprocess.CompletedProcess[str]:
+def run_setting(
+    stack: Stack, tmp_path: Path, program: list[str], ranks: int, setting: KnobSetting
+) -> subprocess.CompletedProcess[str]:
     write_files(setting)
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)}
-    result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 
@@ -77,15 +92,21 @@ def pingpong_record(stack: Stack, tmp_path: Path, ranks: int, **knobs: str) -> d
     return pingpong_output(result)
 
 
-def pingpong_between(stack: Stack, tmp_path: Path, nodes: int, pair: tuple[int, int],
-                     **knobs: str) -> tuple[list[float], Path]:
+def pingpong_between(
+    stack: Stack, tmp_path: Path, nodes: int, pair: tuple[int, int], **knobs: str
+) -> tuple[list[float], Path]:
     """Ranks 0 and 1 on nodes pair[0] and pair[1] of a cluster of `nodes` nodes: the one-way
     times and the platform file."""
-    setting = knob_setting(stack, {"computation": "off", **knobs}, nodes, 2, 1,
-                           tmp_path / "platforms")
+    setting = knob_setting(
+        stack, {"computation": "off", **knobs}, nodes, 2, 1, tmp_path / "platforms"
+    )
     hosts = "".join(f"{platforms.NODE_PREFIX}{node}\n" for node in pair)
-    setting = replace(setting, files=tuple((path, hosts if path.suffix == ".hosts" else text)
-                                           for path, text in setting.files))
+    setting = replace(
+        setting,
+        files=tuple(
+            (path, hosts if path.suffix == ".hosts" else text) for path, text in setting.files
+        ),
+    )
     result = run_setting(stack, tmp_path, pingpong_program(stack), 2, setting)
     xml = next(path for path, _ in setting.files if path.suffix == ".xml")
     return pingpong_output(result)["one_way_s"], xml
@@ -104,10 +125,10 @@ def link_figures(xml: Path) -> tuple[float, float]:
     return float(cluster.get("bw", "").removesuffix("Bps")), float(cluster.get("lat", "")[:-1])
 
 
-def run_workload(stack: Stack, tmp_path: Path, name: str, ranks: int, ranks_per_node: int,
-                 **knobs: str) -> dict[str, Any]:
-    program = [str(load_workloads()[name].executable_path(stack.id)), "--size", "S",
-               "--steps", "3"]
+def run_workload(
+    stack: Stack, tmp_path: Path, name: str, ranks: int, ranks_per_node: int, **knobs: str
+) -> dict[str, Any]:
+    program = [str(load_workloads()[name].executable_path(stack.id)), "--size", "S", "--steps", "3"]
     result = simulate(stack, tmp_path, program, ranks, ranks_per_node, **knobs)
     record = parse_result_line(result.stdout)
     assert record is not None, result.stdout[-2000:]
@@ -116,6 +137,7 @@ def run_workload(stack: Stack, tmp_path: Path, name: str, ranks: int, ranks_per_
 
 
 # -- platform files (no SimGrid needed) --------------------------------------------------------
+
 
 def test_platform_file_halves_the_latency_per_link_and_places_ranks_in_blocks() -> None:
     xml = platforms.platform_xml(INTERCONNECTS["ib-qdr"], nodes=4, cores=2)
@@ -129,17 +151,22 @@ def test_platform_file_halves_the_latency_per_link_and_places_ranks_in_blocks() 
 def test_topologies_wire_the_cluster_and_name_their_files() -> None:
     net = INTERCONNECTS["ib-qdr"]
     # the crossbar is the default: the same bytes as before topologies existed
-    assert platforms.platform_xml(net, 4, 2) == platforms.platform_xml(net, 4, 2, "crossbar") == (
-        "<?xml version='1.0'?>\n"
-        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        "<!-- esmperf platform ib-qdr: InfiniBand QDR 4x, 4 nodes x 2 cores, non-blocking "
-        "crossbar (docs/simulate.md) -->\n"
-        '<platform version="4.1">\n<zone id="world" routing="Full">\n'
-        '  <cluster id="ib-qdr"\n           prefix="node-"\n           suffix=""\n'
-        '           radical="0-3"\n           speed="1000000000f"\n           core="2"\n'
-        '           bw="4000000000Bps"\n           lat="6.5e-07s"\n'
-        '           sharing_policy="SPLITDUPLEX"\n           loopback_bw="10000000000Bps"\n'
-        '           loopback_lat="2e-07s"/>\n</zone>\n</platform>\n')
+    assert (
+        platforms.platform_xml(net, 4, 2)
+        == platforms.platform_xml(net, 4, 2, "crossbar")
+        == (
+            "<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            "<!-- esmperf platform ib-qdr: InfiniBand QDR 4x, 4 nodes x 2 cores, non-blocking "
+            "crossbar (docs/simulate.md) -->\n"
+            '<platform version="4.1">\n<zone id="world" routing="Full">\n'
+            '  <cluster id="ib-qdr"\n           prefix="node-"\n           suffix=""\n'
+            '           radical="0-3"\n           speed="1000000000f"\n           core="2"\n'
+            '           bw="4000000000Bps"\n           lat="6.5e-07s"\n'
+            '           sharing_policy="SPLITDUPLEX"\n           loopback_bw="10000000000Bps"\n'
+            '           loopback_lat="2e-07s"/>\n</zone>\n</platform>\n'
+        )
+    )
     # 6 nodes on leaves of 4: two leaves (2 idle nodes in the second), 2:1 = 2 spines
     tree = platforms.platform_xml(net, 6, 1, "fat-tree-2to1")
     assert 'topology="FAT_TREE"' in tree and 'topo_parameters="2;4,2;1,2;1,1"' in tree
@@ -149,17 +176,35 @@ def test_topologies_wire_the_cluster_and_name_their_files() -> None:
     torus = platforms.platform_xml(net, 16, 1, "torus")
     assert 'topo_parameters="4,2,2"' in torus and 'lat="1.3e-06s"' in torus  # a hop: the latency
     assert [platforms.torus_dimensions(n) for n in (1, 2, 6, 7, 8, 12, 64, 1024)] == [
-        (1,), (2,), (3, 2), (7,), (2, 2, 2), (3, 2, 2), (4, 4, 4), (16, 8, 8)]
+        (1,),
+        (2,),
+        (3, 2),
+        (7,),
+        (2, 2, 2),
+        (3, 2, 2),
+        (4, 4, 4),
+        (16, 8, 8),
+    ]
     names = {platforms.platform_name(net, 8, 1, name) for name in platforms.TOPOLOGIES}
     assert len(names) == len(platforms.TOPOLOGIES) and "ib-qdr-8n1c" in names
-    with pytest.raises(PlatformError, match=r"unknown topology 'fat-tree-3to1' \(topologies: "
-                       "crossbar, fat-tree-1to1, fat-tree-2to1, fat-tree-4to1, torus; see"):
+    with pytest.raises(
+        PlatformError,
+        match=r"unknown topology 'fat-tree-3to1' \(topologies: "
+        "crossbar, fat-tree-1to1, fat-tree-2to1, fat-tree-4to1, torus; see",
+    ):
         platforms.platform_xml(net, 4, 1, "fat-tree-3to1")
 
 
 def test_simulation_knobs_are_unsupported_on_real_stacks_with_the_reason() -> None:
-    real = Stack(id="openmpi", family="openmpi", mpicc=Path("/bin/mpicc"), mpifort=None,
-                 mpirun=Path("/bin/mpirun"), bin_dir=Path("/bin"), version="Open MPI v4.1.4")
+    real = Stack(
+        id="openmpi",
+        family="openmpi",
+        mpicc=Path("/bin/mpicc"),
+        mpifort=None,
+        mpirun=Path("/bin/mpirun"),
+        bin_dir=Path("/bin"),
+        version="Open MPI v4.1.4",
+    )
     with pytest.raises(Unsupported, match="needs the smpi stack"):
         knob_setting(real, {"platform": "ib-qdr"}, 2, 2)
     with pytest.raises(Unsupported, match="needs the smpi stack"):
@@ -169,9 +214,11 @@ def test_simulation_knobs_are_unsupported_on_real_stacks_with_the_reason() -> No
 
 # -- SimGrid runs ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("platform", ["gige", "10gige", "ib-qdr"])
-def test_pingpong_is_latency_plus_size_over_bandwidth(smpi: Stack, tmp_path: Path,
-                                                       platform: str) -> None:
+def test_pingpong_is_latency_plus_size_over_bandwidth(
+    smpi: Stack, tmp_path: Path, platform: str
+) -> None:
     net = INTERCONNECTS[platform]
     one_way = pingpong(smpi, tmp_path, platform)
     for size, simulated in zip(SIZES, one_way):
@@ -181,13 +228,16 @@ def test_pingpong_is_latency_plus_size_over_bandwidth(smpi: Stack, tmp_path: Pat
 
 
 def test_fat_tree_pingpong_under_one_leaf_is_the_crossbar_and_across_leaves_crosses_four_links(
-        smpi: Stack, tmp_path: Path) -> None:
+    smpi: Stack, tmp_path: Path
+) -> None:
     # 8 nodes: leaf 0 has nodes 0-3, leaf 1 nodes 4-7
     crossbar, _ = pingpong_between(smpi, tmp_path, 8, (4, 7), platform="ib-qdr")
-    within, _ = pingpong_between(smpi, tmp_path, 8, (4, 7), platform="ib-qdr",
-                                 topology="fat-tree-2to1")
-    across, xml = pingpong_between(smpi, tmp_path, 8, (0, 7), platform="ib-qdr",
-                                   topology="fat-tree-2to1")
+    within, _ = pingpong_between(
+        smpi, tmp_path, 8, (4, 7), platform="ib-qdr", topology="fat-tree-2to1"
+    )
+    across, xml = pingpong_between(
+        smpi, tmp_path, 8, (0, 7), platform="ib-qdr", topology="fat-tree-2to1"
+    )
     assert within == crossbar
     bandwidth, latency = link_figures(xml)
     for size, simulated in zip(SIZES, across):
@@ -197,18 +247,24 @@ def test_fat_tree_pingpong_under_one_leaf_is_the_crossbar_and_across_leaves_cros
 
 
 def test_blocking_fat_tree_gives_pairs_across_leaves_a_share_of_the_bandwidth(
-        smpi: Stack, tmp_path: Path) -> None:
+    smpi: Stack, tmp_path: Path
+) -> None:
     # 8 nodes, 2 leaves; rank r (leaf 0) plays with rank r + 4 (leaf 1), the 4 pairs at once.
     # SimGrid routes a message up the spine of its destination modulo the spines (d-mod-k):
     # 1:1 (4 spines) gives each pair its own uplink, 2:1 two pairs per uplink, 4:1 all four.
     net = INTERCONNECTS["ib-qdr"]
     size, payload = SIZES[-1], SIZES[-1] + MESSAGE_OVERHEAD_BYTES
     per_pair = {}
-    for topology, links, sharing in (("crossbar", 2, 1), ("fat-tree-1to1", 4, 1),
-                                     ("fat-tree-2to1", 4, 2), ("fat-tree-4to1", 4, 4)):
+    for topology, links, sharing in (
+        ("crossbar", 2, 1),
+        ("fat-tree-1to1", 4, 1),
+        ("fat-tree-2to1", 4, 2),
+        ("fat-tree-4to1", 4, 4),
+    ):
         record = pingpong_record(smpi, tmp_path, 8, platform="ib-qdr", topology=topology)
         bandwidth, latency = link_figures(
-            tmp_path / "platforms" / f"{platforms.platform_name(net, 8, 1, topology)}.xml")
+            tmp_path / "platforms" / f"{platforms.platform_name(net, 8, 1, topology)}.xml"
+        )
         assert record["pairs"] == 4 and record["bytes"][-1] == size
         # every pair alike: rank 0's pair is the slowest
         assert record["one_way_s"] == record["slowest_one_way_s"]
@@ -226,8 +282,9 @@ def test_torus_messages_pay_the_latency_once_per_hop(smpi: Stack, tmp_path: Path
     for far, hops in ((1, 1), (2, 2), (3, 1), (6, 3), (13, 3)):  # from node 0
         coordinates = (far % 4, far // 4 % 2, far // 8)
         assert hops == sum(min(c, d - c) for c, d in zip(coordinates, dims))
-        one_way, xml = pingpong_between(smpi, tmp_path, 16, (0, far), platform="ib-qdr",
-                                        topology="torus")
+        one_way, xml = pingpong_between(
+            smpi, tmp_path, 16, (0, far), platform="ib-qdr", topology="torus"
+        )
         bandwidth, latency = link_figures(xml)
         for size, simulated in zip(SIZES, one_way):
             analytic = hops * latency + (size + MESSAGE_OVERHEAD_BYTES) / bandwidth
@@ -243,15 +300,25 @@ def test_simulated_time_is_deterministic(smpi: Stack, tmp_path: Path) -> None:
 
 
 def test_workload_verifies_with_the_same_bits_as_a_real_mpi(smpi: Stack, tmp_path: Path) -> None:
-    real = next((s for s in discover_stacks().stacks
-                 if not s.simulated and load_workloads()["pop"].is_built(s.id)), None)
+    real = next(
+        (
+            s
+            for s in discover_stacks().stacks
+            if not s.simulated and load_workloads()["pop"].is_built(s.id)
+        ),
+        None,
+    )
     if real is None:
         pytest.skip("pop is not built for a real MPI stack: run `make build`")
     simulated = run_workload(smpi, tmp_path, "pop", 4, 2, platform="ib-qdr")
-    program = [str(load_workloads()["pop"].executable_path(real.id)), "--size", "S",
-               "--steps", "3"]
-    result = subprocess.run(mpirun_command(real, 4, program), env=run_environment(real),
-                            capture_output=True, text=True, timeout=300)
+    program = [str(load_workloads()["pop"].executable_path(real.id)), "--size", "S", "--steps", "3"]
+    result = subprocess.run(
+        mpirun_command(real, 4, program),
+        env=run_environment(real),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     measured = parse_result_line(result.stdout)
     assert measured is not None, result.stderr[-2000:]
     assert simulated["verification"]["passed"] and measured["verification"]["passed"]
@@ -259,9 +326,12 @@ def test_workload_verifies_with_the_same_bits_as_a_real_mpi(smpi: Stack, tmp_pat
 
 
 def test_gige_is_slower_than_infiniband_qdr(smpi: Stack, tmp_path: Path) -> None:
-    walls = {platform: run_workload(smpi, tmp_path, "hycom", 4, 1, platform=platform,
-                                    computation="off")["wall"]
-             for platform in ("gige", "ib-qdr")}
+    walls = {
+        platform: run_workload(smpi, tmp_path, "hycom", 4, 1, platform=platform, computation="off")[
+            "wall"
+        ]
+        for platform in ("gige", "ib-qdr")
+    }
     assert walls["gige"] > 2 * walls["ib-qdr"]
 
 
@@ -279,13 +349,24 @@ def test_collective_algorithm_knobs_name_smpi_algorithms(smpi: Stack, tmp_path: 
         knob_setting(smpi, {"bcast_algorithm": "chain"}, 2, 2, 1, tmp_path / "platforms")
 
 
-def test_barrier_algorithm_changes_the_simulated_time_not_the_answer(smpi: Stack,
-                                                                     tmp_path: Path) -> None:
+def test_barrier_algorithm_changes_the_simulated_time_not_the_answer(
+    smpi: Stack, tmp_path: Path
+) -> None:
     # cesm's driver times its phases with barriers (the seed's largest MPI time): on 8 GigE
     # nodes the linear barrier and recursive doubling take different simulated times
-    runs = {algorithm: run_workload(smpi, tmp_path, "cesm", 8, 1, platform="gige",
-                                    computation="off", barrier_algorithm=algorithm)
-            for algorithm in ("linear", "recursive_doubling")}
+    runs = {
+        algorithm: run_workload(
+            smpi,
+            tmp_path,
+            "cesm",
+            8,
+            1,
+            platform="gige",
+            computation="off",
+            barrier_algorithm=algorithm,
+        )
+        for algorithm in ("linear", "recursive_doubling")
+    }
     assert runs["linear"]["wall"] != runs["recursive_doubling"]["wall"]
     assert runs["linear"]["checksum"] == runs["recursive_doubling"]["checksum"]
     assert all(run["verification"]["passed"] for run in runs.values())
@@ -300,7 +381,8 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
     assert "--ranks-per-node 0" in capsys.readouterr().err
     assert main(["simulate", "hycom", "--topology", "crossbar,dragonfly"]) == 1
     assert "unknown topology 'dragonfly' (topologies: crossbar, fat-tree-1to1" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,7 +391,8 @@ def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) 
     assert rows["computation", "off"] == "ESM_KERNEL_COST=off --cfg=smpi/simulate-computation:no"
     assert rows["network_model", "smpi"] == "--cfg=network/model:SMPI"
     assert rows["topology", "fat-tree-2to1"].startswith(
-        "2-level fat-tree: leaves of 4 nodes, each with 2 uplink(s), one per spine switch: 2:1")
+        "2-level fat-tree: leaves of 4 nodes, each with 2 uplink(s), one per spine switch: 2:1"
+    )
     assert rows["transport", "tcp"].startswith("unsupported: the smpi stack simulates")
     assert main(["knobs", "--stack", "smpi"]) == 0
     out = capsys.readouterr().out
@@ -318,25 +401,50 @@ def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_simulate_writes_one_platform_file_per_topology(smpi: Stack, tmp_path: Path) -> None:
-    assert main(["simulate", "hycom", "--platform", "ib-qdr", "--topology", "crossbar,torus",
-                 "--nodes", "8", "--dry-run", "--out", str(tmp_path / "t.duckdb")]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "hycom",
+                "--platform",
+                "ib-qdr",
+                "--topology",
+                "crossbar,torus",
+                "--nodes",
+                "8",
+                "--dry-run",
+                "--out",
+                str(tmp_path / "t.duckdb"),
+            ]
+        )
+        == 0
+    )
     written = sorted(path.name for path in (tmp_path / "t" / "platforms").glob("*.xml"))
     assert written == ["ib-qdr-8n1c.xml", "ib-qdr-torus-8n1c.xml"]
     assert 'topo_parameters="2,2,2"' in (tmp_path / "t" / "platforms" / written[1]).read_text()
 
 
 def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> None:
-    block = {"workload": "hycom", "size": "S", "steps": 2, "stack": "smpi", "ranks": [1, 2],
-             "ranks_per_node": 1, "knobs": {"platform": ["ib-qdr"], "computation": ["off"]},
-             "repeats": {"warmup": 0, "min": 2, "max": 2}}
+    block = {
+        "workload": "hycom",
+        "size": "S",
+        "steps": 2,
+        "stack": "smpi",
+        "ranks": [1, 2],
+        "ranks_per_node": 1,
+        "knobs": {"platform": ["ib-qdr"], "computation": ["off"]},
+        "repeats": {"warmup": 0, "min": 2, "max": 2},
+    }
     study = study_from_dict({"name": "sim", "matrix": [block]}, "test")
-    outcome = run_study(study, tmp_path / "sim.duckdb", discover_stacks().stacks,
-                        load_workloads(), QUIET)
+    outcome = run_study(
+        study, tmp_path / "sim.duckdb", discover_stacks().stacks, load_workloads(), QUIET
+    )
     assert outcome.complete == 2
     with Store(tmp_path / "sim.duckdb", read_only=True) as store:
         run = next(r for r in store.runs() if r["ranks"] == 2)
-        reps = store.rows("SELECT * FROM repetition WHERE kind = 'measure' AND run_key = ?",
-                          [run["run_key"]])
+        reps = store.rows(
+            "SELECT * FROM repetition WHERE kind = 'measure' AND run_key = ?", [run["run_key"]]
+        )
         groups = build_groups(load_results(store), None)
     assert (run["stack"], run["nodes"], run["oversubscribed"]) == ("smpi", 2, False)
     # the report plots a simulated cluster against its nodes, as the seeds do
@@ -348,22 +456,31 @@ def test_study_runner_stores_a_simulated_run(smpi: Stack, tmp_path: Path) -> Non
     assert reps[0]["wall"] == reps[1]["wall"] and reps[0]["verification"] == "passed"
     assert "Simulated time" in reps[0]["stderr"]
     # what simulating it cost here: the simulator's real time and peak resident memory
-    result = next(r for r in load_results(Store(tmp_path / "sim.duckdb", read_only=True))
-                  if r.ranks == 2)
+    result = next(
+        r for r in load_results(Store(tmp_path / "sim.duckdb", read_only=True)) if r.ranks == 2
+    )
     seconds, rss = result.simulator_cost
     assert seconds == statistics.median(rep["elapsed"] for rep in reps)
     assert rss is not None and rss > 1e6 and not result.folded
 
 
 def test_fold_on_is_refused_for_a_program_that_does_not_fold(smpi: Stack, tmp_path: Path) -> None:
-    block = {"name": "pingpong", "command": [str(build_dir(smpi) / "bench" / "pingpong"), "1"],
-             "stack": "smpi", "ranks": [2], "knobs": {"fold": ["on", "auto"]},
-             "repeats": {"warmup": 0, "min": 1, "max": 1}}
+    block = {
+        "name": "pingpong",
+        "command": [str(build_dir(smpi) / "bench" / "pingpong"), "1"],
+        "stack": "smpi",
+        "ranks": [2],
+        "knobs": {"fold": ["on", "auto"]},
+        "repeats": {"warmup": 0, "min": 1, "max": 1},
+    }
     study = study_from_dict({"name": "fold", "matrix": [block]}, "test")
-    outcome = run_study(study, tmp_path / "fold.duckdb", discover_stacks().stacks,
-                        load_workloads(), QUIET)
+    outcome = run_study(
+        study, tmp_path / "fold.duckdb", discover_stacks().stacks, load_workloads(), QUIET
+    )
     assert (outcome.skipped, outcome.complete) == (1, 1)
     with Store(tmp_path / "fold.duckdb", read_only=True) as store:
         reasons = [r["reason"] for r in store.runs() if r["status"] == "skipped"]
-    assert reasons == ["pingpong does not fold (folding needs `folds = true` in a workload "
-                       "manifest, docs/simulate.md): use fold = off or auto"]
+    assert reasons == [
+        "pingpong does not fold (folding needs `folds = true` in a workload "
+        "manifest, docs/simulate.md): use fold = off or auto"
+    ]

@@ -30,26 +30,46 @@ def smpi() -> Stack:
     return stack
 
 
-def homme(stack: Stack, tmp_path: Path, ranks: int, env: dict[str, str], cfg: tuple[str, ...] = (),
-          check: bool = True) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+def homme(
+    stack: Stack,
+    tmp_path: Path,
+    ranks: int,
+    env: dict[str, str],
+    cfg: tuple[str, ...] = (),
+    check: bool = True,
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     """HOMME S, 2 steps, network only, 2 ranks per node of an IB QDR cluster."""
-    setting = knob_setting(stack, {"platform": "ib-qdr", "computation": "off", "fold": "off"},
-                           ranks, 2, 2, tmp_path / "platforms")
+    setting = knob_setting(
+        stack,
+        {"platform": "ib-qdr", "computation": "off", "fold": "off"},
+        ranks,
+        2,
+        2,
+        tmp_path / "platforms",
+    )
     write_files(setting)
-    program = [str(build_dir(stack) / "apps" / "homme" / "homme"), "--size", "S", "--steps", "2",
-               "--stream", "0"]
+    program = [
+        str(build_dir(stack) / "apps" / "homme" / "homme"),
+        "--size",
+        "S",
+        "--steps",
+        "2",
+        "--stream",
+        "0",
+    ]
     command = mpirun_command(stack, ranks, program, (*cfg, *setting.launcher_args))
-    full_env = (run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)}
-                | env)
+    full_env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | env
     full_env.pop("ESMPROF_OUT", None)
     full_env.update(env)
-    done = subprocess.run(command, env=full_env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        command, env=full_env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     if not check:
         return {}, done
     assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads([line for line in done.stdout.splitlines()
-                         if line.startswith('{"workload"')][-1])
+    result = json.loads(
+        [line for line in done.stdout.splitlines() if line.startswith('{"workload"')][-1]
+    )
     return result, done
 
 
@@ -69,7 +89,7 @@ def test_simulated_profile_counts_the_workloads_own_messages(smpi, tmp_path):
     assert "esmprof: profile written" in done.stderr
     profile = read_profile(out)
     assert len(profile.ranks) == 4
-    assert len({rank["host"] for rank in profile.ranks}) == 2   # 2 ranks per simulated node
+    assert len({rank["host"] for rank in profile.ranks}) == 2  # 2 ranks per simulated node
     comm, calls = result["comm"], totals(profile)
     assert calls["MPI_Isend"] == (comm["isend"], comm["bytes_sent"])
     assert calls["MPI_Irecv"][0] == comm["irecv"]
@@ -87,14 +107,24 @@ def test_folded_profile_is_the_full_runs(smpi, tmp_path):
         env = {"ESMPROF_OUT": str(out)} | ({"ESM_FOLD": "1"} if fold == "1" else {})
         homme(smpi, tmp_path, 24, env)
         profile = read_profile(out)
-        counts.append([(rank["rank"], sorted((name, c["calls"], c["sent"], c["recv"])
-                                             for name, c in rank["calls"].items()))
-                       for rank in profile.ranks])
+        counts.append(
+            [
+                (
+                    rank["rank"],
+                    sorted(
+                        (name, c["calls"], c["sent"], c["recv"])
+                        for name, c in rank["calls"].items()
+                    ),
+                )
+                for rank in profile.ranks
+            ]
+        )
         if fold == "1":
             for rank in profile.ranks:
                 assert rank["calls"]["MPI_Reduce"]["calls"] == 2
-            counts[-1] = [(r, [c for c in calls if c[0] != "MPI_Reduce"])
-                          for r, calls in counts[-1]]
+            counts[-1] = [
+                (r, [c for c in calls if c[0] != "MPI_Reduce"]) for r, calls in counts[-1]
+            ]
     assert counts[0] == counts[1]
 
 
@@ -107,13 +137,14 @@ def test_profiling_leaves_the_timed_loop_alone(smpi, tmp_path):
     assert profiled["wall"] == pytest.approx(plain["wall"], rel=1e-12)
     assert profiled["timers"] == pytest.approx(plain["timers"], rel=1e-12)
     assert simulated_time(plain_run.stderr) < simulated_time(profiled_run.stderr)
-    assert "esmprof" not in plain_run.stderr      # off unless ESMPROF_OUT is set
+    assert "esmprof" not in plain_run.stderr  # off unless ESMPROF_OUT is set
 
 
 def test_shared_globals_give_one_clear_message_and_no_profile(smpi, tmp_path):
     out = tmp_path / "p.jsonl"
     # HOMME itself needs its globals private: the run fails, the profiler says why it is off
-    _, done = homme(smpi, tmp_path, 4, {"ESMPROF_OUT": str(out)},
-                    ("--cfg=smpi/privatization:no",), check=False)
+    _, done = homme(
+        smpi, tmp_path, 4, {"ESMPROF_OUT": str(out)}, ("--cfg=smpi/privatization:no",), check=False
+    )
     assert done.stderr.count("esmprof: simulated ranks share the program's globals") == 1
     assert not out.exists()

@@ -26,8 +26,16 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> list[Stack]:
 
 def _stack(stack_id: str, family: str, version: str, **fields: object) -> Stack:
     bin_dir = Path("/opt") / stack_id / "bin"
-    return Stack(id=stack_id, family=family, mpicc=bin_dir / "mpicc", mpifort=None,
-                 mpirun=bin_dir / "mpirun", bin_dir=bin_dir, version=version, **fields)
+    return Stack(
+        id=stack_id,
+        family=family,
+        mpicc=bin_dir / "mpicc",
+        mpifort=None,
+        mpirun=bin_dir / "mpirun",
+        bin_dir=bin_dir,
+        version=version,
+        **fields,
+    )
 
 
 @needs_debian_mpi
@@ -74,8 +82,9 @@ def test_family_of_a_library_version(version: str, family: str | None) -> None:
 
 def test_tool_environment_puts_the_stack_first() -> None:
     base = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "/x", "HOME": "/root"}
-    env = tool_environment(Path("/opt/impi/bin"), {"I_MPI_ROOT": "/opt/impi",
-                                                  "LD_LIBRARY_PATH": "/opt/impi/lib"}, base)
+    env = tool_environment(
+        Path("/opt/impi/bin"), {"I_MPI_ROOT": "/opt/impi", "LD_LIBRARY_PATH": "/opt/impi/lib"}, base
+    )
     assert env["PATH"] == "/opt/impi/bin:/usr/bin:/bin"
     assert env["LD_LIBRARY_PATH"] == "/opt/impi/lib:/x"
     assert env["I_MPI_ROOT"] == "/opt/impi" and env["HOME"] == "/root"
@@ -110,7 +119,12 @@ def test_user_settings_win_and_mpich_needs_nothing(monkeypatch: pytest.MonkeyPat
 def test_mpirun_command() -> None:
     stack = _stack("mpich", "mpich", "MPICH")
     assert mpirun_command(stack, 4, ["./model", "-s"]) == [
-        "/opt/mpich/bin/mpirun", "-n", "4", "./model", "-s"]
+        "/opt/mpich/bin/mpirun",
+        "-n",
+        "4",
+        "./model",
+        "-s",
+    ]
 
 
 @needs_debian_mpi

@@ -7,13 +7,16 @@ import pytest
 from esmperf import stats
 
 
-@pytest.mark.parametrize(("n", "low", "high", "confidence"), [
-    (6, 1, 6, 1 - 2 / 64),          # the smallest sample whose [min, max] reaches 95 %
-    (10, 2, 9, 1 - 2 * 11 / 1024),  # Le Boudec's table: ranks 2 and 9
-    (20, 6, 15, 1 - 2 * 21700 / 2**20),
-    (5, 1, 5, 1 - 2 / 32),          # 95 % is out of reach: [min, max] at 93.75 %
-    (1, 1, 1, 0.0),
-])
+@pytest.mark.parametrize(
+    ("n", "low", "high", "confidence"),
+    [
+        (6, 1, 6, 1 - 2 / 64),  # the smallest sample whose [min, max] reaches 95 %
+        (10, 2, 9, 1 - 2 * 11 / 1024),  # Le Boudec's table: ranks 2 and 9
+        (20, 6, 15, 1 - 2 * 21700 / 2**20),
+        (5, 1, 5, 1 - 2 / 32),  # 95 % is out of reach: [min, max] at 93.75 %
+        (1, 1, 1, 0.0),
+    ],
+)
 def test_median_ci_ranks(n: int, low: int, high: int, confidence: float) -> None:
     assert stats.median_ci_ranks(n, 0.95) == (low, high, pytest.approx(confidence))
 
@@ -76,7 +79,9 @@ def test_speedup_efficiency_jobs_per_day() -> None:
     assert stats.jobs_per_day(86.4) == pytest.approx(1000.0)
 
 
-@pytest.mark.parametrize(("change", "text"), [
-    (0.12, "12.0% better"), (-0.2, "20.0% worse"), (-0.9, "10x worse"), (1.5, "2.5x better")])
+@pytest.mark.parametrize(
+    ("change", "text"),
+    [(0.12, "12.0% better"), (-0.2, "20.0% worse"), (-0.9, "10x worse"), (1.5, "2.5x better")],
+)
 def test_format_change(change: float, text: str) -> None:
     assert stats.format_change(change) == text

@@ -14,15 +14,22 @@ from test_study_fixtures import ENVIRONMENT, FakeRun, configuration, make_store
 
 
 def test_tables_hold_what_was_stored(tmp_path: Path) -> None:
-    path = make_store(tmp_path / "s.duckdb", [FakeRun(1, [10.0, 11.0, 12.0], profile=True),
-                                              FakeRun(2, [19.0, 20.0], failure="boom")])
+    path = make_store(
+        tmp_path / "s.duckdb",
+        [FakeRun(1, [10.0, 11.0, 12.0], profile=True), FakeRun(2, [19.0, 20.0], failure="boom")],
+    )
     with Store(path, read_only=True) as store:
         runs = store.runs()
         assert [(r["ranks"], r["status"], r["workload"], r["stack"]) for r in runs] == [
-            (1, "complete", "pop", "openmpi"), (2, "complete", "pop", "openmpi")]
+            (1, "complete", "pop", "openmpi"),
+            (2, "complete", "pop", "openmpi"),
+        ]
         reps = store.repetitions(runs[1]["run_key"])
         assert [(r["rep"], r["kind"], r["status"], r["fom"]) for r in reps] == [
-            (1, "measure", "ok", 19.0), (2, "measure", "ok", 20.0), (3, "measure", "failed", None)]
+            (1, "measure", "ok", 19.0),
+            (2, "measure", "ok", 20.0),
+            (3, "measure", "failed", None),
+        ]
         assert reps[2]["stderr"] == "boom"
         assert store.rows("SELECT count(*) AS n FROM metric")[0]["n"] == 5
         assert store.rows("SELECT ranks FROM profile") == [{"ranks": 1}]
@@ -33,14 +40,29 @@ def test_profile_import_is_exact(tmp_path: Path) -> None:
     profile = read_profile(write_profile(tmp_path / "p.jsonl", header(3), small_ranks()))
     tables = profile_tables(profile, "key", 4)
     functions = tables["profile_function"]
-    assert list(zip(functions["rank"], functions["function"], functions["calls"],
-                    functions["sent"], functions["recv"])) == [
-        (0, "MPI_Barrier", 1, 0, 0), (0, "MPI_Recv", 2, 0, 2048), (0, "MPI_Send", 4, 400, 0),
-        (1, "MPI_Recv", 4, 0, 8), (1, "MPI_Send", 1, 1, 0),
-        (2, "MPI_Allreduce", 2, 16, 16), (2, "MPI_File_write", 1, 1 << 19, 0)]
+    assert list(
+        zip(
+            functions["rank"],
+            functions["function"],
+            functions["calls"],
+            functions["sent"],
+            functions["recv"],
+        )
+    ) == [
+        (0, "MPI_Barrier", 1, 0, 0),
+        (0, "MPI_Recv", 2, 0, 2048),
+        (0, "MPI_Send", 4, 400, 0),
+        (1, "MPI_Recv", 4, 0, 8),
+        (1, "MPI_Send", 1, 1, 0),
+        (2, "MPI_Allreduce", 2, 16, 16),
+        (2, "MPI_File_write", 1, 1 << 19, 0),
+    ]
     histogram = tables["profile_histogram"]
     assert list(zip(histogram["rank"], histogram["bucket"], histogram["messages"]))[:3] == [
-        (0, 0, 1), (0, 11, 2), (0, 7, 4)]
+        (0, 0, 1),
+        (0, 11, 2),
+        (0, 7, 4),
+    ]
     assert tables["profile_peer"]["peer"] == [1, 2, 3]  # conftest: (rank + 1) % 4
     assert len(tables["profile_bin"]["bin"]) == 12  # 4 bins x 3 ranks
     assert tables["profile_comm"]["created_by"] == ["MPI_COMM_WORLD"] * 3 + ["MPI_Comm_split"]
@@ -108,8 +130,20 @@ def test_a_store_older_than_a_column_opens_and_keeps_everything(tmp_path: Path) 
     assert [r["fom"] for r in reps] == [10.0, 11.0] and "killed_after_result" not in reps[0]
     with Store(path) as store:  # a study opening it for writing adds the column
         key = store.runs()[0]["run_key"]
-        store.add_repetition({"run_key": key, "rep": 3, "kind": "measure", "status": "ok",
-                              "fom": 12.0, "killed_after_result": "hung after its result"}, {})
+        store.add_repetition(
+            {
+                "run_key": key,
+                "rep": 3,
+                "kind": "measure",
+                "status": "ok",
+                "fom": 12.0,
+                "killed_after_result": "hung after its result",
+            },
+            {},
+        )
         reps = store.repetitions(key)
     assert [(r["fom"], r["killed_after_result"]) for r in reps] == [
-        (10.0, None), (11.0, None), (12.0, "hung after its result")]
+        (10.0, None),
+        (11.0, None),
+        (12.0, "hung after its result"),
+    ]

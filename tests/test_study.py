@@ -12,8 +12,16 @@ from esmperf.study.file import load_study, study_from_dict
 from esmperf.workloads import Workload, read_manifest
 
 WORKLOADS = {
-    "pop": Workload("pop", "pop", "POP proxy", ("S", "M"), "S", "steps/s", True,
-                    {"solver": ("chrongear", "pcg")}),
+    "pop": Workload(
+        "pop",
+        "pop",
+        "POP proxy",
+        ("S", "M"),
+        "S",
+        "steps/s",
+        True,
+        {"solver": ("chrongear", "pcg")},
+    ),
     "hycom": Workload("hycom", "hycom", "HYCOM proxy", ("S",), "S", "steps/s", True, {}),
 }
 
@@ -25,7 +33,8 @@ def expand(text: str, tmp_path: Path):
 
 
 def test_cartesian_product_in_order(tmp_path: Path) -> None:
-    study = expand("""
+    study = expand(
+        """
 name = "s"
 [defaults]
 stack = ["openmpi", "mpich"]
@@ -33,11 +42,17 @@ stack = ["openmpi", "mpich"]
 workload = "pop"
 ranks = [1, 2, 4]
 knobs = { transport = ["shm", "tcp"] }
-""", tmp_path)
+""",
+        tmp_path,
+    )
     labels = [(c.stack, dict(c.knobs)["transport"], c.ranks) for c in study.configurations]
     assert len(labels) == 12
-    assert labels[:4] == [("openmpi", "shm", 1), ("openmpi", "shm", 2), ("openmpi", "shm", 4),
-                          ("openmpi", "tcp", 1)]
+    assert labels[:4] == [
+        ("openmpi", "shm", 1),
+        ("openmpi", "shm", 2),
+        ("openmpi", "shm", 4),
+        ("openmpi", "tcp", 1),
+    ]
     assert labels[-1] == ("mpich", "tcp", 4)
     assert all(c.size == "S" and c.fom.unit == "steps/s" for c in study.configurations)
     assert len({c.key for c in study.configurations}) == 12
@@ -45,7 +60,8 @@ knobs = { transport = ["shm", "tcp"] }
 
 
 def test_zipped_axes_and_overrides(tmp_path: Path) -> None:
-    study = expand("""
+    study = expand(
+        """
 name = "s"
 [defaults]
 repeats = { min = 2, max = 4 }
@@ -57,20 +73,31 @@ ranks = [1, 4]
 zip = [["size", "ranks"]]
 options = { solver = ["pcg", "chrongear"] }
 knobs = { single_copy = ["on", "off"] }
-""", tmp_path)
-    points = [(c.size, c.ranks, dict(c.options)["solver"], dict(c.knobs)["single_copy"])
-              for c in study.configurations]
-    assert points == [("S", 1, "pcg", "on"), ("M", 4, "pcg", "on"), ("S", 1, "pcg", "off"),
-                      ("M", 4, "pcg", "off"), ("S", 1, "chrongear", "on"),
-                      ("M", 4, "chrongear", "on"), ("S", 1, "chrongear", "off"),
-                      ("M", 4, "chrongear", "off")]
+""",
+        tmp_path,
+    )
+    points = [
+        (c.size, c.ranks, dict(c.options)["solver"], dict(c.knobs)["single_copy"])
+        for c in study.configurations
+    ]
+    assert points == [
+        ("S", 1, "pcg", "on"),
+        ("M", 4, "pcg", "on"),
+        ("S", 1, "pcg", "off"),
+        ("M", 4, "pcg", "off"),
+        ("S", 1, "chrongear", "on"),
+        ("M", 4, "chrongear", "on"),
+        ("S", 1, "chrongear", "off"),
+        ("M", 4, "chrongear", "off"),
+    ]
     first = study.configurations[0]
     assert dict(first.knobs) == {"single_copy": "on", "transport": "shm"}  # defaults merged
     assert (first.repeats.min, first.repeats.max) == (2, 4)
 
 
 def test_star_commands_and_duplicates(tmp_path: Path) -> None:
-    study = expand("""
+    study = expand(
+        """
 name = "s"
 [[matrix]]
 workload = "*"
@@ -87,10 +114,16 @@ ranks = 2
 command = ["sleep", "0"]
 launcher = false
 ranks = 1
-""", tmp_path)
+""",
+        tmp_path,
+    )
     names = [(c.workload, c.stack, c.kind) for c in study.configurations]
-    assert names == [("hycom", "openmpi", "workload"), ("pop", "openmpi", "workload"),
-                     ("ping", "openmpi", "command"), ("sleep", "none", "command")]
+    assert names == [
+        ("hycom", "openmpi", "workload"),
+        ("pop", "openmpi", "workload"),
+        ("ping", "openmpi", "command"),
+        ("sleep", "none", "command"),
+    ]
     ping = study.configurations[2]
     assert ping.command == ("{build}/bench/latency", "100")
     assert (ping.fom.source, ping.fom.unit, ping.fom.higher_is_better) == ("regex", "us", False)
@@ -107,48 +140,79 @@ def test_keys_do_not_depend_on_repeats(tmp_path: Path) -> None:
 
 def test_a_manifest_plugs_in(tmp_path: Path) -> None:
     manifest = tmp_path / "workload.toml"
-    manifest.write_text('name = "redist"\nexecutable = "redist-bench"\nsizes = ["S", "L"]\n'
-                        'fom_unit = "GB/s"\nhigher_is_better = true\n'
-                        '[options]\nmode = ["async", "sync"]\n')
+    manifest.write_text(
+        'name = "redist"\nexecutable = "redist-bench"\nsizes = ["S", "L"]\n'
+        'fom_unit = "GB/s"\nhigher_is_better = true\n'
+        '[options]\nmode = ["async", "sync"]\n'
+    )
     workload = read_manifest(manifest)
-    study = study_from_dict({"name": "r", "matrix": [{"workload": "redist", "ranks": [4],
-                                                      "options": {"mode": ["sync"]}}]},
-                            "x", workloads={"redist": workload})
+    study = study_from_dict(
+        {
+            "name": "r",
+            "matrix": [{"workload": "redist", "ranks": [4], "options": {"mode": ["sync"]}}],
+        },
+        "x",
+        workloads={"redist": workload},
+    )
     config = study.configurations[0]
-    assert (config.size, dict(config.options), config.fom.unit) == ("S", {"mode": "sync"},
-                                                                   "GB/s")
+    assert (config.size, dict(config.options), config.fom.unit) == ("S", {"mode": "sync"}, "GB/s")
 
 
 BAD = [
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nrepeat = 3\n',
-     "unknown key 'repeat' in [[matrix]] 1 (did you mean 'repeats'?)"),
-    ('name = "s"\nsed = 1\n[[matrix]]\nworkload = "pop"\nranks = [1]\n',
-     "unknown key 'sed' in the study (did you mean 'seed'?)"),
-    ('name = "s"\n[[matrix]]\nworkload = "cesm"\nranks = [1]\n',
-     "unknown workload 'cesm': there is no native/apps/cesm/workload.toml"),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nrepeat = 3\n',
+        "unknown key 'repeat' in [[matrix]] 1 (did you mean 'repeats'?)",
+    ),
+    (
+        'name = "s"\nsed = 1\n[[matrix]]\nworkload = "pop"\nranks = [1]\n',
+        "unknown key 'sed' in the study (did you mean 'seed'?)",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "cesm"\nranks = [1]\n',
+        "unknown workload 'cesm': there is no native/apps/cesm/workload.toml",
+    ),
     ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = []\n', "the axis ranks is empty"),
     ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1, 0]\n', "bad ranks 0"),
     ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = ["2"]\n', "bad ranks '2'"),
     ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1.5]\n', "bad ranks 1.5"),
     ('name = "s"\n[[matrix]]\nworkload = "pop"\n', "no ranks"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1, 2]\nsize = ["S"]\n'
-     'zip = [["ranks", "size"]]\n', "zipped axes must have the same number of values"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nknobs = { transport = ["ib"] }\n',
-     "knob transport has no value 'ib'"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nknobs = { fca = ["on"] }\n',
-     "unknown knob 'fca'"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nsize = "XL"\n',
-     "workload pop has no size 'XL'"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\noptions = { solver = ["cg"] }\n',
-     "option solver has no value 'cg'"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\ncommand = "x"\nranks = [1]\n',
-     "give either `workload`"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nstack = "lam"\n',
-     "unknown MPI stack 'lam'"),
-    ('name = "s"\n[[matrix]]\ncommand = "x"\nranks = [1]\nfom = { regex = "(" }\n',
-     "is not a valid regular expression"),
-    ('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nrepeats = { min = 5, max = 2 }\n',
-     "max must be an integer at least min"),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1, 2]\nsize = ["S"]\n'
+        'zip = [["ranks", "size"]]\n',
+        "zipped axes must have the same number of values",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nknobs = { transport = ["ib"] }\n',
+        "knob transport has no value 'ib'",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nknobs = { fca = ["on"] }\n',
+        "unknown knob 'fca'",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nsize = "XL"\n',
+        "workload pop has no size 'XL'",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\noptions = { solver = ["cg"] }\n',
+        "option solver has no value 'cg'",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\ncommand = "x"\nranks = [1]\n',
+        "give either `workload`",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nstack = "lam"\n',
+        "unknown MPI stack 'lam'",
+    ),
+    (
+        'name = "s"\n[[matrix]]\ncommand = "x"\nranks = [1]\nfom = { regex = "(" }\n',
+        "is not a valid regular expression",
+    ),
+    (
+        'name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [1]\nrepeats = { min = 5, max = 2 }\n',
+        "max must be an integer at least min",
+    ),
     ('name = "s"\n', "no [[matrix]] block"),
     ('name = "a b"\n[[matrix]]\nworkload = "pop"\nranks = [1]\n', "`name` must be a short name"),
     ('name = "s"\n[[matrix\n', "is not valid TOML"),
@@ -166,9 +230,20 @@ def test_bad_study_files(tmp_path: Path, text: str, message: str) -> None:
 def test_a_bad_study_file_on_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [0]\n')
-    result = subprocess.run([sys.executable, "-m", "esmperf.cli", "study", str(path), "--out",
-                             str(tmp_path / "s.duckdb")], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "esmperf.cli",
+            "study",
+            str(path),
+            "--out",
+            str(tmp_path / "s.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "bad ranks 0" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "s.duckdb").exists()

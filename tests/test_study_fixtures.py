@@ -7,18 +7,29 @@ from pathlib import Path
 from typing import Any
 
 from conftest import call, header, rank_record, write_profile
-
 from esmperf.profile.read import read_profile
-from esmperf.study.plan import PlannedRun
 from esmperf.store.database import Store
 from esmperf.study.configuration import Configuration, FomSpec, RepeatPolicy
+from esmperf.study.plan import PlannedRun
 
 HUNG = "hung after its result (in MPI_Finalize or teardown): killed at the 600 s timeout"
 STARTED = datetime.datetime(2026, 11, 22, 12, 0, 0)
-ENVIRONMENT = {"started": STARTED, "command": "test", "hostname": "node0",
-               "cpu_model": "Test CPU", "cores": 2, "usable_cores": 2, "memory_gib": 24.0,
-               "kernel": "6.1", "os": "Linux", "python": "3.11", "esmperf_version": "0.1.0",
-               "git_commit": "abc123", "git_dirty": False, "load_at_start": 0.1}
+ENVIRONMENT = {
+    "started": STARTED,
+    "command": "test",
+    "hostname": "node0",
+    "cpu_model": "Test CPU",
+    "cores": 2,
+    "usable_cores": 2,
+    "memory_gib": 24.0,
+    "kernel": "6.1",
+    "os": "Linux",
+    "python": "3.11",
+    "esmperf_version": "0.1.0",
+    "git_commit": "abc123",
+    "git_dirty": False,
+    "load_at_start": 0.1,
+}
 
 
 @dataclass
@@ -38,10 +49,16 @@ class FakeRun:
 
 
 def configuration(run: FakeRun) -> Configuration:
-    return Configuration(workload=run.workload, kind="workload", ranks=run.ranks,
-                         stack=run.stack, size=run.size, knobs=tuple(sorted(run.knobs.items())),
-                         fom=FomSpec("json", run.unit, run.higher_is_better),
-                         repeats=RepeatPolicy(warmup=0, min=3, max=10))
+    return Configuration(
+        workload=run.workload,
+        kind="workload",
+        ranks=run.ranks,
+        stack=run.stack,
+        size=run.size,
+        knobs=tuple(sorted(run.knobs.items())),
+        fom=FomSpec("json", run.unit, run.higher_is_better),
+        repeats=RepeatPolicy(warmup=0, min=3, max=10),
+    )
 
 
 def profile_ranks(ranks: int) -> list[dict[str, Any]]:
@@ -64,15 +81,33 @@ def profile_ranks(ranks: int) -> list[dict[str, Any]]:
 
 def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
     with Store(path) as store:
-        session = store.begin_session(ENVIRONMENT, {
-            "name": name, "title": f"{name} study", "description": "synthetic", "seed": "",
-            "base_ranks": 1, "metric": "fom", "source": "test", "text": "name = 'fake'"})
+        session = store.begin_session(
+            ENVIRONMENT,
+            {
+                "name": name,
+                "title": f"{name} study",
+                "description": "synthetic",
+                "seed": "",
+                "base_ranks": 1,
+                "metric": "fom",
+                "source": "test",
+                "text": "name = 'fake'",
+            },
+        )
         for position, run in enumerate(runs):
             config = configuration(run)
-            planned = PlannedRun(config, position, argv=["mpirun", "-n", str(run.ranks), "pop"],
-                                 cores=2, mpi_library=f"{run.stack} library")
-            store.save_run(planned.run_row(run.status, None if run.status == "complete"
-                                           else "it failed", session))
+            planned = PlannedRun(
+                config,
+                position,
+                argv=["mpirun", "-n", str(run.ranks), "pop"],
+                cores=2,
+                mpi_library=f"{run.stack} library",
+            )
+            store.save_run(
+                planned.run_row(
+                    run.status, None if run.status == "complete" else "it failed", session
+                )
+            )
             rep = 0
             for value in run.values:
                 rep += 1
@@ -87,17 +122,36 @@ def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
                 store.add_repetition(row, {})
             if run.profile:
                 rep += 1
-                profile_file = write_profile(path.parent / f"{config.key}.jsonl",
-                                             header(run.ranks), profile_ranks(run.ranks))
-                store.add_repetition(_repetition(config.key, rep, "profile", session, 1.0, run),
-                                     {}, read_profile(profile_file))
+                profile_file = write_profile(
+                    path.parent / f"{config.key}.jsonl", header(run.ranks), profile_ranks(run.ranks)
+                )
+                store.add_repetition(
+                    _repetition(config.key, rep, "profile", session, 1.0, run),
+                    {},
+                    read_profile(profile_file),
+                )
     return path
 
 
-def _repetition(key: str, rep: int, kind: str, session: int, value: float | None,
-                run: FakeRun) -> dict[str, Any]:
-    return {"run_key": key, "rep": rep, "kind": kind, "session_id": session,
-            "started": STARTED, "elapsed": 1.0, "wall": 1.0, "fom": value,
-            "fom_unit": run.unit, "status": "ok", "exit_code": 0, "load_before": 0.2,
-            "busy_cores_before": 0.1, "load_after": 0.3, "oversubscribed": run.ranks > 2,
-            "stdout": "", "stderr": ""}
+def _repetition(
+    key: str, rep: int, kind: str, session: int, value: float | None, run: FakeRun
+) -> dict[str, Any]:
+    return {
+        "run_key": key,
+        "rep": rep,
+        "kind": kind,
+        "session_id": session,
+        "started": STARTED,
+        "elapsed": 1.0,
+        "wall": 1.0,
+        "fom": value,
+        "fom_unit": run.unit,
+        "status": "ok",
+        "exit_code": 0,
+        "load_before": 0.2,
+        "busy_cores_before": 0.1,
+        "load_after": 0.3,
+        "oversubscribed": run.ranks > 2,
+        "stdout": "",
+        "stderr": "",
+    }

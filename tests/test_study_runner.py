@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from esmperf.paths import build_root
-from esmperf.study.orchestrate import run_study
 from esmperf.mpi.stacks import discover_stacks
+from esmperf.paths import build_root
 from esmperf.store.database import Store
 from esmperf.study.file import load_study
+from esmperf.study.orchestrate import run_study
 from esmperf.workloads import load_workloads
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
@@ -30,7 +30,10 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_failing_and_hanging_runs_are_recorded(tmp_path: Path) -> None:
-    study = load_study(write(tmp_path / "s.toml", """
+    study = load_study(
+        write(
+            tmp_path / "s.toml",
+            """
 name = "failures"
 [defaults]
 launcher = false
@@ -47,13 +50,20 @@ timeout = 1
 name = "works"
 command = ["sh", "-c", "echo 'rate: 42.5'"]
 fom = { regex = 'rate: (\\S+)', unit = "steps/s" }
-"""), workloads={})
+""",
+        ),
+        workloads={},
+    )
     outcome = run_study(study, tmp_path / "s.duckdb", [], {}, QUIET)
     assert (outcome.complete, outcome.failed, outcome.timeout) == (1, 1, 1)
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
         runs = {r["workload"]: r for r in store.runs()}
-        reps = {r["workload"]: r for r in store.rows(
-            "SELECT run.workload, repetition.* FROM repetition JOIN run USING (run_key)")}
+        reps = {
+            r["workload"]: r
+            for r in store.rows(
+                "SELECT run.workload, repetition.* FROM repetition JOIN run USING (run_key)"
+            )
+        }
     assert runs["fails"]["status"] == "failed"
     assert runs["fails"]["reason"] == "exit code 3: no input deck"
     assert (reps["fails"]["exit_code"], reps["fails"]["stdout"]) == (3, "started\n")
@@ -119,8 +129,9 @@ exit $status
 """
 
 
-def test_a_workload_plugs_in_through_its_manifest(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workload_plugs_in_through_its_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stacks = [s for s in discover_stacks().stacks if s.id in ("mpich", "openmpi")]
     if not stacks:
         pytest.skip("no Debian MPI stack here")
@@ -130,14 +141,18 @@ def test_a_workload_plugs_in_through_its_manifest(tmp_path: Path,
     app.mkdir(parents=True)
     (app / "workload.toml").write_text(
         'name = "fakeapp"\nexecutable = "fakeapp"\nsizes = ["S", "M"]\nfom_unit = "cells/s"\n'
-        'higher_is_better = true\n[options]\ncheck = ["pass", "fail"]\n')
+        'higher_is_better = true\n[options]\ncheck = ["pass", "fail"]\n'
+    )
     executable = root / "build" / stack.id / "apps" / "fakeapp" / "fakeapp"
     executable.parent.mkdir(parents=True)
     executable.write_text(FAKE_WORKLOAD)
     executable.chmod(0o755)
     shutil.copy(build_root() / "stacks.json", root / "build" / "stacks.json")
     monkeypatch.setenv("ESMPERF_ROOT", str(root))
-    study = load_study(write(tmp_path / "s.toml", f"""
+    study = load_study(
+        write(
+            tmp_path / "s.toml",
+            f"""
 name = "plugged"
 [[matrix]]
 workload = "fakeapp"
@@ -145,39 +160,51 @@ ranks = [1, 2]
 stack = ["{stack.id}"]
 options = {{ check = ["pass", "fail"] }}
 repeats = {{ warmup = 0, min = 2, max = 2 }}
-"""), workloads=load_workloads())
+""",
+        ),
+        workloads=load_workloads(),
+    )
     outcome = run_study(study, tmp_path / "s.duckdb", [stack], load_workloads(), QUIET)
     assert (outcome.complete, outcome.failed) == (2, 2)
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
         runs = store.runs()
-        metrics = store.rows("SELECT name, value FROM metric WHERE name = "
-                             "'model.messages_per_step' LIMIT 1")
-        verification = store.rows("SELECT DISTINCT verification, status FROM repetition "
-                                  "ORDER BY status")
+        metrics = store.rows(
+            "SELECT name, value FROM metric WHERE name = 'model.messages_per_step' LIMIT 1"
+        )
+        verification = store.rows(
+            "SELECT DISTINCT verification, status FROM repetition ORDER BY status"
+        )
     passed = [r for r in runs if json.loads(r["options"]) == {"check": "pass"}]
     assert all(r["status"] == "complete" and r["fom_unit"] == "cells/s" for r in passed)
-    assert json.loads(passed[0]["argv"])[-5:] == [str(executable), "--size", "S", "--check",
-                                                  "pass"]
+    assert json.loads(passed[0]["argv"])[-5:] == [str(executable), "--size", "S", "--check", "pass"]
     failed = [r for r in runs if r not in passed]
     assert all(r["status"] == "failed" and "verification FAILED" in r["reason"] for r in failed)
     assert metrics == [{"name": "model.messages_per_step", "value": 8.0}]
     assert {(v["verification"], v["status"]) for v in verification} == {
-        ("passed", "ok"), ("failed", "verification_failed")}
+        ("passed", "ok"),
+        ("failed", "verification_failed"),
+    }
 
 
 def test_missing_workload_build_and_stack_are_skipped_with_reasons(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "tree"
     app = root / "native" / "apps" / "ghost"
     app.mkdir(parents=True)
-    (app / "workload.toml").write_text('name = "ghost"\nexecutable = "ghost"\nsizes = ["S"]\n'
-                                       'fom_unit = "s"\nhigher_is_better = false\n')
+    (app / "workload.toml").write_text(
+        'name = "ghost"\nexecutable = "ghost"\nsizes = ["S"]\n'
+        'fom_unit = "s"\nhigher_is_better = false\n'
+    )
     monkeypatch.setenv("ESMPERF_ROOT", str(root))
     real = discover_stacks(Path(__file__).resolve().parents[1] / "build" / "stacks.json").stacks
     stacks = [s for s in real if s.id == "openmpi"]
     if not stacks:
         pytest.skip("needs Debian Open MPI")
-    study = load_study(write(tmp_path / "s.toml", """
+    study = load_study(
+        write(
+            tmp_path / "s.toml",
+            """
 name = "ghosts"
 [[matrix]]
 workload = "ghost"
@@ -188,7 +215,10 @@ command = ["{build}/tests/prof_test_c", "{scratch}"]
 ranks = [4]
 stack = ["mpich"]
 knobs = { connections = ["eager"] }
-"""), workloads=load_workloads())
+""",
+        ),
+        workloads=load_workloads(),
+    )
     outcome = run_study(study, tmp_path / "s.duckdb", stacks, load_workloads(), QUIET)
     assert outcome.skipped == 3
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
@@ -203,7 +233,10 @@ def test_a_profiled_mpi_run_fills_the_profile_tables(tmp_path: Path) -> None:
     program = build_root() / "openmpi" / "tests" / "prof_test_c"
     if not stacks or not program.is_file():
         pytest.skip("needs Debian Open MPI and `make build`")
-    study = load_study(write(tmp_path / "s.toml", """
+    study = load_study(
+        write(
+            tmp_path / "s.toml",
+            """
 name = "profiled"
 [[matrix]]
 name = "prof_test"
@@ -214,7 +247,10 @@ knobs = { transport = ["shm"] }
 profile = true
 timeout = 60
 repeats = { warmup = 0, min = 1, max = 1 }
-"""), workloads={})
+""",
+        ),
+        workloads={},
+    )
     outcome = run_study(study, tmp_path / "s.duckdb", stacks, {}, QUIET)
     assert outcome.complete == 1
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
@@ -237,10 +273,34 @@ repeats = { warmup = 0, min = 1, max = 1 }
 def test_run_is_the_one_line_study(tmp_path: Path) -> None:
     store = tmp_path / "run.duckdb"
     result = subprocess.run(
-        [sys.executable, "-m", "esmperf.cli", "run", "--command", "sh -c 'echo rate 5.5'",
-         "--name", "rate", "--no-launcher", "--fom-regex", r"rate (\S+)", "--fom-unit", "x/s",
-         "--ranks", "1,2", "--repeats", "2", "--warmup", "0", "--out", str(store), "--report"],
-        capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "esmperf.cli",
+            "run",
+            "--command",
+            "sh -c 'echo rate 5.5'",
+            "--name",
+            "rate",
+            "--no-launcher",
+            "--fom-regex",
+            r"rate (\S+)",
+            "--fom-unit",
+            "x/s",
+            "--ranks",
+            "1,2",
+            "--repeats",
+            "2",
+            "--warmup",
+            "0",
+            "--out",
+            str(store),
+            "--report",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "2 complete" in " ".join(result.stdout.split())
     with Store(store, read_only=True) as kept:
@@ -250,10 +310,14 @@ def test_run_is_the_one_line_study(tmp_path: Path) -> None:
 
 
 def test_the_program_s_error_is_the_reason_even_when_later_output_pushes_it_out_of_the_tail(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """A simulator's per-rank warnings after the program's error (5,000 simulated ranks each
     print one) overflow the stored tail; the reason is still the program's own line."""
-    study = load_study(write(tmp_path / "s.toml", """
+    study = load_study(
+        write(
+            tmp_path / "s.toml",
+            """
 name = "flood"
 [defaults]
 launcher = false
@@ -262,7 +326,10 @@ ranks = 1
 name = "floods"
 command = ["sh", "-c", "echo 'prog: error: 5000 ranks: use at most 3973' >&2; i=0; while [ $i -lt 5000 ]; do echo '[node-1:7:(8) 0.0] smpi_global.cpp:645: [smpi_kernel/WARNING] SMPI process did not return 0. Return value : 1' >&2; i=$((i+1)); done; exit 1"]
 repeats = { warmup = 0, min = 1, max = 1 }
-"""), workloads={})
+""",
+        ),
+        workloads={},
+    )
     run_study(study, tmp_path / "s.duckdb", [], {}, QUIET)
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
         run = store.runs()[0]

@@ -32,7 +32,8 @@ int main(int argc, char **argv)
         best_rank = t < best_rank ? t : best_rank;
         t = MPI_Wtime();
         for (int i = 0; i < iters; i++)
-            MPI_Sendrecv(out, 8, MPI_BYTE, 0, 0, in, 8, MPI_BYTE, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(out, 8, MPI_BYTE, 0, 0, in, 8, MPI_BYTE, 0, 0, MPI_COMM_SELF,
+                         MPI_STATUS_IGNORE);
         t = (MPI_Wtime() - t) / iters * 1e9;
         best_sendrecv = t < best_sendrecv ? t : best_sendrecv;
     }

@@ -23,8 +23,7 @@ struct esm_cli {
 };
 
 /* The first problem found is the one reported. */
-__attribute__((format(printf, 2, 3)))
-static void problem(esm_cli *cli, const char *format, ...)
+__attribute__((format(printf, 2, 3))) static void problem(esm_cli *cli, const char *format, ...)
 {
     if (cli->error[0])
         return;
@@ -55,7 +54,8 @@ esm_cli *esm_cli_begin(int argc, char **argv, const char *summary)
             continue;
         }
         if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
-            problem(cli, "unexpected argument '%s': options are --name value (see --help)%s", arg, "");
+            problem(cli, "unexpected argument '%s': options are --name value (see --help)%s", arg,
+                    "");
             continue;
         }
         if (a + 1 >= argc) {
@@ -95,8 +95,8 @@ const char *esm_cli_given(const esm_cli *cli, const char *name)
 
 /* Declare option --name for --help (its values, printf-style, and what it does); the value
  * given on the command line, or NULL. */
-__attribute__((format(printf, 4, 5)))
-static const char *declare(esm_cli *cli, const char *name, const char *help, const char *values, ...)
+__attribute__((format(printf, 4, 5))) static const char *
+declare(esm_cli *cli, const char *name, const char *help, const char *values, ...)
 {
     char text[600];
     va_list args;
@@ -113,7 +113,8 @@ const esm_deck *esm_cli_size(esm_cli *cli, const esm_deck *decks, int ndecks)
 {
     char names[512];
     esm_deck_names(decks, ndecks, names, sizeof names);
-    const char *given = declare(cli, "size", "problem size deck (default: the first)", "{%s}", names);
+    const char *given =
+        declare(cli, "size", "problem size deck (default: the first)", "{%s}", names);
     if (!given)
         return &decks[0];
     const esm_deck *deck = esm_deck_find(decks, ndecks, given);
@@ -128,8 +129,8 @@ const char *esm_cli_choice(esm_cli *cli, const char *name, const char *choices, 
 {
     const char *given = declare(cli, name, help, "{%s}", choices);
     size_t first = strcspn(choices, ",");
-    char *fallback = cli->defaults[cli->ndefaults < MAX_ARGS - 1 ? cli->ndefaults++
-                                                                 : cli->ndefaults];
+    char *fallback =
+        cli->defaults[cli->ndefaults < MAX_ARGS - 1 ? cli->ndefaults++ : cli->ndefaults];
     snprintf(fallback, 64, "%.*s", (int)first, choices);
     if (!given)
         return fallback;
@@ -194,8 +195,8 @@ void esm_cli_pair(esm_cli *cli, const char *name, int *a, int *b, int max, const
     if (!given)
         return;
     int x, y, end = 0;
-    if (sscanf(given, "%dx%d%n", &x, &y, &end) != 2 || given[end] || x < 1 || y < 1 ||
-        x > max || y > max) {
+    if (sscanf(given, "%dx%d%n", &x, &y, &end) != 2 || given[end] || x < 1 || y < 1 || x > max ||
+        y > max) {
         char what[128], form[64];
         snprintf(what, sizeof what, "--%s %s", name, given);
         snprintf(form, sizeof form, "two integers 1..%d as AxB, e.g. 20x16", max);

@@ -26,11 +26,26 @@ void esm_init(int *argc, char ***argv, const char *program)
     esm_fold_setup();
 }
 
-int esm_rank(void) { return comm.current_rank; }
-int esm_ranks(void) { return comm.current_ranks; }
-const char *esm_program(void) { return comm.program; }
-MPI_Comm esm_comm_current(void) { return comm.current; }
-MPI_Comm esm_comm_world(void) { return comm.world; }
+int esm_rank(void)
+{
+    return comm.current_rank;
+}
+int esm_ranks(void)
+{
+    return comm.current_ranks;
+}
+const char *esm_program(void)
+{
+    return comm.program;
+}
+MPI_Comm esm_comm_current(void)
+{
+    return comm.current;
+}
+MPI_Comm esm_comm_world(void)
+{
+    return comm.world;
+}
 
 void esm_comm_set_current(MPI_Comm c, int rank, int ranks)
 {
@@ -38,8 +53,14 @@ void esm_comm_set_current(MPI_Comm c, int rank, int ranks)
     comm.current_rank = rank;
     comm.current_ranks = ranks;
 }
-esm_counts *esm_counts_writable(void) { return &comm.counts; }
-const esm_counts *esm_counts_mine(void) { return &comm.counts; }
+esm_counts *esm_counts_writable(void)
+{
+    return &comm.counts;
+}
+const esm_counts *esm_counts_mine(void)
+{
+    return &comm.counts;
+}
 
 _Noreturn void esm_exit(int status)
 {
@@ -108,20 +129,22 @@ void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_
 esm_counts esm_counts_total(void)
 {
     comm.counts.allreduce++; /* this reduction itself */
-    long mine[] = {comm.counts.isend, comm.counts.irecv, comm.counts.send_init,
-                   comm.counts.recv_init, comm.counts.startall, comm.counts.waitall,
-                   comm.counts.allreduce, comm.counts.barrier, comm.counts.halo_updates,
-                   comm.counts.messages, comm.counts.bytes_sent};
+    long mine[] = {comm.counts.isend,     comm.counts.irecv,     comm.counts.send_init,
+                   comm.counts.recv_init, comm.counts.startall,  comm.counts.waitall,
+                   comm.counts.allreduce, comm.counts.barrier,   comm.counts.halo_updates,
+                   comm.counts.messages,  comm.counts.bytes_sent};
     long sum[11];
     MPI_Allreduce(mine, sum, 11, MPI_LONG, MPI_SUM, comm.world);
-    return (esm_counts){sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7],
-                        sum[8], sum[9], sum[10]};
+    return (esm_counts){sum[0], sum[1], sum[2], sum[3], sum[4], sum[5],
+                        sum[6], sum[7], sum[8], sum[9], sum[10]};
 }
 
 static _Noreturn void out_of_memory(size_t bytes)
 {
-    fprintf(stderr, "%s: error: rank %d cannot allocate %zu bytes: use a smaller --size or more "
-            "ranks\n", comm.program, comm.rank, bytes);
+    fprintf(stderr,
+            "%s: error: rank %d cannot allocate %zu bytes: use a smaller --size or more "
+            "ranks\n",
+            comm.program, comm.rank, bytes);
     MPI_Abort(comm.world ? comm.world : MPI_COMM_WORLD, ESM_EXIT_BAD_INPUT);
     exit(ESM_EXIT_BAD_INPUT);
 }

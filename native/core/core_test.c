@@ -14,7 +14,8 @@ static long check_curves(esm_result *r)
     long bad = 0;
     for (int nx = 1; nx <= 40; nx++)
         for (int ny = 1; ny <= 40; ny += (ny < 12 ? 1 : 7)) {
-            int *order = esm_calloc(nx * ny, sizeof *order), *seen = esm_calloc(nx * ny, sizeof *seen);
+            int *order = esm_calloc(nx * ny, sizeof *order),
+                *seen = esm_calloc(nx * ny, sizeof *seen);
             char name[32];
             esm_sfc_order(nx, ny, order, name, sizeof name);
             for (int k = 0; k < nx * ny; k++)
@@ -118,7 +119,11 @@ int main(int argc, char **argv)
     const char *dists[] = {"sfc", "cartesian"};
     for (int dist = 0; dist < 2; dist++) {
         esm_decomp d;
-        esm_decomp_params p = {.nx = NX, .ny = NY, .bx = 5, .by = 4, .periodic_x = true,
+        esm_decomp_params p = {.nx = NX,
+                               .ny = NY,
+                               .bx = 5,
+                               .by = 4,
+                               .periodic_x = true,
                                .distribution = dist ? ESM_DIST_CARTESIAN : ESM_DIST_SFC,
                                .is_ocean = test_ocean};
         esm_decomp_create(&d, &p);
@@ -134,7 +139,8 @@ int main(int argc, char **argv)
                 for (int width = 1; width <= 3; width++) {
                     esm_layout l = inner ? esm_layout_levels_inner(&d, 3, 3)
                                          : esm_layout_levels_outer(&d, 3, 3);
-                    halo_wrong += check_halo(&d, &l, width, e ? ESM_HALO_PERSISTENT : ESM_HALO_ISEND);
+                    halo_wrong +=
+                        check_halo(&d, &l, width, e ? ESM_HALO_PERSISTENT : ESM_HALO_ISEND);
                     configurations++;
                 }
         esm_decomp_free(&d);
@@ -158,7 +164,10 @@ int main(int argc, char **argv)
                 long g = (b->i0 + i) + (long)NX * (b->j0 + j);
                 esm_sum_add(&exact, value_at(g));
                 /* +1e20, +1, -1e20 on three different points: the sum is exactly 1 */
-                esm_sum_add(&cancel, g == 0 ? 1e20 : g == 500 ? 1.0 : g == NX * NY - 1 ? -1e20 : 0.0);
+                esm_sum_add(&cancel, g == 0             ? 1e20
+                                     : g == 500         ? 1.0
+                                     : g == NX * NY - 1 ? -1e20
+                                                        : 0.0);
                 esm_checksum_add(&checksum, g, value_at(g));
                 extremes[0] = fmax(extremes[0], value_at(g));
                 extremes[1] = fmax(extremes[1], -value_at(g));

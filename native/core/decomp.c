@@ -31,7 +31,10 @@ typedef struct tables {
     char error[400];
 } tables;
 
-typedef struct { const esm_decomp_params *p; int ranks; } tables_context;
+typedef struct {
+    const esm_decomp_params *p;
+    int ranks;
+} tables_context;
 
 /* Ocean points in [0, i) x [0, j) for every i <= nx, j <= ny: (nx+1) x (ny+1) counts, so that
  * any block's count is four lookups (and a block size can be chosen by trying many). */
@@ -86,13 +89,14 @@ static int blocks_for_ranks(const esm_decomp_params *p, const int *prefix, int r
             continue; /* the same cut as a smaller nby, or an edge row too thin */
         for (int nbx = 1; nbx <= p->nx / side && (long)nbx * nby <= cap; nbx++) {
             int w = (p->nx + nbx - 1) / nbx;
-            if ((p->nx + w - 1) / w != nbx || p->nx - (nbx - 1) * w < side
-                || (long)nbx * nby < ranks)
+            if ((p->nx + w - 1) / w != nbx || p->nx - (nbx - 1) * w < side ||
+                (long)nbx * nby < ranks)
                 continue;
             long ocean = ocean_blocks(prefix, p->nx, p->ny, w, h);
             if (ocean < ranks)
                 continue;
-            double cost = (double)((ocean + ranks - 1) / ranks) * (w + 2.0 * side) * (h + 2.0 * side);
+            double cost =
+                (double)((ocean + ranks - 1) / ranks) * (w + 2.0 * side) * (h + 2.0 * side);
             if (cost < best_cost || (cost == best_cost && ocean < best_ocean)) {
                 best_cost = cost;
                 best_ocean = ocean;
@@ -129,18 +133,25 @@ static void *build_tables(const void *context)
     const int ranks = c->ranks;
     tables *t = esm_calloc(1, sizeof *t);
     esm_decomp *d = &t->d;
-    *d = (esm_decomp){.nx = p->nx, .ny = p->ny, .bx = p->bx, .by = p->by,
-                      .periodic_x = p->periodic_x, .periodic_y = p->periodic_y, .ranks = ranks};
+    *d = (esm_decomp){.nx = p->nx,
+                      .ny = p->ny,
+                      .bx = p->bx,
+                      .by = p->by,
+                      .periodic_x = p->periodic_x,
+                      .periodic_y = p->periodic_y,
+                      .ranks = ranks};
     int *prefix = ocean_prefix(p);
-    bool given = p->choice == ESM_BLOCKS_GIVEN
-                 || (p->choice == ESM_BLOCKS_GIVEN_OR_FOR_RANKS
-                     && ocean_blocks(prefix, p->nx, p->ny, p->bx, p->by) >= ranks);
+    bool given = p->choice == ESM_BLOCKS_GIVEN ||
+                 (p->choice == ESM_BLOCKS_GIVEN_OR_FOR_RANKS &&
+                  ocean_blocks(prefix, p->nx, p->ny, p->bx, p->by) >= ranks);
     if (!given && !blocks_for_ranks(p, prefix, ranks, &d->bx, &d->by)) {
         int side = p->min_side > 0 ? p->min_side : 1;
         int most = ocean_blocks(prefix, p->nx, p->ny, side, side);
-        snprintf(t->error, sizeof t->error, "%d ranks: no cut of the %dx%d grid into blocks of "
+        snprintf(t->error, sizeof t->error,
+                 "%d ranks: no cut of the %dx%d grid into blocks of "
                  "at least %dx%d points gives every rank an ocean block (at most %d ocean "
-                 "blocks): use at most %d ranks%s", ranks, p->nx, p->ny, side, side, most, most,
+                 "blocks): use at most %d ranks%s",
+                 ranks, p->nx, p->ny, side, side, most, most,
                  side > 1 ? " or a smaller --halo-width" : "");
         free(prefix);
         return t;
@@ -179,17 +190,20 @@ static void *build_tables(const void *context)
     free(order);
     free(prefix);
     if (ranks > d->nblocks) {
-        snprintf(t->error, sizeof t->error, "%d ranks but only %d ocean blocks (%d land blocks "
-                 "dropped from %dx%d): use at most %d ranks or a smaller --block", ranks,
-                 d->nblocks, d->land_blocks, d->nbx, d->nby, d->nblocks);
+        snprintf(t->error, sizeof t->error,
+                 "%d ranks but only %d ocean blocks (%d land blocks "
+                 "dropped from %dx%d): use at most %d ranks or a smaller --block",
+                 ranks, d->nblocks, d->land_blocks, d->nbx, d->nby, d->nblocks);
         return t;
     }
 
     /* Deal the ocean blocks to ranks. */
     if (p->distribution == ESM_DIST_CARTESIAN) {
         if (!cartesian_shape(ranks, d->nbx, d->nby, &d->px, &d->py)) {
-            snprintf(t->error, sizeof t->error, "%d ranks do not fit a Cartesian grid on %dx%d "
-                     "blocks: use --distribution sfc or a smaller --block", ranks, d->nbx, d->nby);
+            snprintf(t->error, sizeof t->error,
+                     "%d ranks do not fit a Cartesian grid on %dx%d "
+                     "blocks: use --distribution sfc or a smaller --block",
+                     ranks, d->nbx, d->nby);
             return t;
         }
         snprintf(d->method, sizeof d->method, "cartesian %dx%d", d->px, d->py);
@@ -236,8 +250,8 @@ static void *build_tables(const void *context)
 void esm_decomp_create(esm_decomp *d, const esm_decomp_params *p)
 {
     if (p->choice != ESM_BLOCKS_FOR_RANKS && (p->bx > p->nx || p->by > p->ny))
-        esm_fail("block %dx%d is larger than the %dx%d grid: use a smaller --block",
-                 p->bx, p->by, p->nx, p->ny);
+        esm_fail("block %dx%d is larger than the %dx%d grid: use a smaller --block", p->bx, p->by,
+                 p->nx, p->ny);
     if (p->choice != ESM_BLOCKS_FOR_RANKS && (p->bx < 1 || p->by < 1))
         esm_fail("block %dx%d: use a --block of at least 1x1", p->bx, p->by);
     tables_context context = {p, esm_ranks()};
@@ -245,9 +259,9 @@ void esm_decomp_create(esm_decomp *d, const esm_decomp_params *p)
     bool owned = true;
     if (p->shared_key) {
         char key[256];
-        snprintf(key, sizeof key, "esm_decomp.%s.%dx%d.%dx%d.%d%d.%d.%d.%d.ranks%d",
-                 p->shared_key, p->nx, p->ny, p->bx, p->by, p->periodic_x, p->periodic_y,
-                 (int)p->distribution, (int)p->choice, p->min_side, context.ranks);
+        snprintf(key, sizeof key, "esm_decomp.%s.%dx%d.%dx%d.%d%d.%d.%d.%d.ranks%d", p->shared_key,
+                 p->nx, p->ny, p->bx, p->by, p->periodic_x, p->periodic_y, (int)p->distribution,
+                 (int)p->choice, p->min_side, context.ranks);
         t = esm_shared(key, build_tables, &context);
         owned = esm_shared_owned();
     } else {

@@ -26,7 +26,11 @@ typedef enum { ESM_DIST_SFC, ESM_DIST_CARTESIAN, ESM_DIST_PATCH } esm_distributi
 
 /* The block size: as given (bx, by), chosen for the rank count (bx, by ignored), or as given
  * unless that leaves fewer ocean blocks than ranks. */
-typedef enum { ESM_BLOCKS_GIVEN, ESM_BLOCKS_FOR_RANKS, ESM_BLOCKS_GIVEN_OR_FOR_RANKS } esm_block_choice;
+typedef enum {
+    ESM_BLOCKS_GIVEN,
+    ESM_BLOCKS_FOR_RANKS,
+    ESM_BLOCKS_GIVEN_OR_FOR_RANKS
+} esm_block_choice;
 
 typedef struct esm_block {
     int ib, jb;        /* position in the grid of blocks */

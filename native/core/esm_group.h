@@ -31,8 +31,8 @@ typedef struct esm_group esm_group;
 esm_group *esm_group_create(int first, int count);
 bool esm_group_member(const esm_group *g);
 int esm_group_size(const esm_group *g);
-int esm_group_first(const esm_group *g);       /* its first rank, in the communicator it was made in */
-void esm_group_enter(const esm_group *g);      /* members only */
+int esm_group_first(const esm_group *g); /* its first rank, in the communicator it was made in */
+void esm_group_enter(const esm_group *g); /* members only */
 void esm_group_leave(void);
 void esm_group_free(esm_group *g);
 

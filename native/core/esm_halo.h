@@ -41,8 +41,8 @@ esm_layout esm_layout_levels_inner(const esm_decomp *d, int halo, int nz);
 /* Offset of point (i, j, k) of local block lb; i, j from -halo to bx-1+halo. */
 static inline long esm_at(const esm_layout *l, int lb, int i, int j, int k)
 {
-    return lb * l->block_size + (long)(j + l->halo) * l->stride_j + (long)k * l->stride_k
-           + (i + l->halo);
+    return lb * l->block_size + (long)(j + l->halo) * l->stride_j + (long)k * l->stride_k +
+           (i + l->halo);
 }
 
 /* Doubles per field on a rank with `nlocal` blocks. */
@@ -89,7 +89,9 @@ void esm_halo_free(esm_halo *h);
  * of every block. A kernel that reads input X at offsets di in [di0, di1], dj in [dj0, dj1]
  * can compute its output over esm_region_after(X, di0, di1, dj0, dj1), met over all its
  * inputs; when that region no longer covers the interior (esm_region_covers), exchange. */
-typedef struct esm_region { int west, east, south, north; } esm_region;
+typedef struct esm_region {
+    int west, east, south, north;
+} esm_region;
 
 static inline esm_region esm_region_full(int width)
 {
@@ -102,7 +104,8 @@ static inline esm_region esm_region_after(esm_region x, int di0, int di1, int dj
 static inline esm_region esm_region_meet(esm_region a, esm_region b)
 {
     return (esm_region){a.west < b.west ? a.west : b.west, a.east < b.east ? a.east : b.east,
-                        a.south < b.south ? a.south : b.south, a.north < b.north ? a.north : b.north};
+                        a.south < b.south ? a.south : b.south,
+                        a.north < b.north ? a.north : b.north};
 }
 static inline int esm_region_covers(esm_region r)
 {

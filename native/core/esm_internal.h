@@ -29,11 +29,27 @@ void esm_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_
 /* What an exchange plan is made from (esm_halo_spec, spec.c), shared by the halo engines
  * (halo.c) and the VecScatter-style engine (scatter.c): per peer rank, the runs of doubles
  * to send and to receive, in the order listed; copies within the rank; runs to zero. */
-typedef struct { long offset; int length; } esm_run;
-typedef struct { esm_run *at; int count, capacity; long doubles; } esm_runs;
-typedef struct { long from, to; int length; } esm_copy;
-typedef struct { esm_copy *at; int count, capacity; } esm_copies;
-typedef struct { int rank; esm_runs send, recv; } esm_spec_peer;
+typedef struct {
+    long offset;
+    int length;
+} esm_run;
+typedef struct {
+    esm_run *at;
+    int count, capacity;
+    long doubles;
+} esm_runs;
+typedef struct {
+    long from, to;
+    int length;
+} esm_copy;
+typedef struct {
+    esm_copy *at;
+    int count, capacity;
+} esm_copies;
+typedef struct {
+    int rank;
+    esm_runs send, recv;
+} esm_spec_peer;
 
 struct esm_halo_spec {
     esm_spec_peer *peers; /* ascending rank */

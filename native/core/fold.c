@@ -68,8 +68,8 @@ void esm_fold_setup(void)
     fold.folded = false;
     fold.mode = KERNELS_RUN;
 #else
-    bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
-                      fold.cost == COST_MODEL;
+    bool node_model =
+        per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 || fold.cost == COST_MODEL;
     fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
 #endif
     int rank, ranks;
@@ -86,7 +86,10 @@ bool esm_folded(void)
     return fold.folded;
 }
 
-const esm_fold_counts *esm_fold_counts_mine(void) { return &fold.counts; }
+const esm_fold_counts *esm_fold_counts_mine(void)
+{
+    return &fold.counts;
+}
 
 void esm_fold_report(struct esm_result *r)
 {
@@ -94,7 +97,8 @@ void esm_fold_report(struct esm_result *r)
         return;
     long mine[2] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged}, sum[2];
     double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
-                         fold.counts.skipped_seconds}, extreme[3];
+                         fold.counts.skipped_seconds},
+           extreme[3];
     MPI_Reduce(mine, sum, 2, MPI_LONG, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
@@ -123,8 +127,15 @@ static void shared_set(const char *name, const char *key, void *value)
     smpi_shared_set_call(name, key, value);
 }
 #else
-static void *shared_get(const char *name, const char *key) { (void)name, (void)key; return NULL; }
-static void shared_set(const char *name, const char *key, void *value) { (void)name, (void)key, (void)value; }
+static void *shared_get(const char *name, const char *key)
+{
+    (void)name, (void)key;
+    return NULL;
+}
+static void shared_set(const char *name, const char *key, void *value)
+{
+    (void)name, (void)key, (void)value;
+}
 #endif
 
 void *esm_field_alloc(size_t bytes)
@@ -167,7 +178,10 @@ void *esm_shared(const char *key, void *(*build)(const void *context), const voi
     return value;
 }
 
-bool esm_shared_owned(void) { return fold.shared_owned; }
+bool esm_shared_owned(void)
+{
+    return fold.shared_owned;
+}
 
 #ifdef ESM_SMPI
 static double real_seconds(void)
@@ -251,7 +265,10 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
     (void)k, (void)points, (void)bytes;
     return true;
 }
-void esm_kernel_end(esm_kernel *k) { (void)k; }
+void esm_kernel_end(esm_kernel *k)
+{
+    (void)k;
+}
 void esm_fold_skip(double seconds)
 {
     (void)seconds;

@@ -9,7 +9,10 @@
 #include "esm.h"
 
 /* Rank r's field: 1000 + 100 r points, so that sizes differ between ranks. */
-static long points_of(int rank) { return 1000 + 100L * rank; }
+static long points_of(int rank)
+{
+    return 1000 + 100L * rank;
+}
 
 static void *build_table(const void *context)
 {
@@ -59,7 +62,8 @@ int main(int argc, char **argv)
     if (esm_folded())
         esm_result_bool(r, "fields_shared", address[0] == -address[1]);
     esm_result_bool(r, "table_owned", esm_shared_owned());
-    esm_result_verification(r, work == (double)steps * (1000.0 * ranks + 50.0 * ranks * (ranks - 1)),
+    esm_result_verification(r,
+                            work == (double)steps * (1000.0 * ranks + 50.0 * ranks * (ranks - 1)),
                             "work summed over ranks and steps");
     esm_field_free(a);
     esm_field_free(b);

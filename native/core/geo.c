@@ -2,7 +2,9 @@
 #include <math.h>
 #include "esm_geo.h"
 
-typedef struct { double lon, lat, a, b; } continent; /* centre and half-axes, degrees */
+typedef struct {
+    double lon, lat, a, b;
+} continent; /* centre and half-axes, degrees */
 
 static const continent continents[] = {
     {-100, 48, 32, 22},  /* North America */

@@ -5,21 +5,24 @@
 #include "esm_group.h"
 
 struct esm_group {
-    MPI_Comm comm;        /* MPI_COMM_NULL on ranks outside */
+    MPI_Comm comm; /* MPI_COMM_NULL on ranks outside */
     int first, count;
-    int rank;             /* this rank in it */
+    int rank; /* this rank in it */
 };
 
 enum { MAX_DEPTH = 8 };
-static struct { MPI_Comm comm; int rank, ranks; } entered[MAX_DEPTH]; /* to go back to */
+static struct {
+    MPI_Comm comm;
+    int rank, ranks;
+} entered[MAX_DEPTH]; /* to go back to */
 static int depth;
 static esm_group_counts counts;
 
 esm_group *esm_group_create(int first, int count)
 {
     if (first < 0 || count < 1 || first + count > esm_ranks())
-        esm_fail("a processor set of ranks %d..%d does not fit in %d ranks: use more ranks",
-                 first, first + count - 1, esm_ranks());
+        esm_fail("a processor set of ranks %d..%d does not fit in %d ranks: use more ranks", first,
+                 first + count - 1, esm_ranks());
     esm_group *g = esm_calloc(1, sizeof *g);
     int rank = esm_rank();
     bool inside = rank >= first && rank < first + count;
@@ -31,15 +34,26 @@ esm_group *esm_group_create(int first, int count)
     return g;
 }
 
-bool esm_group_member(const esm_group *g) { return g->comm != MPI_COMM_NULL; }
-int esm_group_size(const esm_group *g) { return g->count; }
-int esm_group_first(const esm_group *g) { return g->first; }
+bool esm_group_member(const esm_group *g)
+{
+    return g->comm != MPI_COMM_NULL;
+}
+int esm_group_size(const esm_group *g)
+{
+    return g->count;
+}
+int esm_group_first(const esm_group *g)
+{
+    return g->first;
+}
 
 void esm_group_enter(const esm_group *g)
 {
     if (g->comm == MPI_COMM_NULL || depth == MAX_DEPTH) {
-        fprintf(stderr, "%s: internal error: esm_group_enter on a rank outside the group or "
-                "nested deeper than %d\n", esm_program(), MAX_DEPTH);
+        fprintf(stderr,
+                "%s: internal error: esm_group_enter on a rank outside the group or "
+                "nested deeper than %d\n",
+                esm_program(), MAX_DEPTH);
         MPI_Abort(esm_comm_world(), 1);
     }
     entered[depth].comm = esm_comm_current();
@@ -69,4 +83,7 @@ void esm_broadcast(void *data, int bytes, int root)
     counts.bcast++;
 }
 
-esm_group_counts esm_group_counts_mine(void) { return counts; }
+esm_group_counts esm_group_counts_mine(void)
+{
+    return counts;
+}

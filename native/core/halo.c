@@ -5,7 +5,9 @@
 #include "esm_internal.h"
 
 /* Per peer of the spec, the packed message buffers (all fields one after another). */
-typedef struct { double *send, *recv; } buffers;
+typedef struct {
+    double *send, *recv;
+} buffers;
 
 struct esm_halo {
     esm_halo_spec s;
@@ -72,11 +74,28 @@ static void strip(const esm_layout *l, const esm_block *b, int lb, int dir, int 
             add(target, esm_at(l, lb, i0, j, k), i1 - i0 + 1);
 }
 
-typedef struct { esm_halo_spec *s; int rank; } peer_target;
-static void add_send(void *t, long o, int n) { peer_target *p = t; esm_halo_spec_send(p->s, p->rank, o, n); }
-static void add_recv(void *t, long o, int n) { peer_target *p = t; esm_halo_spec_recv(p->s, p->rank, o, n); }
-static void add_zero(void *t, long o, int n) { esm_halo_spec_zero(t, o, n); }
-static void add_run(void *t, long o, int n) { esm_runs_add_unmerged(t, o, n); }
+typedef struct {
+    esm_halo_spec *s;
+    int rank;
+} peer_target;
+static void add_send(void *t, long o, int n)
+{
+    peer_target *p = t;
+    esm_halo_spec_send(p->s, p->rank, o, n);
+}
+static void add_recv(void *t, long o, int n)
+{
+    peer_target *p = t;
+    esm_halo_spec_recv(p->s, p->rank, o, n);
+}
+static void add_zero(void *t, long o, int n)
+{
+    esm_halo_spec_zero(t, o, n);
+}
+static void add_run(void *t, long o, int n)
+{
+    esm_runs_add_unmerged(t, o, n);
+}
 
 esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields, int width,
                           esm_halo_engine engine)
@@ -87,8 +106,8 @@ esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields,
     for (int b = 0; b < d->nblocks; b++)
         if (d->block[b].ni < width || d->block[b].nj < width)
             esm_fail("halo width %d is wider than block %d (%dx%d points at %d,%d): use a "
-                     "larger --block or a smaller --halo-width", width, b, d->block[b].ni,
-                     d->block[b].nj, d->block[b].i0, d->block[b].j0);
+                     "larger --block or a smaller --halo-width",
+                     width, b, d->block[b].ni, d->block[b].nj, d->block[b].i0, d->block[b].j0);
     esm_halo_spec *s = esm_halo_spec_new();
     /* Every rank walks every (block, direction) in the same order, so the runs a sender packs
      * for a peer line up with the runs that peer unpacks. */
@@ -105,7 +124,8 @@ esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields,
                     strip(l, nb, nb->local, dir, width, INTERIOR_STRIP, add_run, &from);
                     strip(l, b, b->local, dir, width, HALO_STRIP, add_run, &to);
                     for (int r = 0; r < from.count; r++) /* same shape: run for run */
-                        esm_halo_spec_copy(s, from.at[r].offset, to.at[r].offset, from.at[r].length);
+                        esm_halo_spec_copy(s, from.at[r].offset, to.at[r].offset,
+                                           from.at[r].length);
                     free(from.at);
                     free(to.at);
                 } else {
@@ -143,10 +163,10 @@ esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_
         b->send = esm_calloc(q->send.doubles * nfields + 1, sizeof(double));
         b->recv = esm_calloc(q->recv.doubles * nfields + 1, sizeof(double));
         if (engine == ESM_HALO_PERSISTENT) {
-            MPI_Recv_init(b->recv, (int)(q->recv.doubles * nfields), MPI_DOUBLE, q->rank,
-                          h->tag, h->comm, &h->requests[p]);
-            MPI_Send_init(b->send, (int)(q->send.doubles * nfields), MPI_DOUBLE, q->rank,
-                          h->tag, h->comm, &h->requests[h->s.npeers + p]);
+            MPI_Recv_init(b->recv, (int)(q->recv.doubles * nfields), MPI_DOUBLE, q->rank, h->tag,
+                          h->comm, &h->requests[p]);
+            MPI_Send_init(b->send, (int)(q->send.doubles * nfields), MPI_DOUBLE, q->rank, h->tag,
+                          h->comm, &h->requests[h->s.npeers + p]);
             c->recv_init++;
             c->send_init++;
         }
@@ -222,8 +242,14 @@ void esm_halo_update(esm_halo *h, double *const fields[])
     esm_halo_end(h, fields);
 }
 
-int esm_halo_width(const esm_halo *h) { return h->width; }
-int esm_halo_peers(const esm_halo *h) { return h->s.npeers; }
+int esm_halo_width(const esm_halo *h)
+{
+    return h->width;
+}
+int esm_halo_peers(const esm_halo *h)
+{
+    return h->s.npeers;
+}
 
 long esm_halo_bytes(const esm_halo *h)
 {

@@ -19,7 +19,10 @@ struct esm_rearranger {
 
 static esm_rearrange_counts counts;
 
-esm_rearrange_counts esm_rearrange_counts_mine(void) { return counts; }
+esm_rearrange_counts esm_rearrange_counts_mine(void)
+{
+    return counts;
+}
 
 /* Every rank's list, one after another: displacements in `at`. */
 static long *gather_lists(long n, const long *mine, const long *sizes, int ranks, long **at)
@@ -32,8 +35,10 @@ static long *gather_lists(long n, const long *mine, const long *sizes, int ranks
     }
     (*at)[ranks] = total;
     if (total > 2147483647L)
-        esm_fail("a rearrangement of %ld elements is beyond MPI's int counts: use fewer points", total);
-    int *counts_int = esm_calloc(ranks, sizeof *counts_int), *displs = esm_calloc(ranks, sizeof *displs);
+        esm_fail("a rearrangement of %ld elements is beyond MPI's int counts: use fewer points",
+                 total);
+    int *counts_int = esm_calloc(ranks, sizeof *counts_int),
+        *displs = esm_calloc(ranks, sizeof *displs);
     for (int r = 0; r < ranks; r++) {
         counts_int[r] = (int)sizes[r];
         displs[r] = (int)(*at)[r];
@@ -59,7 +64,8 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
     long mine[2] = {nsrc, ndst}, *sizes = esm_calloc(2 * (size_t)ranks, sizeof *sizes);
     MPI_Allgather(mine, 2, MPI_LONG, sizes, 2, MPI_LONG, r->comm);
     counts.allgather++;
-    long *nsrc_of = esm_calloc(ranks, sizeof *nsrc_of), *ndst_of = esm_calloc(ranks, sizeof *ndst_of);
+    long *nsrc_of = esm_calloc(ranks, sizeof *nsrc_of),
+         *ndst_of = esm_calloc(ranks, sizeof *ndst_of);
     for (int p = 0; p < ranks; p++) {
         nsrc_of[p] = sizes[2 * p];
         ndst_of[p] = sizes[2 * p + 1];
@@ -77,7 +83,8 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
         for (long q = src_at[p]; q < src_at[p + 1]; q++) {
             long g = src_all[q];
             if (g < 0 || g >= npoints)
-                esm_fail("rearrangement: rank %d holds index %ld outside 0..%ld", p, g, npoints - 1);
+                esm_fail("rearrangement: rank %d holds index %ld outside 0..%ld", p, g,
+                         npoints - 1);
             if (owner[g] >= 0)
                 esm_fail("rearrangement: index %ld is held by ranks %d and %d", g, owner[g], p);
             owner[g] = p;
@@ -175,8 +182,14 @@ void esm_rearrange(esm_rearranger *r, const double *const src[], double *const d
     }
 }
 
-int esm_rearranger_send_peers(const esm_rearranger *r) { return r->nsend; }
-int esm_rearranger_recv_peers(const esm_rearranger *r) { return r->nrecv; }
+int esm_rearranger_send_peers(const esm_rearranger *r)
+{
+    return r->nsend;
+}
+int esm_rearranger_recv_peers(const esm_rearranger *r)
+{
+    return r->nrecv;
+}
 
 long esm_rearranger_bytes(const esm_rearranger *r)
 {

@@ -37,8 +37,7 @@ void esm_report_decomp(esm_result *r, const esm_decomp *d)
                     d->max_rank_points * (double)esm_ranks() / d->ocean_points);
 }
 
-void esm_report_counts(esm_result *r, const esm_counts *before, const esm_counts *after,
-                       long steps)
+void esm_report_counts(esm_result *r, const esm_counts *before, const esm_counts *after, long steps)
 {
     long total[3] = {after->messages - before->messages, after->bytes_sent - before->bytes_sent,
                      after->halo_updates - before->halo_updates};

@@ -53,7 +53,10 @@ static void set(esm_result *r, const char *path, const char *rendered)
     n->value = strdup(rendered);
 }
 
-void esm_result_json(esm_result *r, const char *path, const char *rendered) { set(r, path, rendered); }
+void esm_result_json(esm_result *r, const char *path, const char *rendered)
+{
+    set(r, path, rendered);
+}
 
 /* "<path>": [v0, v1, ...] of one long per rank of the world, gathered to rank 0 (uncounted:
  * the figures it reports must not change by being reported). */
@@ -134,7 +137,10 @@ esm_result *esm_result_new(const char *workload, const char *size, long steps)
     return r;
 }
 
-void esm_result_wall(esm_result *r, double seconds) { esm_result_real(r, "wall", seconds); }
+void esm_result_wall(esm_result *r, double seconds)
+{
+    esm_result_real(r, "wall", seconds);
+}
 
 void esm_result_fom(esm_result *r, double value, const char *unit, bool higher_is_better)
 {
@@ -211,10 +217,11 @@ static void free_node(node *n)
 int esm_result_finish(esm_result *r)
 {
     esm_counts c = esm_counts_total();
-    const char *names[] = {"isend", "irecv", "send_init", "recv_init", "startall", "waitall",
-                           "allreduce", "barrier", "halo_updates", "messages", "bytes_sent"};
-    long values[] = {c.isend, c.irecv, c.send_init, c.recv_init, c.startall, c.waitall,
-                     c.allreduce, c.barrier, c.halo_updates, c.messages, c.bytes_sent};
+    const char *names[] = {"isend",        "irecv",    "send_init", "recv_init",
+                           "startall",     "waitall",  "allreduce", "barrier",
+                           "halo_updates", "messages", "bytes_sent"};
+    long values[] = {c.isend,     c.irecv,   c.send_init,    c.recv_init, c.startall,  c.waitall,
+                     c.allreduce, c.barrier, c.halo_updates, c.messages,  c.bytes_sent};
     int world;
     MPI_Comm_size(esm_comm_world(), &world);
     long any = c.allreduce > world; /* esm_counts_total's own reduction does not count */

@@ -21,7 +21,10 @@ struct esm_scatter {
 
 static esm_scatter_counts counts;
 
-esm_scatter_counts esm_scatter_counts_mine(void) { return counts; }
+esm_scatter_counts esm_scatter_counts_mine(void)
+{
+    return counts;
+}
 
 static message message_of(int rank, const esm_runs *runs)
 {
@@ -49,15 +52,15 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec)
         if (q->recv.doubles) {
             message *m = &sc->recvs[sc->nrecvs];
             *m = message_of(q->rank, &q->recv);
-            MPI_Recv_init(m->buffer, (int)q->recv.doubles, MPI_DOUBLE, m->rank, tag, esm_comm_current(),
-                          &sc->recv_requests[sc->nrecvs++]);
+            MPI_Recv_init(m->buffer, (int)q->recv.doubles, MPI_DOUBLE, m->rank, tag,
+                          esm_comm_current(), &sc->recv_requests[sc->nrecvs++]);
             c->recv_init++;
         }
         if (q->send.doubles) {
             message *m = &sc->sends[sc->nsends];
             *m = message_of(q->rank, &q->send);
-            MPI_Send_init(m->buffer, (int)q->send.doubles, MPI_DOUBLE, m->rank, tag, esm_comm_current(),
-                          &sc->send_requests[sc->nsends++]);
+            MPI_Send_init(m->buffer, (int)q->send.doubles, MPI_DOUBLE, m->rank, tag,
+                          esm_comm_current(), &sc->send_requests[sc->nsends++]);
             c->send_init++;
         }
     }
@@ -102,7 +105,10 @@ void esm_scatter_update(esm_scatter *sc, const double *x, double *y)
     esm_scatter_end(sc, y);
 }
 
-int esm_scatter_peers(const esm_scatter *sc) { return sc->nsends; }
+int esm_scatter_peers(const esm_scatter *sc)
+{
+    return sc->nsends;
+}
 
 long esm_scatter_bytes(const esm_scatter *sc)
 {

@@ -8,14 +8,15 @@
 /* One level: the cells of a p x p square in curve order, each with the corners (0 or 1 in x
  * and y) where the curve enters and leaves it. The whole level enters at corner (0,0) of cell
  * (0,0) and leaves at corner (1,0) of cell (p-1,0). */
-typedef struct { signed char x, y, in_x, in_y, out_x, out_y; } level_cell;
+typedef struct {
+    signed char x, y, in_x, in_y, out_x, out_y;
+} level_cell;
 
 static const level_cell hilbert[4] = {
     {0, 0, 0, 0, 0, 1}, {0, 1, 0, 0, 1, 0}, {1, 1, 0, 0, 1, 0}, {1, 0, 1, 1, 1, 0}};
-static const level_cell peano[9] = {
-    {0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 1}, {1, 1, 0, 0, 0, 1}, {0, 1, 1, 1, 0, 1},
-    {0, 2, 0, 0, 1, 0}, {1, 2, 0, 0, 1, 0}, {2, 2, 0, 0, 1, 0}, {2, 1, 1, 1, 1, 0},
-    {2, 0, 1, 1, 1, 0}};
+static const level_cell peano[9] = {{0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 1}, {1, 1, 0, 0, 0, 1},
+                                    {0, 1, 1, 1, 0, 1}, {0, 2, 0, 0, 1, 0}, {1, 2, 0, 0, 1, 0},
+                                    {2, 2, 0, 0, 1, 0}, {2, 1, 1, 1, 1, 0}, {2, 0, 1, 1, 1, 0}};
 static const level_cell cinco[25] = {
     {0, 0, 0, 0, 0, 1}, {0, 1, 0, 0, 1, 0}, {1, 1, 0, 0, 1, 0}, {1, 0, 1, 1, 1, 0},
     {2, 0, 0, 0, 0, 1}, {2, 1, 0, 0, 0, 1}, {2, 2, 0, 0, 0, 1}, {1, 2, 1, 1, 0, 1},
@@ -34,9 +35,12 @@ int esm_sfc_side(int n)
 {
     for (int side = n > 1 ? n : 1;; side++) {
         int m = side;
-        while (m % 2 == 0) m /= 2;
-        while (m % 3 == 0) m /= 3;
-        while (m % 5 == 0) m /= 5;
+        while (m % 2 == 0)
+            m /= 2;
+        while (m % 3 == 0)
+            m /= 3;
+        while (m % 5 == 0)
+            m /= 5;
         if (m == 1)
             return side;
     }
@@ -44,11 +48,17 @@ int esm_sfc_side(int n)
 
 /* The symmetry of the square taking the canonical sub-curve (in at corner (0,0), out at (1,0))
  * to one that enters at `in` and leaves at `out`: swap x and y, then mirror x and/or y. */
-typedef struct { int swap, mirror_x, mirror_y; } symmetry;
+typedef struct {
+    int swap, mirror_x, mirror_y;
+} symmetry;
 
 static void corner_image(symmetry s, int x, int y, int *cx, int *cy)
 {
-    if (s.swap) { int t = x; x = y; y = t; }
+    if (s.swap) {
+        int t = x;
+        x = y;
+        y = t;
+    }
     *cx = s.mirror_x ? 1 - x : x;
     *cy = s.mirror_y ? 1 - y : y;
 }
@@ -71,7 +81,10 @@ void esm_sfc_order(int nx, int ny, int *order, char *name, int namelen)
     int n = esm_sfc_side(nx > ny ? nx : ny);
     int factors[32], nf = 0;
     for (int m = n, p = 5; m > 1;) { /* coarsest level first: 5s, then 3s, then 2s */
-        while (m % p == 0) { factors[nf++] = p; m /= p; }
+        while (m % p == 0) {
+            factors[nf++] = p;
+            m /= p;
+        }
         p = p == 5 ? 3 : 2;
     }
     /* Build the curve from the finest level up: `side` x `side` points in xs, ys. */
@@ -86,15 +99,24 @@ void esm_sfc_order(int nx, int ny, int *order, char *name, int namelen)
             symmetry s = symmetry_for(&level[c]);
             for (long k = 0; k < count; k++) {
                 long x = xs[k], y = ys[k];
-                if (s.swap) { long t = x; x = y; y = t; }
-                if (s.mirror_x) x = side - 1 - x;
-                if (s.mirror_y) y = side - 1 - y;
+                if (s.swap) {
+                    long t = x;
+                    x = y;
+                    y = t;
+                }
+                if (s.mirror_x)
+                    x = side - 1 - x;
+                if (s.mirror_y)
+                    y = side - 1 - y;
                 tx[made] = (int)(level[c].x * side + x);
                 ty[made++] = (int)(level[c].y * side + y);
             }
         }
         int *swap_x = xs, *swap_y = ys;
-        xs = tx; ys = ty; tx = swap_x; ty = swap_y;
+        xs = tx;
+        ys = ty;
+        tx = swap_x;
+        ty = swap_y;
         count = made;
         side *= p;
     }
@@ -102,7 +124,10 @@ void esm_sfc_order(int nx, int ny, int *order, char *name, int namelen)
     for (long c = 0; c < count; c++)
         if (xs[c] < nx && ys[c] < ny)
             order[k++] = xs[c] + nx * ys[c];
-    free(xs); free(ys); free(tx); free(ty);
+    free(xs);
+    free(ys);
+    free(tx);
+    free(ty);
 
     static const char *level_name[6] = {"", "", "hilbert", "peano", "", "cinco"};
     int used = 0;

@@ -107,8 +107,14 @@ static void global_extreme(double *values, int n, MPI_Op op)
         free(in);
 }
 
-void esm_global_max(double *values, int n) { global_extreme(values, n, MPI_MAX); }
-void esm_global_min(double *values, int n) { global_extreme(values, n, MPI_MIN); }
+void esm_global_max(double *values, int n)
+{
+    global_extreme(values, n, MPI_MAX);
+}
+void esm_global_min(double *values, int n)
+{
+    global_extreme(values, n, MPI_MIN);
+}
 
 static uint64_t splitmix64(uint64_t z)
 {

@@ -3,7 +3,10 @@
 #include "esm_phase.h"
 #include "esm_timer.h"
 
-double esm_wtime(void) { return MPI_Wtime(); }
+double esm_wtime(void)
+{
+    return MPI_Wtime();
+}
 
 void esm_timer_start(esm_timer *t)
 {

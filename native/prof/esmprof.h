@@ -84,10 +84,10 @@ extern ESM_TLS esm_trace_call esm_tc;
 
 /* ---- state (prof_core.c) ---- */
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
-extern ESM_TLS int esm_depth;                /* >0 inside a wrapper: nested MPI calls pass through */
+extern ESM_TLS int esm_depth; /* >0 inside a wrapper: nested MPI calls pass through */
 extern int esm_world_rank, esm_world_size;
-extern int esm_trace_modes;                  /* traces, call sites (prof_trace.c) */
-extern int esm_trace_cpu;                    /* ESMPROF_TRACE=cpu (prof_trace.c) */
+extern int esm_trace_modes; /* traces, call sites (prof_trace.c) */
+extern int esm_trace_cpu; /* ESMPROF_TRACE=cpu (prof_trace.c) */
 uint64_t esm_thread_cpu_ns(void);
 
 static inline uint64_t esm_now(void)
@@ -102,7 +102,10 @@ static inline uint64_t esm_now(void)
 #endif
 }
 
-static inline int esm_enter(void) { return esm_on && esm_depth == 0; }
+static inline int esm_enter(void)
+{
+    return esm_on && esm_depth == 0;
+}
 
 /* Always inlined: __builtin_return_address(0) is then the wrapper's, the MPI call's site. */
 static inline __attribute__((always_inline)) esm_call esm_call_begin(int fid, int lang)
@@ -113,10 +116,10 @@ static inline __attribute__((always_inline)) esm_call esm_call_begin(int fid, in
     c.win = MPI_WIN_NULL;
     esm_depth++;
 #ifdef ESM_SIMULATED
-    smpi_bench_end();       /* the program's computation since the last call reaches the clock */
+    smpi_bench_end(); /* the program's computation since the last call reaches the clock */
     smpi_bench_begin();
 #endif
-    if (esm_trace_modes) {          /* traces, call sites (prof_trace.h): off by default */
+    if (esm_trace_modes) { /* traces, call sites (prof_trace.h): off by default */
         esm_tc.caller = __builtin_return_address(0);
         if (esm_trace_cpu)
             esm_tc.cpu0 = esm_thread_cpu_ns();
@@ -125,7 +128,10 @@ static inline __attribute__((always_inline)) esm_call esm_call_begin(int fid, in
     return c;
 }
 
-static inline void esm_call_end(esm_call *c) { c->t1 = esm_now(); }
+static inline void esm_call_end(esm_call *c)
+{
+    c->t1 = esm_now();
+}
 
 void esm_leave(esm_call *c);
 void *esm_tmp(esm_call *c, size_t bytes);
@@ -151,16 +157,17 @@ void esm_msg_ireceived(esm_call *c, MPI_Message msg, MPI_Request req);
 /* ---- communicators ---- */
 esm_comm *esm_comm_of(MPI_Comm comm);
 void esm_comm_created(esm_call *c, MPI_Comm comm);
-void esm_comm_freed(esm_call *c, MPI_Comm comm);   /* comm: the freed handle, not used */
+void esm_comm_freed(esm_call *c, MPI_Comm comm); /* comm: the freed handle, not used */
 void esm_comm_named(MPI_Comm comm, const char *name);
-void esm_spawned(esm_call *c);       /* MPI_Comm_spawn(_multiple) returned (prof_spawn.c) */
+void esm_spawned(esm_call *c); /* MPI_Comm_spawn(_multiple) returned (prof_spawn.c) */
 
 /* ---- bytes of a call (prof_bytes.c) ---- */
 uint64_t esm_bytes(MPI_Count count, MPI_Datatype type);
-void esm_types_changed(void);       /* after MPI_Type_free: cached type sizes are stale */
+void esm_types_changed(void); /* after MPI_Type_free: cached type sizes are stale */
 uint64_t esm_root_bytes(int root, MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, MPI_Count count, MPI_Datatype type);
-uint64_t esm_inplace_or(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Count ipcount, MPI_Datatype iptype);
+uint64_t esm_inplace_or(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Count ipcount,
+                        MPI_Datatype iptype);
 uint64_t esm_gather_recv(MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm);
 uint64_t esm_all_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 MPI_Count esm_inplace_count(const void *sendbuf, MPI_Count sendcount, MPI_Count recvcount);
@@ -172,24 +179,32 @@ MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Da
     uint64_t esm_wbytes_inplace##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
                                         const MPI_Datatype *sendtypes, const T *recvcounts,        \
                                         const MPI_Datatype *recvtypes, int n);                     \
-    uint64_t esm_gatherv_recv##SUFFIX(const T *counts, MPI_Datatype type, int root, MPI_Comm comm); \
-    uint64_t esm_gatherv_send##SUFFIX(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
-                                      const T *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm); \
-    const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts, const T *recvcounts);
+    uint64_t esm_gatherv_recv##SUFFIX(const T *counts, MPI_Datatype type, int root,                \
+                                      MPI_Comm comm);                                              \
+    uint64_t esm_gatherv_send##SUFFIX(const void *sendbuf, MPI_Count sendcount,                    \
+                                      MPI_Datatype sendtype, const T *ipcounts,                    \
+                                      MPI_Datatype iptype, int root, MPI_Comm comm);               \
+    const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
+                                        const T *recvcounts);
 ESM_COUNT_ARRAY_DECLS(_int, int)
 ESM_COUNT_ARRAY_DECLS(_count, MPI_Count)
-#define ESM_BY_COUNTS(name, counts) _Generic((counts), const MPI_Count *: name##_count, \
-                                             MPI_Count *: name##_count, default: name##_int)
+#define ESM_BY_COUNTS(name, counts)                                                                \
+    _Generic((counts),                                                                             \
+        const MPI_Count *: name##_count,                                                           \
+        MPI_Count *: name##_count,                                                                 \
+        default: name##_int)
 #define esm_vbytes(counts, ...) ESM_BY_COUNTS(esm_vbytes, counts)(counts, __VA_ARGS__)
 #define esm_wbytes(counts, ...) ESM_BY_COUNTS(esm_wbytes, counts)(counts, __VA_ARGS__)
-#define esm_wbytes_inplace(buf, counts, ...) ESM_BY_COUNTS(esm_wbytes_inplace, counts)(buf, counts, __VA_ARGS__)
+#define esm_wbytes_inplace(buf, counts, ...)                                                       \
+    ESM_BY_COUNTS(esm_wbytes_inplace, counts)(buf, counts, __VA_ARGS__)
 #define esm_gatherv_recv(counts, ...) ESM_BY_COUNTS(esm_gatherv_recv, counts)(counts, __VA_ARGS__)
-#define esm_gatherv_send(buf, count, type, ipcounts, ...) \
+#define esm_gatherv_send(buf, count, type, ipcounts, ...)                                          \
     ESM_BY_COUNTS(esm_gatherv_send, ipcounts)(buf, count, type, ipcounts, __VA_ARGS__)
-#define esm_inplace_counts(buf, counts, ...) ESM_BY_COUNTS(esm_inplace_counts, counts)(buf, counts, __VA_ARGS__)
+#define esm_inplace_counts(buf, counts, ...)                                                       \
+    ESM_BY_COUNTS(esm_inplace_counts, counts)(buf, counts, __VA_ARGS__)
 uint64_t esm_out_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 uint64_t esm_in_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
-int esm_comm_size(MPI_Comm comm);   /* remote size for intercommunicators */
+int esm_comm_size(MPI_Comm comm); /* remote size for intercommunicators */
 int esm_comm_rank(MPI_Comm comm);
 int esm_indegree(MPI_Comm comm);
 int esm_outdegree(MPI_Comm comm);

@@ -20,8 +20,14 @@ static void call_pcontrol(int level, const char *name, size_t len)
     MPI_Pcontrol(level, buf);
 }
 
-void esmprof_region_begin_(const char *name, size_t len) { call_pcontrol(1, name, len); }
-void esmprof_region_end_(const char *name, size_t len) { call_pcontrol(-1, name, len); }
+void esmprof_region_begin_(const char *name, size_t len)
+{
+    call_pcontrol(1, name, len);
+}
+void esmprof_region_end_(const char *name, size_t len)
+{
+    call_pcontrol(-1, name, len);
+}
 void esmprof_region_begin(const char *, size_t) __attribute__((alias("esmprof_region_begin_")));
 void esmprof_region_begin__(const char *, size_t) __attribute__((alias("esmprof_region_begin_")));
 void ESMPROF_REGION_BEGIN(const char *, size_t) __attribute__((alias("esmprof_region_begin_")));

@@ -19,6 +19,12 @@
 /* The region every esmperf workload wraps its timed loop in; reports default to it. */
 #define ESMPROF_TIMED_REGION "timed"
 
-static inline void esmprof_region_begin(const char *name) { MPI_Pcontrol(1, name); }
-static inline void esmprof_region_end(const char *name) { MPI_Pcontrol(-1, name); }
+static inline void esmprof_region_begin(const char *name)
+{
+    MPI_Pcontrol(1, name);
+}
+static inline void esmprof_region_end(const char *name)
+{
+    MPI_Pcontrol(-1, name);
+}
 #endif

@@ -66,24 +66,29 @@ static void record(int file, int layer, int kind, ssize_t result, uint64_t t0)
     errno = saved;
 }
 
-#define REAL(name) static __typeof__(name) *real; if (!real) real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+#define REAL(name)                                                                                 \
+    static __typeof__(name) *real;                                                                 \
+    if (!real)                                                                                     \
+    real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-#define IO_WRAPPER(kind, ret, name, params, args)            \
-    ret name params                                          \
-    {                                                        \
-        REAL(name);                                          \
-        int file;                                            \
-        if (!counted(fd, &file))                             \
-            return real args;                                \
-        uint64_t t0 = esm_now();                             \
-        ret result = real args;                              \
-        record(file, ESM_LAYER_POSIX, kind, result, t0);     \
-        return result;                                       \
+#define IO_WRAPPER(kind, ret, name, params, args)                                                  \
+    ret name params                                                                                \
+    {                                                                                              \
+        REAL(name);                                                                                \
+        int file;                                                                                  \
+        if (!counted(fd, &file))                                                                   \
+            return real args;                                                                      \
+        uint64_t t0 = esm_now();                                                                   \
+        ret result = real args;                                                                    \
+        record(file, ESM_LAYER_POSIX, kind, result, t0);                                           \
+        return result;                                                                             \
     }
 
 IO_WRAPPER(ESM_IO_WRITE, ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n))
-IO_WRAPPER(ESM_IO_WRITE, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t o), (fd, buf, n, o))
-IO_WRAPPER(ESM_IO_WRITE, ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t o), (fd, buf, n, o))
+IO_WRAPPER(ESM_IO_WRITE, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t o),
+           (fd, buf, n, o))
+IO_WRAPPER(ESM_IO_WRITE, ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t o),
+           (fd, buf, n, o))
 IO_WRAPPER(ESM_IO_WRITE, ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n))
 IO_WRAPPER(ESM_IO_READ, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n))
 IO_WRAPPER(ESM_IO_READ, ssize_t, pread, (int fd, void *buf, size_t n, off_t o), (fd, buf, n, o))

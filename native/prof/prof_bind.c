@@ -51,8 +51,10 @@ static void *ompi_object(const char *name)
 {
     void *p = dlsym(RTLD_DEFAULT, name);
     if (!p) {
-        fprintf(stderr, "esmprof: the MPI library has no %s: the profiler was built for Open MPI, "
-                        "the program runs another MPI (esmperf profile --stack picks the build)\n", name);
+        fprintf(stderr,
+                "esmprof: the MPI library has no %s: the profiler was built for Open MPI, "
+                "the program runs another MPI (esmperf profile --stack picks the build)\n",
+                name);
         abort();
     }
     return p;
@@ -70,8 +72,9 @@ void esm_bind_mpi(void)
         void *h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL) : NULL;
         init = h ? dlsym(RTLD_DEFAULT, "PMPI_Init") : NULL;
         if (!init) {
-            fprintf(stderr, "esmprof: MPI_Init was called but no loaded library defines PMPI_Init "
-                            "(a statically linked MPI?): link the program with the shared MPI library\n");
+            fprintf(stderr,
+                    "esmprof: MPI_Init was called but no loaded library defines PMPI_Init "
+                    "(a statically linked MPI?): link the program with the shared MPI library\n");
             abort();
         }
         esm_mpi_binding.promoted = 1;
@@ -81,28 +84,32 @@ void esm_bind_mpi(void)
         snprintf(esm_mpi_binding.library, sizeof esm_mpi_binding.library, "%s", where.dli_fname);
 #ifndef OPEN_MPI
     if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) {
-        fprintf(stderr, "esmprof: the program runs Open MPI (%s) but the profiler was built for "
-                        "the MPICH ABI: profile with the Open MPI stack (esmperf profile --stack), "
-                        "or make the program load the MPI its launcher belongs to (mpi4py: "
-                        "MPI4PY_LIBMPI)\n", esm_mpi_binding.library);
+        fprintf(stderr,
+                "esmprof: the program runs Open MPI (%s) but the profiler was built for "
+                "the MPICH ABI: profile with the Open MPI stack (esmperf profile --stack), "
+                "or make the program load the MPI its launcher belongs to (mpi4py: "
+                "MPI4PY_LIBMPI)\n",
+                esm_mpi_binding.library);
         abort();
     }
 #else
     esm_ompi = (esm_ompi_objects){
-        ompi_object("ompi_mpi_comm_world"), ompi_object("ompi_mpi_comm_self"),
-        ompi_object("ompi_mpi_comm_null"), ompi_object("ompi_mpi_byte"),
+        ompi_object("ompi_mpi_comm_world"),    ompi_object("ompi_mpi_comm_self"),
+        ompi_object("ompi_mpi_comm_null"),     ompi_object("ompi_mpi_byte"),
         ompi_object("ompi_mpi_datatype_null"), ompi_object("ompi_request_null"),
-        ompi_object("ompi_message_null"), ompi_object("ompi_message_no_proc"),
-        ompi_object("ompi_mpi_win_null"), ompi_object("ompi_mpi_char"), ompi_object("ompi_mpi_int"),
-        ompi_object("ompi_mpi_long_long_int"), ompi_object("ompi_mpi_op_min"),
-        ompi_object("ompi_mpi_op_sum"), ompi_object("ompi_mpi_info_null")};
+        ompi_object("ompi_message_null"),      ompi_object("ompi_message_no_proc"),
+        ompi_object("ompi_mpi_win_null"),      ompi_object("ompi_mpi_char"),
+        ompi_object("ompi_mpi_int"),           ompi_object("ompi_mpi_long_long_int"),
+        ompi_object("ompi_mpi_op_min"),        ompi_object("ompi_mpi_op_sum"),
+        ompi_object("ompi_mpi_info_null")};
 #endif
     esm_mpi_binding.bound = 1;
 }
 
 /* ------------------------------------------------------------ exports not wrapped */
 
-static const char *const hand_written[] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Pcontrol", NULL};
+static const char *const hand_written[] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize",
+                                           "MPI_Pcontrol", NULL};
 
 static int wrapped(const char *name)
 {
@@ -119,22 +126,79 @@ static int wrapped(const char *name)
  * profile's figures. The rest (datatype, info, attribute, group, query calls) are local. */
 int esm_communicates(const char *name)
 {
-    static const char *const prefixes[] = {
-        "MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Isend", "MPI_Ibsend",
-        "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Sendrecv", "MPI_Isendrecv", "MPI_Start",
-        "MPI_Psend", "MPI_Precv", "MPI_Pready", "MPI_Parrived", "MPI_Probe", "MPI_Iprobe",
-        "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Wait", "MPI_Test",
-        "MPI_Barrier", "MPI_Ibarrier", "MPI_Bcast", "MPI_Ibcast", "MPI_Reduce", "MPI_Ireduce",
-        "MPI_Allreduce", "MPI_Iallreduce", "MPI_Gather", "MPI_Igather", "MPI_Allgather",
-        "MPI_Iallgather", "MPI_Scatter", "MPI_Iscatter", "MPI_Alltoall", "MPI_Ialltoall", "MPI_Scan",
-        "MPI_Iscan", "MPI_Exscan", "MPI_Iexscan", "MPI_Neighbor_", "MPI_Ineighbor_", "MPI_Put",
-        "MPI_Rput", "MPI_Get_accumulate", "MPI_Rget", "MPI_Accumulate", "MPI_Raccumulate",
-        "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_File_read", "MPI_File_write",
-        "MPI_File_iread", "MPI_File_iwrite", "MPI_Win_fence", "MPI_Win_lock", "MPI_Win_unlock",
-        "MPI_Win_flush", "MPI_Win_post", "MPI_Win_start", "MPI_Win_complete", "MPI_Win_wait",
-        "MPI_Win_sync", "MPI_Comm_spawn", "MPI_Sendrecv_replace", NULL};
-    static const char *const local[] = {"MPI_Reduce_local", "MPI_Reduce_local_c", "MPI_Test_cancelled",
-                                        "MPI_Status_set_cancelled", NULL};
+    static const char *const prefixes[] = {"MPI_Send",
+                                           "MPI_Bsend",
+                                           "MPI_Ssend",
+                                           "MPI_Rsend",
+                                           "MPI_Recv",
+                                           "MPI_Isend",
+                                           "MPI_Ibsend",
+                                           "MPI_Issend",
+                                           "MPI_Irsend",
+                                           "MPI_Irecv",
+                                           "MPI_Sendrecv",
+                                           "MPI_Isendrecv",
+                                           "MPI_Start",
+                                           "MPI_Psend",
+                                           "MPI_Precv",
+                                           "MPI_Pready",
+                                           "MPI_Parrived",
+                                           "MPI_Probe",
+                                           "MPI_Iprobe",
+                                           "MPI_Mprobe",
+                                           "MPI_Improbe",
+                                           "MPI_Mrecv",
+                                           "MPI_Imrecv",
+                                           "MPI_Wait",
+                                           "MPI_Test",
+                                           "MPI_Barrier",
+                                           "MPI_Ibarrier",
+                                           "MPI_Bcast",
+                                           "MPI_Ibcast",
+                                           "MPI_Reduce",
+                                           "MPI_Ireduce",
+                                           "MPI_Allreduce",
+                                           "MPI_Iallreduce",
+                                           "MPI_Gather",
+                                           "MPI_Igather",
+                                           "MPI_Allgather",
+                                           "MPI_Iallgather",
+                                           "MPI_Scatter",
+                                           "MPI_Iscatter",
+                                           "MPI_Alltoall",
+                                           "MPI_Ialltoall",
+                                           "MPI_Scan",
+                                           "MPI_Iscan",
+                                           "MPI_Exscan",
+                                           "MPI_Iexscan",
+                                           "MPI_Neighbor_",
+                                           "MPI_Ineighbor_",
+                                           "MPI_Put",
+                                           "MPI_Rput",
+                                           "MPI_Get_accumulate",
+                                           "MPI_Rget",
+                                           "MPI_Accumulate",
+                                           "MPI_Raccumulate",
+                                           "MPI_Fetch_and_op",
+                                           "MPI_Compare_and_swap",
+                                           "MPI_File_read",
+                                           "MPI_File_write",
+                                           "MPI_File_iread",
+                                           "MPI_File_iwrite",
+                                           "MPI_Win_fence",
+                                           "MPI_Win_lock",
+                                           "MPI_Win_unlock",
+                                           "MPI_Win_flush",
+                                           "MPI_Win_post",
+                                           "MPI_Win_start",
+                                           "MPI_Win_complete",
+                                           "MPI_Win_wait",
+                                           "MPI_Win_sync",
+                                           "MPI_Comm_spawn",
+                                           "MPI_Sendrecv_replace",
+                                           NULL};
+    static const char *const local[] = {"MPI_Reduce_local", "MPI_Reduce_local_c",
+                                        "MPI_Test_cancelled", "MPI_Status_set_cancelled", NULL};
     for (const char *const *l = local; *l; l++)
         if (strcmp(*l, name) == 0)
             return 0;
@@ -216,8 +280,10 @@ void esm_report_unwrapped(void)
         communicating += esm_communicates(b->unwrapped[i]);
     if (esm_world_rank != 0 || !communicating)
         return;
-    fprintf(stderr, "esmprof: %s exports %d MPI calls that communicate and are not wrapped "
-                    "(not counted; listed in the profile header):", b->library, communicating);
+    fprintf(stderr,
+            "esmprof: %s exports %d MPI calls that communicate and are not wrapped "
+            "(not counted; listed in the profile header):",
+            b->library, communicating);
     for (int i = 0; i < b->nunwrapped; i++)
         if (esm_communicates(b->unwrapped[i]))
             fprintf(stderr, " %s", b->unwrapped[i]);

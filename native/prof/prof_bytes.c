@@ -14,7 +14,10 @@ static ESM_TLS struct {
     int size, valid;
 } type_cache[TYPE_CACHE];
 
-void esm_types_changed(void) { __atomic_add_fetch(&type_generation, 1, __ATOMIC_RELAXED); }
+void esm_types_changed(void)
+{
+    __atomic_add_fetch(&type_generation, 1, __ATOMIC_RELAXED);
+}
 
 static int type_size(MPI_Datatype type)
 {
@@ -22,7 +25,8 @@ static int type_size(MPI_Datatype type)
     memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
     unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 59) % TYPE_CACHE;
     unsigned generation = type_generation;
-    if (type_cache[slot].valid && type_cache[slot].type == type && type_cache[slot].generation == generation)
+    if (type_cache[slot].valid && type_cache[slot].type == type &&
+        type_cache[slot].generation == generation)
         return type_cache[slot].size;
     int size = 0;
     PMPI_Type_size(type, &size);
@@ -87,7 +91,8 @@ uint64_t esm_nonroot_bytes(int root, MPI_Comm comm, MPI_Count count, MPI_Datatyp
     return is_leaf(root, comm) ? esm_bytes(count, type) : 0;
 }
 
-uint64_t esm_inplace_or(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Count ipcount, MPI_Datatype iptype)
+uint64_t esm_inplace_or(const void *buf, MPI_Count count, MPI_Datatype type, MPI_Count ipcount,
+                        MPI_Datatype iptype)
 {
     return buf == MPI_IN_PLACE ? esm_bytes(ipcount, iptype) : esm_bytes(count, type);
 }
@@ -114,44 +119,46 @@ MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Da
 
 /* The array helpers exist for int counts (MPI-3.1 calls) and MPI_Count counts (the MPI-4 `_c`
  * calls); esmprof.h picks one by the argument's type, so mpi.spec writes each expression once. */
-#define COUNT_ARRAY_HELPERS(SUFFIX, T)                                                           \
-    uint64_t esm_vbytes##SUFFIX(const T *counts, int n, MPI_Datatype type)                       \
-    {                                                                                            \
-        uint64_t total = 0;                                                                      \
-        for (int i = 0; i < n; i++)                                                              \
-            total += counts[i] > 0 ? (uint64_t)counts[i] : 0;                                    \
-        return total ? esm_bytes(1, type) * total : 0;                                           \
-    }                                                                                            \
-    uint64_t esm_wbytes##SUFFIX(const T *counts, const MPI_Datatype *types, int n)               \
-    {                                                                                            \
-        uint64_t total = 0;                                                                      \
-        for (int i = 0; i < n; i++)                                                              \
-            total += esm_bytes(counts[i], types[i]);                                             \
-        return total;                                                                            \
-    }                                                                                            \
-    uint64_t esm_wbytes_inplace##SUFFIX(const void *sendbuf, const T *sendcounts,                \
-                                        const MPI_Datatype *sendtypes, const T *recvcounts,      \
-                                        const MPI_Datatype *recvtypes, int n)                    \
-    {                                                                                            \
-        if (sendbuf == MPI_IN_PLACE)                                                             \
-            return esm_wbytes##SUFFIX(recvcounts, recvtypes, n);                                 \
-        return esm_wbytes##SUFFIX(sendcounts, sendtypes, n);                                     \
-    }                                                                                            \
+#define COUNT_ARRAY_HELPERS(SUFFIX, T)                                                             \
+    uint64_t esm_vbytes##SUFFIX(const T *counts, int n, MPI_Datatype type)                         \
+    {                                                                                              \
+        uint64_t total = 0;                                                                        \
+        for (int i = 0; i < n; i++)                                                                \
+            total += counts[i] > 0 ? (uint64_t)counts[i] : 0;                                      \
+        return total ? esm_bytes(1, type) * total : 0;                                             \
+    }                                                                                              \
+    uint64_t esm_wbytes##SUFFIX(const T *counts, const MPI_Datatype *types, int n)                 \
+    {                                                                                              \
+        uint64_t total = 0;                                                                        \
+        for (int i = 0; i < n; i++)                                                                \
+            total += esm_bytes(counts[i], types[i]);                                               \
+        return total;                                                                              \
+    }                                                                                              \
+    uint64_t esm_wbytes_inplace##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
+                                        const MPI_Datatype *sendtypes, const T *recvcounts,        \
+                                        const MPI_Datatype *recvtypes, int n)                      \
+    {                                                                                              \
+        if (sendbuf == MPI_IN_PLACE)                                                               \
+            return esm_wbytes##SUFFIX(recvcounts, recvtypes, n);                                   \
+        return esm_wbytes##SUFFIX(sendcounts, sendtypes, n);                                       \
+    }                                                                                              \
     uint64_t esm_gatherv_recv##SUFFIX(const T *counts, MPI_Datatype type, int root, MPI_Comm comm) \
-    {                                                                                            \
-        return is_root(root, comm) ? esm_vbytes##SUFFIX(counts, esm_comm_size(comm), type) : 0;  \
-    }                                                                                            \
-    uint64_t esm_gatherv_send##SUFFIX(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, \
-                                      const T *ipcounts, MPI_Datatype iptype, int root, MPI_Comm comm) \
-    {                                                                                            \
-        (void)root;                                                                              \
-        if (sendbuf == MPI_IN_PLACE)                                                             \
-            return esm_bytes(ipcounts[esm_comm_rank(comm)], iptype);                             \
-        return esm_bytes(sendcount, sendtype);                                                   \
-    }                                                                                            \
-    const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts, const T *recvcounts) \
-    {                                                                                            \
-        return sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;                                \
+    {                                                                                              \
+        return is_root(root, comm) ? esm_vbytes##SUFFIX(counts, esm_comm_size(comm), type) : 0;    \
+    }                                                                                              \
+    uint64_t esm_gatherv_send##SUFFIX(const void *sendbuf, MPI_Count sendcount,                    \
+                                      MPI_Datatype sendtype, const T *ipcounts,                    \
+                                      MPI_Datatype iptype, int root, MPI_Comm comm)                \
+    {                                                                                              \
+        (void)root;                                                                                \
+        if (sendbuf == MPI_IN_PLACE)                                                               \
+            return esm_bytes(ipcounts[esm_comm_rank(comm)], iptype);                               \
+        return esm_bytes(sendcount, sendtype);                                                     \
+    }                                                                                              \
+    const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
+                                        const T *recvcounts)                                       \
+    {                                                                                              \
+        return sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;                                  \
     }
 
 COUNT_ARRAY_HELPERS(_int, int)

@@ -111,7 +111,10 @@ static void grow(sites *t)
     __atomic_store_n(&t->cap, bigger.cap, __ATOMIC_RELEASE);
 }
 
-static int own(const void *pc) { return (uintptr_t)pc >= own_lo && (uintptr_t)pc < own_hi; }
+static int own(const void *pc)
+{
+    return (uintptr_t)pc >= own_lo && (uintptr_t)pc < own_hi;
+}
 
 void esm_callsite_record(esm_call *c)
 {
@@ -252,7 +255,8 @@ char *esm_callsites_json(void)
         const site *s = &merged.s[i];
         if (!s->hash)
             continue;
-        jput(&b, "%s{\"function\":\"%s\",\"frames\":[", first ? "" : ",", esm_function_names[s->fid]);
+        jput(&b, "%s{\"function\":\"%s\",\"frames\":[", first ? "" : ",",
+             esm_function_names[s->fid]);
         for (int k = 0; k < depth && s->pc[k]; k++) {
             uintptr_t offset;
             int obj = object_of(&objs, s->pc[k], &offset);

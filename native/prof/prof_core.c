@@ -62,9 +62,12 @@ static esm_bin *bin_slow(esm_thread *t, uint64_t now)
             if (k % 2 == 0) {
                 *to = *from;
             } else {
-                to->mpi_ticks += from->mpi_ticks; to->calls += from->calls;
-                to->sent += from->sent; to->recv += from->recv;
-                to->io_write += from->io_write; to->io_read += from->io_read;
+                to->mpi_ticks += from->mpi_ticks;
+                to->calls += from->calls;
+                to->sent += from->sent;
+                to->recv += from->recv;
+                to->io_write += from->io_write;
+                to->io_read += from->io_read;
                 to->io_ticks += from->io_ticks;
             }
         }
@@ -271,7 +274,10 @@ void esm_msg_from(esm_call *c, int rank, uint64_t bytes)
         record_recv(c, c->fid, c->comm, rank, bytes);
 }
 
-void esm_use_win(esm_call *c, MPI_Win win) { c->win = win; }
+void esm_use_win(esm_call *c, MPI_Win win)
+{
+    c->win = win;
+}
 
 void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status *status)
 {
@@ -330,7 +336,8 @@ static slot *table_insert(table *t, uint64_t key)
     if (found)
         return found;
     if (2 * (t->count + 1) > t->cap) {
-        table grown = {xcalloc(t->cap ? 2 * t->cap : 256, sizeof(slot)), t->cap ? 2 * t->cap : 256, 0};
+        table grown = {xcalloc(t->cap ? 2 * t->cap : 256, sizeof(slot)), t->cap ? 2 * t->cap : 256,
+                       0};
         for (size_t i = 0; i < t->cap; i++)
             if (t->s[i].key)
                 *table_insert(&grown, t->s[i].key) = t->s[i];
@@ -416,7 +423,8 @@ void esm_req_start(esm_call *c, MPI_Request req)
         esm_thread *t = esm_self();
         c->sent += copy.bytes;
         c->recv += copy.recv_bytes;
-        t->f[c->fid].hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
+        t->f[c->fid]
+            .hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
         esm_region_message(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes);
         if (copy.comm)
             comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
@@ -607,5 +615,11 @@ void esm_comm_register_world(void)
     esm_comm_of(MPI_COMM_SELF);
 }
 
-int esm_comm_count(void) { return ncomms; }
-esm_comm *esm_comm_get(int id) { return comms[id]; }
+int esm_comm_count(void)
+{
+    return ncomms;
+}
+esm_comm *esm_comm_get(int id)
+{
+    return comms[id];
+}

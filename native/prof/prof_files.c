@@ -117,6 +117,15 @@ void esm_file_record(int file, int layer, int kind, uint64_t bytes, uint64_t tic
     pthread_mutex_unlock(&lock);
 }
 
-int esm_file_count(void) { return nfiles; }
-const char *esm_file_name(int file) { return files[file].name; }
-const esm_file_stat *esm_file_stats(int file) { return files[file].stat; }
+int esm_file_count(void)
+{
+    return nfiles;
+}
+const char *esm_file_name(int file)
+{
+    return files[file].name;
+}
+const esm_file_stat *esm_file_stats(int file)
+{
+    return files[file].stat;
+}

@@ -11,7 +11,8 @@
 #include "prof_state.h"
 
 static const void *f_in_place, *f_bottom, *f08_in_place, *f08_bottom;
-static const MPI_Fint *f_status_ignore, *f_statuses_ignore, *f08_status_ignore, *f08_statuses_ignore;
+static const MPI_Fint *f_status_ignore, *f_statuses_ignore, *f08_status_ignore,
+    *f08_statuses_ignore;
 static const MPI_Fint *c_f_status_ignore, *c_f_statuses_ignore;     /* MPI_F_STATUS(ES)_IGNORE */
 
 esm_fptr esm_fsym(const char *name)
@@ -19,8 +20,10 @@ esm_fptr esm_fsym(const char *name)
     esm_bind_mpi();                 /* a library loaded locally is made global first */
     esm_fptr f = (esm_fptr)dlsym(RTLD_NEXT, name);
     if (!f) {
-        fprintf(stderr, "esmprof: the MPI library has no Fortran symbol %s: was the profiler built "
-                        "for another MPI? (esmperf profile picks the right build)\n", name);
+        fprintf(stderr,
+                "esmprof: the MPI library has no Fortran symbol %s: was the profiler built "
+                "for another MPI? (esmperf profile picks the right build)\n",
+                name);
         abort();
     }
     return f;
@@ -133,10 +136,16 @@ void esm_fortran_selfcheck(esm_fortran_check *out)
 
 /* ------------------------------------------------------------ Init and Finalize */
 
-#define FORTRAN_ENTRY(low, up, params, body)                                   \
-    void low##_ params { static esm_fptr real; if (!real) real = esm_fsym("p" #low "_"); body } \
-    void low params __attribute__((alias(#low "_")));                                \
-    void low##__ params __attribute__((alias(#low "_")));                            \
+#define FORTRAN_ENTRY(low, up, params, body)                                                       \
+    void low##_ params                                                                             \
+    {                                                                                              \
+        static esm_fptr real;                                                                      \
+        if (!real)                                                                                 \
+            real = esm_fsym("p" #low "_");                                                         \
+        body                                                                                       \
+    }                                                                                              \
+    void low params __attribute__((alias(#low "_")));                                              \
+    void low##__ params __attribute__((alias(#low "_")));                                          \
     void up params __attribute__((alias(#low "_")));
 
 static void f_init(esm_fptr real, MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
@@ -163,11 +172,11 @@ static void f_finalize(esm_fptr real, MPI_Fint *ierr)
     esm_depth--;
 }
 
-FORTRAN_ENTRY(mpi_init, MPI_INIT, (MPI_Fint *ierr), f_init(real, NULL, NULL, ierr);)
+FORTRAN_ENTRY(mpi_init, MPI_INIT, (MPI_Fint * ierr), f_init(real, NULL, NULL, ierr);)
 FORTRAN_ENTRY(mpi_init_thread, MPI_INIT_THREAD,
-              (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr),
+              (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr),
               f_init(real, required, provided, ierr);)
-FORTRAN_ENTRY(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), f_finalize(real, ierr);)
+FORTRAN_ENTRY(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), f_finalize(real, ierr);)
 
 /* mpi_f08: the library's own symbol of the same name (both families call PMPI_ from there) */
 void mpi_init_f08_(MPI_Fint *ierr)

@@ -33,7 +33,8 @@ void esm_write_running_marker(void);
 
 /* prof_spawn.c */
 void esm_spawn_setup(MPI_Comm world);
-void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(void *, const char *), void *b);
+void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(void *, const char *),
+                      void *b);
 void esm_write_profile(MPI_Comm comm);
 char *esm_rank_line(const char *partial, size_t *len);
 

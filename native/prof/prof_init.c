@@ -143,7 +143,7 @@ void esm_init_hook(void)
     esm_modes_start();              /* traces, call sites (prof_trace.c) */
     esm_write_running_marker();
     esm_signals_start();
-    PMPI_Barrier(private_comm);     /* no rank leaves MPI_Init (and can die) before the marker exists */
+    PMPI_Barrier(private_comm); /* no rank leaves MPI_Init (and can die) before the marker exists */
     esm_on = 1;
 }
 

@@ -59,10 +59,19 @@ static void put_string(sbuf *b, const char *s)
     put(b, "\"");
 }
 
-static void put_str_cb(void *b, const char *s) { put_string(b, s); }
-static void put_raw_cb(void *b, const char *s) { put(b, "%s", s); }
+static void put_str_cb(void *b, const char *s)
+{
+    put_string(b, s);
+}
+static void put_raw_cb(void *b, const char *s)
+{
+    put(b, "%s", s);
+}
 
-static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
+static double seconds(uint64_t ticks)
+{
+    return (double)ticks / esm_ticks_per_second;
+}
 
 /* ------------------------------------------------------------ header */
 
@@ -86,10 +95,10 @@ static void put_command(sbuf *b)
  * (Open MPI's orte/ess/pmix variables, ranks, URIs) is not a knob. */
 static int is_knob(const char *var)
 {
-    static const char *prefixes[] = {"OMPI_MCA_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_", "FI_", "I_MPI_",
-                                     "PSP_", "ESMPROF_", "HYDRA_", NULL};
-    static const char *bookkeeping[] = {"orte_", "ess", "pmix", "initial_wdir", "shmem_RUNTIME_QUERY",
-                                        "precondition", NULL};
+    static const char *prefixes[] = {"OMPI_MCA_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_",   "FI_",
+                                     "I_MPI_",    "PSP_",      "ESMPROF_",   "HYDRA_", NULL};
+    static const char *bookkeeping[] = {
+        "orte_", "ess", "pmix", "initial_wdir", "shmem_RUNTIME_QUERY", "precondition", NULL};
     for (const char **p = prefixes; *p; p++) {
         if (strncmp(var, *p, strlen(*p)) != 0)
             continue;
@@ -123,10 +132,14 @@ static void put_knobs(sbuf *b)
 static const char *thread_level_name(int level)
 {
     switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    default:
+        return "MPI_THREAD_MULTIPLE";
     }
 }
 
@@ -137,7 +150,7 @@ static void put_binding(sbuf *b)
     put(b, ",\"mpi_binding\":{\"library\":");
     put_string(b, m->library);
     put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
-        m->exported, ESM_NFUNC + 4);   /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
+        m->exported, ESM_NFUNC + 4); /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
     for (int pass = 0; pass < 2; pass++) {
         put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
         for (int i = 0, first = 1; i < m->nunwrapped; i++) {
@@ -158,9 +171,10 @@ static void put_header(sbuf *b, const char *state)
     int len = 0;
     PMPI_Get_library_version(version, &len);
     const esm_fortran_check *fc = &esm_run_info.fortran;
-    put(b, "{\"format\":\"esmperf-profile\",\"version\":%d,\"state\":\"%s\",\"ranks\":%d,"
-           "\"start_epoch\":%.6f,\"command\":", PROFILE_VERSION, state, esm_world_size,
-        esm_run_info.init_epoch);
+    put(b,
+        "{\"format\":\"esmperf-profile\",\"version\":%d,\"state\":\"%s\",\"ranks\":%d,"
+        "\"start_epoch\":%.6f,\"command\":",
+        PROFILE_VERSION, state, esm_world_size, esm_run_info.init_epoch);
     put_command(b);
     put(b, ",\"mpi_library\":");
     put_string(b, version);
@@ -169,16 +183,19 @@ static void put_header(sbuf *b, const char *state)
 #else
     put(b, ",\"abi\":\"mpich\"");
 #endif
-    put(b, ",\"profiler\":{\"version\":\"%s\",\"bin_width\":%.9g,\"max_bins\":%d,\"hist_buckets\":%d}",
+    put(b,
+        ",\"profiler\":{\"version\":\"%s\",\"bin_width\":%.9g,\"max_bins\":%d,\"hist_buckets\":%d}",
         ESMPROF_VERSION, seconds(esm_base_bin_ticks), ESM_MAX_BINS, ESM_HIST_BUCKETS);
     put(b, ",\"knobs\":");
     put_knobs(b);
-    put(b, ",\"fortran\":{\"bindings_loaded\":%s,\"wrappers_reached\":%s,\"library_calls_c_layer\":%s",
+    put(b,
+        ",\"fortran\":{\"bindings_loaded\":%s,\"wrappers_reached\":%s,\"library_calls_c_layer\":%s",
         fc->bindings_loaded ? "true" : "false", fc->wrappers_reached ? "true" : "false",
         fc->library_calls_c_layer ? "true" : "false");
     if (fc->bindings_loaded && !fc->wrappers_reached)
-        put(b, ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
-               "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
+        put(b,
+            ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
+            "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
     put(b, "},\"thread_level\":\"%s\"", thread_level_name(esm_run_info.thread_level));
     esm_spawn_header(put_str_cb, put_raw_cb, b);
     put_binding(b);
@@ -212,10 +229,12 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
             continue;
         *total_calls += m.calls;
         *mpi_ticks += m.ticks;
-        put(b, "%s\"%s\":{\"calls\":%llu,\"time\":%.9g,\"time_min\":%.9g,\"time_max\":%.9g,"
-               "\"sent\":%llu,\"recv\":%llu,\"hist\":[", first ? "" : ",", esm_function_names[fid],
-            (unsigned long long)m.calls, seconds(m.ticks), seconds(m.tmin), seconds(m.tmax),
-            (unsigned long long)m.sent, (unsigned long long)m.recv);
+        put(b,
+            "%s\"%s\":{\"calls\":%llu,\"time\":%.9g,\"time_min\":%.9g,\"time_max\":%.9g,"
+            "\"sent\":%llu,\"recv\":%llu,\"hist\":[",
+            first ? "" : ",", esm_function_names[fid], (unsigned long long)m.calls,
+            seconds(m.ticks), seconds(m.tmin), seconds(m.tmax), (unsigned long long)m.sent,
+            (unsigned long long)m.recv);
         int hfirst = 1;
         for (int k = 0; k < ESM_HIST_BUCKETS; k++) {
             if (m.hist[k]) {
@@ -243,15 +262,18 @@ static void put_peers(sbuf *b)
             if (p->rank < 0 || p->rank >= esm_world_size)
                 continue;
             esm_peer *m = &all[p->rank];
-            m->sent += p->sent; m->sent_msgs += p->sent_msgs;
-            m->recv += p->recv; m->recv_msgs += p->recv_msgs;
+            m->sent += p->sent;
+            m->sent_msgs += p->sent_msgs;
+            m->recv += p->recv;
+            m->recv_msgs += p->recv_msgs;
         }
     }
     for (int dir = 0; dir < 2; dir++) {
         int first = 1;
         put(b, dir ? ",\"recv\":{" : "\"peers\":{\"sent\":{");
         for (int r = 0; r < esm_world_size; r++) {
-            uint64_t bytes = dir ? all[r].recv : all[r].sent, msgs = dir ? all[r].recv_msgs : all[r].sent_msgs;
+            uint64_t bytes = dir ? all[r].recv : all[r].sent,
+                     msgs = dir ? all[r].recv_msgs : all[r].sent_msgs;
             if (msgs) {
                 put(b, "%s\"%d\":[%llu,%llu]", first ? "" : ",", r, (unsigned long long)bytes,
                     (unsigned long long)msgs);
@@ -267,10 +289,14 @@ static void put_peers(sbuf *b)
 static const char *created_by_name(int created_by)
 {
     switch (created_by) {
-    case ESM_CREATED_WORLD: return "MPI_COMM_WORLD";
-    case ESM_CREATED_SELF: return "MPI_COMM_SELF";
-    case ESM_CREATED_UNKNOWN: return "unknown";
-    default: return esm_function_names[created_by];
+    case ESM_CREATED_WORLD:
+        return "MPI_COMM_WORLD";
+    case ESM_CREATED_SELF:
+        return "MPI_COMM_SELF";
+    case ESM_CREATED_UNKNOWN:
+        return "unknown";
+    default:
+        return esm_function_names[created_by];
     }
 }
 
@@ -307,8 +333,9 @@ static void put_io(sbuf *b)
             m[k].ticks += t->io[k].ticks;
         }
     }
-    put(b, "\"io\":{\"write\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g},"
-           "\"read\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g}}",
+    put(b,
+        "\"io\":{\"write\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g},"
+        "\"read\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g}}",
         (unsigned long long)m[0].calls, (unsigned long long)m[0].bytes, seconds(m[0].ticks),
         (unsigned long long)m[1].calls, (unsigned long long)m[1].bytes, seconds(m[1].ticks));
 }
@@ -345,9 +372,12 @@ static void put_bins(sbuf *b)
         for (int i = 0; i < ESM_MAX_BINS; i++) {
             esm_bin *to = &m[(uint64_t)i / factor];
             const esm_bin *from = &t->bins[i];
-            to->mpi_ticks += from->mpi_ticks; to->calls += from->calls;
-            to->sent += from->sent; to->recv += from->recv;
-            to->io_write += from->io_write; to->io_read += from->io_read;
+            to->mpi_ticks += from->mpi_ticks;
+            to->calls += from->calls;
+            to->sent += from->sent;
+            to->recv += from->recv;
+            to->io_write += from->io_write;
+            to->io_read += from->io_read;
             to->io_ticks += from->io_ticks;
         }
     }
@@ -355,11 +385,12 @@ static void put_bins(sbuf *b)
     int n = (int)(span / width) + 1;
     n = n < ESM_MAX_BINS ? n : ESM_MAX_BINS;
     put(b, "\"bins\":{\"width\":%.9g", seconds(width));
-    static const char *names[] = {"mpi_time", "calls", "sent", "recv", "io_write", "io_read", "io_time"};
+    static const char *names[] = {"mpi_time", "calls",   "sent",   "recv",
+                                  "io_write", "io_read", "io_time"};
     for (int field = 0; field < 7; field++) {
         put(b, ",\"%s\":[", names[field]);
         for (int i = 0; i < n; i++) {
-            const uint64_t *v = &m[i].mpi_ticks;   /* fields in the order of names[] */
+            const uint64_t *v = &m[i].mpi_ticks; /* fields in the order of names[] */
             if (field == 0 || field == 6)
                 put(b, "%s%.6g", i ? "," : "", seconds(v[field]));
             else
@@ -377,7 +408,7 @@ static void put_rank(sbuf *b, const char *partial)
     uint64_t calls = 0, mpi_ticks = 0;
 #ifdef ESM_SIMULATED
     int len = 0;
-    PMPI_Get_processor_name(host, &len);      /* the simulated host */
+    PMPI_Get_processor_name(host, &len); /* the simulated host */
 #else
     gethostname(host, sizeof host - 1);
 #endif
@@ -406,7 +437,8 @@ static void put_rank(sbuf *b, const char *partial)
         put(b, ",\"callsites\":%s", sites);
     free(sites);
     put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
-        esm_run_info.ns_per_call, (unsigned long long)calls, 1e-9 * esm_run_info.ns_per_call * (double)calls);
+        esm_run_info.ns_per_call, (unsigned long long)calls,
+        1e-9 * esm_run_info.ns_per_call * (double)calls);
 }
 
 /* This rank's line as recorded so far, marked partial (why: a signal's name or "snapshot"); the
@@ -414,7 +446,7 @@ static void put_rank(sbuf *b, const char *partial)
 char *esm_rank_line(const char *partial, size_t *len)
 {
     sbuf b = {0};
-    esm_run_info.final_ticks = esm_now();   /* finalize sets it again */
+    esm_run_info.final_ticks = esm_now(); /* finalize sets it again */
     put_rank(&b, partial);
     *len = b.len;
     return b.p;
@@ -457,7 +489,8 @@ void esm_write_running_marker(void)
     put_header(&b, "running");
     int fd = open(esm_run_info.out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || !write_all(fd, b.p, b.len, 0))
-        fprintf(stderr, "esmprof: cannot write the profile %s: %s\n", esm_run_info.out_path, strerror(errno));
+        fprintf(stderr, "esmprof: cannot write the profile %s: %s\n", esm_run_info.out_path,
+                strerror(errno));
     if (fd >= 0)
         close(fd);
     free(b.p);
@@ -511,7 +544,8 @@ void esm_write_profile(MPI_Comm comm)
     int all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok)
-        fprintf(stderr, "esmprof: rank %d cannot write %s: %s\n", esm_world_rank, part, strerror(err));
+        fprintf(stderr, "esmprof: rank %d cannot write %s: %s\n", esm_world_rank, part,
+                strerror(err));
     if (esm_world_rank == 0) {
         if (all_ok && rename(part, esm_run_info.out_path) == 0)
             fprintf(stderr, "esmprof: profile written to %s\n", esm_run_info.out_path);

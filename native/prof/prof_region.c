@@ -38,7 +38,8 @@ typedef struct node {
     char name[ESM_REGION_NAME];
 } node;
 
-static node nodes[ESM_MAX_REGIONS + 1] = {[ESM_MAX_REGIONS] = {0, "(other regions)"}};  /* the last: past the table */
+static node nodes[ESM_MAX_REGIONS + 1] = {
+    [ESM_MAX_REGIONS] = {0, "(other regions)"}};  /* the last: past the table */
 static volatile int nnodes = 1;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -208,7 +209,8 @@ static int copy_if_readable(const char *p, char *buf, size_t len)
     pthread_mutex_lock(&lock);
     if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
         fds[0] = fds[1] = -1;
-    int ok = fds[0] >= 0 && write(fds[1], p, len) == (ssize_t)len && read(fds[0], buf, len) == (ssize_t)len;
+    int ok = fds[0] >= 0 && write(fds[1], p, len) == (ssize_t)len &&
+             read(fds[0], buf, len) == (ssize_t)len;
     pthread_mutex_unlock(&lock);
     return ok;
 }
@@ -288,7 +290,10 @@ typedef struct region_total {
     esm_region_fstat *f;        /* per function, inclusive of the regions inside */
 } region_total;
 
-static double seconds(uint64_t ticks) { return (double)ticks / esm_ticks_per_second; }
+static double seconds(uint64_t ticks)
+{
+    return (double)ticks / esm_ticks_per_second;
+}
 
 /* Names are 1..63 printable ASCII characters (readable_name): only '"' and '\' need escaping. */
 static void put_name(void (*put_raw)(void *, const char *), void *b, const char *name)
@@ -328,8 +333,9 @@ static void put_problems(void (*put_raw)(void *, const char *), void *b, const r
     for (int id = 1; id <= ESM_MAX_REGIONS; id++) {
         if (!total[id].open)
             continue;
-        snprintf(text, sizeof text, "%s{\"kind\":\"open_at_end\",\"count\":%llu,\"name\":",
-                 first ? "" : ",", (unsigned long long)total[id].open);
+        snprintf(text, sizeof text,
+                 "%s{\"kind\":\"open_at_end\",\"count\":%llu,\"name\":", first ? "" : ",",
+                 (unsigned long long)total[id].open);
         put_raw(b, text);
         put_name(put_raw, b, nodes[id].name);
         put_raw(b, "}");
@@ -338,7 +344,8 @@ static void put_problems(void (*put_raw)(void *, const char *), void *b, const r
     put_raw(b, "]");
 }
 
-static void put_region(void (*put_raw)(void *, const char *), void *b, int id, const region_total *r)
+static void put_region(void (*put_raw)(void *, const char *), void *b, int id,
+                       const region_total *r)
 {
     char text[256];
     put_raw(b, "{\"name\":");
@@ -358,7 +365,8 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id, c
         sum.sent += r->f[fid].sent;
         sum.recv += r->f[fid].recv;
     }
-    snprintf(text, sizeof text, "],\"enters\":%llu,\"open\":%llu,\"wall\":%.9g,\"mpi_time\":%.9g,"
+    snprintf(text, sizeof text,
+             "],\"enters\":%llu,\"open\":%llu,\"wall\":%.9g,\"mpi_time\":%.9g,"
              "\"calls\":%llu,\"sent\":%llu,\"recv\":%llu,\"functions\":{",
              (unsigned long long)r->enters, (unsigned long long)r->open, seconds(r->wall_ticks),
              seconds(sum.ticks), (unsigned long long)sum.calls, (unsigned long long)sum.sent,
@@ -378,7 +386,8 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id, c
     for (int k = 0, first = 1; k < ESM_HIST_BUCKETS; k++) {
         if (!r->hist[k])
             continue;
-        snprintf(text, sizeof text, "%s[%d,%llu]", first ? "" : ",", k, (unsigned long long)r->hist[k]);
+        snprintf(text, sizeof text, "%s[%d,%llu]", first ? "" : ",", k,
+                 (unsigned long long)r->hist[k]);
         put_raw(b, text);
         first = 0;
     }

@@ -68,9 +68,12 @@ static void write_partial(const char *reason)
 static const char *signal_name(int sig)
 {
     switch (sig) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "SIGUSR1";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    default:
+        return "SIGUSR1";
     }
 }
 
@@ -133,7 +136,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
 void esm_signals_start(void)
 {
 #ifdef ESM_SIMULATED
-    return;                     /* simulated ranks share one process: no helper thread, no signals */
+    return; /* simulated ranks share one process: no helper thread, no signals */
 #endif
     const char *off = getenv("ESMPROF_SIGNALS");
     const char *every = getenv("ESMPROF_SNAPSHOT_SECONDS");
@@ -141,7 +144,7 @@ void esm_signals_start(void)
     int handle = !(off && strcmp(off, "0") == 0);
     char stale[sizeof esm_run_info.out_path + 64];
     partial_path(stale, sizeof stale, 0);
-    unlink(stale);              /* left by an earlier run of the same profile */
+    unlink(stale); /* left by an earlier run of the same profile */
     if (!handle && snapshot_seconds <= 0)
         return;
     if (pipe2(wake_pipe, O_CLOEXEC) != 0 || pipe2(done_pipe, O_CLOEXEC) != 0)
@@ -149,7 +152,7 @@ void esm_signals_start(void)
     pthread_t thread;
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);     /* the helper takes no signals */
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals */
     int started = pthread_create(&thread, NULL, helper, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started)
@@ -173,5 +176,5 @@ void esm_signals_finished(void)
     partial_path(final, sizeof final, 0);
     unlink(final);
     snprintf(dir, sizeof dir, "%s.partial", esm_run_info.out_path);
-    rmdir(dir);                 /* the last rank's rmdir succeeds */
+    rmdir(dir); /* the last rank's rmdir succeeds */
 }

@@ -87,12 +87,14 @@ void esm_spawn_setup(MPI_Comm world)
             each_child(esm_run_info.out_path, remove_child, NULL);
         return;
     }
-    snprintf(esm_run_info.parent_path, sizeof esm_run_info.parent_path, "%s", esm_run_info.out_path);
+    snprintf(esm_run_info.parent_path, sizeof esm_run_info.parent_path, "%s",
+             esm_run_info.out_path);
     if (esm_world_rank == 0) {
         char stem[4000];
         stem_of(esm_run_info.parent_path, stem, sizeof stem);
         for (int k = 1; k < 100000; k++) {
-            snprintf(esm_run_info.out_path, sizeof esm_run_info.out_path, "%s.spawn%d.jsonl", stem, k);
+            snprintf(esm_run_info.out_path, sizeof esm_run_info.out_path, "%s.spawn%d.jsonl", stem,
+                     k);
             int fd = open(esm_run_info.out_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
             if (fd >= 0) {
                 close(fd);
@@ -129,7 +131,8 @@ static int by_number(const void *a, const void *b)
 
 /* The header's "spawn" member: spawn calls on this rank's job, its parent, its children's files
  * (names relative to this profile's directory). */
-void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(void *, const char *), void *b)
+void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(void *, const char *),
+                      void *b)
 {
     char num[32];
     snprintf(num, sizeof num, "%d", spawn_calls);

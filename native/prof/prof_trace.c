@@ -36,7 +36,7 @@ typedef struct __attribute__((packed)) esm_event {
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
     uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started */
-    float cpu_gap;              /* ESMPROF_TRACE=cpu: thread CPU ns since the previous event's exit */
+    float cpu_gap; /* ESMPROF_TRACE=cpu: thread CPU ns since the previous event's exit */
 } esm_event;
 _Static_assert(sizeof(esm_event) == 64, "trace records are 64 bytes");
 
@@ -53,7 +53,7 @@ typedef struct tbuf {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ESM_TLS tbuf *mine;
-static ESM_TLS uint64_t cpu_at_exit;   /* ESMPROF_TRACE=cpu: this thread's, at its last event */
+static ESM_TLS uint64_t cpu_at_exit; /* ESMPROF_TRACE=cpu: this thread's, at its last event */
 static tbuf *buffers;
 static int nbuffers;
 static size_t cap = 1u << 20;
@@ -81,7 +81,7 @@ static tbuf *self_buffer(void)
     tbuf *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    b->ev = malloc(cap * sizeof(esm_event));   /* untouched pages cost no memory */
+    b->ev = malloc(cap * sizeof(esm_event)); /* untouched pages cost no memory */
     pthread_mutex_lock(&lock);
     b->index = nbuffers++;
     b->next = buffers;
@@ -105,7 +105,10 @@ static esm_event *next_event(void)
 }
 
 /* The event is published (n incremented) after it is filled: a snapshot reads whole events. */
-static void publish(void) { __atomic_add_fetch(&mine->n, 1, __ATOMIC_RELEASE); }
+static void publish(void)
+{
+    __atomic_add_fetch(&mine->n, 1, __ATOMIC_RELEASE);
+}
 
 static void trace_call(const esm_call *c)
 {
@@ -140,7 +143,8 @@ void esm_modes_leave(esm_call *c)
     esm_tc = (esm_trace_call){0};
 }
 
-void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank, uint64_t bytes)
+void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank,
+                       uint64_t bytes)
 {
     if (!(esm_trace_modes & ESM_MODE_TRACE) || (kind != ESM_REQ_PSEND && kind != ESM_REQ_PRECV))
         return;
@@ -148,7 +152,7 @@ void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, i
     if (!e)
         return;
     memset(e, 0, offsetof(esm_event, thread));
-    e->t0 = e->t1 = c->t1;                  /* right after the starting call's own event */
+    e->t0 = e->t1 = c->t1; /* right after the starting call's own event */
     e->req = esm_req_key(req);
     e->sent = kind == ESM_REQ_PSEND ? bytes : 0;
     e->peer = -1;
@@ -166,7 +170,7 @@ void esm_posted_from(esm_call *c, int source)
 {
     const esm_comm *comm = c->comm;
     if (source < 0)
-        return;                             /* MPI_ANY_SOURCE, MPI_PROC_NULL */
+        return; /* MPI_ANY_SOURCE, MPI_PROC_NULL */
     int world = comm && comm->world ? (source < comm->nworld ? comm->world[source] : -1) : source;
     esm_tc.peer1 = world + 1;
 }
@@ -214,7 +218,7 @@ __attribute__((weak)) int MPI_Pcontrol(const int level, ...)
     }
     esm_trace_region(level, name);
 #ifdef ESM_SIMULATED
-    return MPI_SUCCESS;             /* SimGrid SMPI's own MPI_Pcontrol aborts (not implemented) */
+    return MPI_SUCCESS; /* SimGrid SMPI's own MPI_Pcontrol aborts (not implemented) */
 #else
     if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
         return MPI_SUCCESS;
@@ -260,7 +264,7 @@ static double calibrate(int mode)
         uint64_t start = esm_now();
         for (int i = 0; i < N; i++) {
             c.t0 = c.t1 = esm_now();
-            esm_tc.caller = (void *)&getpid;            /* a site outside the library's code */
+            esm_tc.caller = (void *)&getpid; /* a site outside the library's code */
             esm_modes_leave(&c);
         }
         uint64_t spent = esm_now() - start;
@@ -290,7 +294,7 @@ void esm_modes_start(void)
         cpu_at_exit = esm_thread_cpu_ns();
     }
 #ifdef ESM_SIMULATED
-    sites = NULL;       /* linked into the program: its own code cannot be told from the program's */
+    sites = NULL; /* linked into the program: its own code cannot be told from the program's */
 #endif
     if (sites && atoi(sites) > 0)
         esm_callsites_start(atoi(sites));
@@ -356,16 +360,20 @@ static void out_string(obuf *o, const char *s)
 
 static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
 {
-    outf(o, "{\"format\":\"esmperf-trace\",\"version\":1,\"rank\":%d,\"ranks\":%d,\"pid\":%d,"
-            "\"init_epoch\":%.6f,\"wall\":%.9g,", esm_world_rank, esm_world_size, (int)getpid(),
-         esm_run_info.init_epoch,
+    outf(o,
+         "{\"format\":\"esmperf-trace\",\"version\":1,\"rank\":%d,\"ranks\":%d,\"pid\":%d,"
+         "\"init_epoch\":%.6f,\"wall\":%.9g,",
+         esm_world_rank, esm_world_size, (int)getpid(), esm_run_info.init_epoch,
          (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / esm_ticks_per_second);
     if (partial)
         outf(o, "\"partial\":\"%s\",", partial);
-    outf(o, "\"ns_per_event\":%.3f,\"cpu\":%s,", esm_trace_ns_per_event, esm_trace_cpu ? "true" : "false");
-    outf(o, "\"events\":%llu,\"lost\":%llu,\"cap_per_thread\":%llu,\"threads\":%d,\"record_bytes\":%d,",
-         (unsigned long long)events, (unsigned long long)lost, (unsigned long long)cap, nbuffers,
-         (int)sizeof(esm_event));
+    outf(o, "\"ns_per_event\":%.3f,\"cpu\":%s,", esm_trace_ns_per_event,
+         esm_trace_cpu ? "true" : "false");
+    outf(
+        o,
+        "\"events\":%llu,\"lost\":%llu,\"cap_per_thread\":%llu,\"threads\":%d,\"record_bytes\":%d,",
+        (unsigned long long)events, (unsigned long long)lost, (unsigned long long)cap, nbuffers,
+        (int)sizeof(esm_event));
     out(o, "\"functions\":[", 13);
     for (int f = 0; f < ESM_NFUNC; f++) {
         out(o, f ? "," : "", f ? 1 : 0);

@@ -19,7 +19,8 @@ uint64_t esm_req_key(MPI_Request req);
 /* prof_trace.c: MPI_Pcontrol(1, "name") enters a region, MPI_Pcontrol(-1, "name") leaves it */
 void esm_trace_region(int level, const char *name);
 /* MPI_Start(all) started a persistent send or receive: one event per request (kind 3) */
-void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank, uint64_t bytes);
+void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank,
+                       uint64_t bytes);
 void esm_trace_write(const char *partial);      /* OUT.trace/RANK.bin; no MPI call */
 
 /* prof_callsite.c */

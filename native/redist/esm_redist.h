@@ -46,11 +46,11 @@ typedef enum {
     ESM_ERR_TILING,       /* a decomposition leaves gaps in or overlaps the index space */
     ESM_ERR_MISMATCH,     /* source and destination disagree: global size, fields, type, ranks */
     ESM_ERR_INCONSISTENT, /* ranks passed different values for an argument that must agree */
-    ESM_ERR_UNSUPPORTED,  /* valid, but not possible with these objects (e.g. a layout-only decomposition) */
-    ESM_ERR_STATE,        /* a call out of order: run_end without run_begin, ... */
-    ESM_ERR_MEMORY,       /* out of memory */
-    ESM_ERR_MPI,          /* an MPI call failed */
-    ESM_ERR_SYSTEM        /* a system call failed (single-copy read of a peer's memory) */
+    ESM_ERR_UNSUPPORTED, /* valid, but not possible with these objects (e.g. a layout-only decomposition) */
+    ESM_ERR_STATE, /* a call out of order: run_end without run_begin, ... */
+    ESM_ERR_MEMORY, /* out of memory */
+    ESM_ERR_MPI, /* an MPI call failed */
+    ESM_ERR_SYSTEM /* a system call failed (single-copy read of a peer's memory) */
 } esm_status;
 
 /* Element type of the fields of a bundle. */
@@ -74,11 +74,11 @@ typedef enum { ESM_PACK_PET = 0, ESM_PACK_XP, ESM_PACK_NONE, ESM_PACK_DATATYPE }
 
 /* Options of a route; esm_route_options_default() gives the fastest measured (docs/redist.md). */
 typedef struct {
-    esm_comm_mode comm;  /* default ESM_COMM_ASYNC */
-    esm_pack_mode pack;  /* default ESM_PACK_PET */
-    int bundle;          /* 1 (default): all fields of a bundle in one message; 0: one field per message */
-    int local_direct;    /* 1 (default): a rank's own overlap is copied directly; 0: through MPI like any peer */
-    int single_copy;     /* 1 (default): a rank copies its elements from peers on the same node
+    esm_comm_mode comm; /* default ESM_COMM_ASYNC */
+    esm_pack_mode pack; /* default ESM_PACK_PET */
+    int bundle; /* 1 (default): all fields of a bundle in one message; 0: one field per message */
+    int local_direct; /* 1 (default): a rank's own overlap is copied directly; 0: through MPI like any peer */
+    int single_copy; /* 1 (default): a rank copies its elements from peers on the same node
                             straight from their fields into its own, one copy, no MPI data message:
                             with memcpy when the sender's fields are in node-shared memory
                             (esm_shared_alloc), else with process_vm_readv (Linux cross-memory
@@ -92,19 +92,19 @@ typedef struct esm_route esm_route;
 
 /* What a stored route holds and moves per run, on this rank. */
 typedef struct {
-    int send_peers;             /* other ranks this rank sends to */
-    int recv_peers;             /* other ranks this rank receives from */
-    int single_copy_peers;      /* of recv_peers, those read directly (single copy) */
-    int64_t send_elements;      /* elements of one field sent to other ranks */
-    int64_t recv_elements;      /* elements of one field received from other ranks */
-    int64_t local_elements;     /* elements of one field this rank keeps (its own overlap) */
-    int64_t send_bytes;         /* bytes of the whole bundle sent to other ranks per run */
-    int64_t recv_bytes;         /* bytes of the whole bundle received from other ranks per run */
-    int64_t local_bytes;        /* bytes of the whole bundle copied within this rank per run */
-    int64_t messages;           /* MPI data messages this rank sends per run */
-    int64_t segments;           /* run descriptors held (send, receive, local) */
-    int64_t route_bytes;        /* memory held by the descriptors */
-    esm_route_options options;  /* the options in effect */
+    int send_peers; /* other ranks this rank sends to */
+    int recv_peers; /* other ranks this rank receives from */
+    int single_copy_peers; /* of recv_peers, those read directly (single copy) */
+    int64_t send_elements; /* elements of one field sent to other ranks */
+    int64_t recv_elements; /* elements of one field received from other ranks */
+    int64_t local_elements; /* elements of one field this rank keeps (its own overlap) */
+    int64_t send_bytes; /* bytes of the whole bundle sent to other ranks per run */
+    int64_t recv_bytes; /* bytes of the whole bundle received from other ranks per run */
+    int64_t local_bytes; /* bytes of the whole bundle copied within this rank per run */
+    int64_t messages; /* MPI data messages this rank sends per run */
+    int64_t segments; /* run descriptors held (send, receive, local) */
+    int64_t route_bytes; /* memory held by the descriptors */
+    esm_route_options options; /* the options in effect */
 } esm_route_info;
 
 /* The message of the last error on this thread ("" when none). */
@@ -142,7 +142,8 @@ int esm_distgrid_create_indices(MPI_Comm comm, int64_t points, int64_t levels, i
 int esm_distgrid_local_count(const esm_distgrid *decomp, int64_t *count);
 
 /* The box [lower, upper) this rank holds (blocks and boxes); the number of dimensions is returned in *ndims. */
-int esm_distgrid_local_box(const esm_distgrid *decomp, int *ndims, int64_t lower[], int64_t upper[]);
+int esm_distgrid_local_box(const esm_distgrid *decomp, int *ndims, int64_t lower[],
+                           int64_t upper[]);
 
 /* Global linear index of every local element, in local storage order (local_count values). */
 int esm_distgrid_global_indices(const esm_distgrid *decomp, int64_t global[]);
@@ -169,8 +170,9 @@ int esm_route_store(const esm_distgrid *src, const esm_distgrid *dst, esm_fields
 /* Store, without any communication, the route rank `rank` would store between two layout-only
  * block decompositions (created with MPI_COMM_NULL): for store-scaling studies of any number of
  * ranks in one process. The route can be inspected (esm_route_get_info), not run. */
-int esm_route_store_as(const esm_distgrid *src, const esm_distgrid *dst, int rank, esm_fields src_fields,
-                       esm_fields dst_fields, const esm_route_options *options, esm_route **route);
+int esm_route_store_as(const esm_distgrid *src, const esm_distgrid *dst, int rank,
+                       esm_fields src_fields, esm_fields dst_fields,
+                       const esm_route_options *options, esm_route **route);
 
 /* Move the bundle: src[f] and dst[f] are field f's local arrays (count fields). Collective;
  * equal to esm_route_run_begin followed by esm_route_run_end. */

@@ -79,7 +79,7 @@ static void collectives(void)
         MPI_Reduce(MPI_IN_PLACE, r, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     else
         MPI_Reduce(r, NULL, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0)    /* sendcount/sendtype are ignored at the root: counting them would be wrong */
+    if (rank == 0) /* sendcount/sendtype are ignored at the root: counting them would be wrong */
         MPI_Gather(MPI_IN_PLACE, 123456, MPI_DOUBLE, g, 2, MPI_INT, 0, MPI_COMM_WORLD);
     else
         MPI_Gather(g, 2, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD);
@@ -87,7 +87,7 @@ static void collectives(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void neighbours(void)    /* periodic ring: 2 neighbours each */
+static void neighbours(void) /* periodic ring: 2 neighbours each */
 {
     int dims[1] = {size}, periods[1] = {1}, one = rank, got[2];
     double three[6] = {0}, back[6];
@@ -98,7 +98,7 @@ static void neighbours(void)    /* periodic ring: 2 neighbours each */
     MPI_Comm_free(&ring);
 }
 
-static void split(void)         /* even and odd halves; a 16-byte exchange inside each */
+static void split(void) /* even and odd halves; a 16-byte exchange inside each */
 {
     MPI_Comm half;
     int one = 1, sum = 0, sub;
@@ -108,11 +108,12 @@ static void split(void)         /* even and odd halves; a 16-byte exchange insid
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, half);
     check(sum == 2, "split sum");
     MPI_Comm_rank(half, &sub);
-    MPI_Sendrecv(out, 16, MPI_CHAR, 1 - sub, 6, in, 32, MPI_CHAR, 1 - sub, 6, half, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(out, 16, MPI_CHAR, 1 - sub, 6, in, 32, MPI_CHAR, 1 - sub, 6, half,
+                 MPI_STATUS_IGNORE);
     MPI_Comm_free(&half);
 }
 
-static void probes(void)        /* 24 bytes to the partner, received by Mprobe + Mrecv */
+static void probes(void) /* 24 bytes to the partner, received by Mprobe + Mrecv */
 {
     char out[24] = {0}, in[64];
     MPI_Message msg;
@@ -124,7 +125,7 @@ static void probes(void)        /* 24 bytes to the partner, received by Mprobe +
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
-static void file_io(const char *dir)   /* 100 ints written at my offset, the right's read back */
+static void file_io(const char *dir) /* 100 ints written at my offset, the right's read back */
 {
     char path[4096];
     int out[100] = {0}, in[100];
@@ -135,11 +136,12 @@ static void file_io(const char *dir)   /* 100 ints written at my offset, the rig
     MPI_File_sync(fh);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_File_sync(fh);
-    MPI_File_read_at(fh, (MPI_Offset)((rank + 1) % size) * sizeof in, in, 100, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_read_at(fh, (MPI_Offset)((rank + 1) % size) * sizeof in, in, 100, MPI_INT,
+                     MPI_STATUS_IGNORE);
     MPI_File_close(&fh);
 }
 
-static void one_sided(void)     /* 10 doubles put to the right, 5 got from the left */
+static void one_sided(void) /* 10 doubles put to the right, 5 got from the left */
 {
     double window[20] = {0}, out[10] = {0}, in[5];
     MPI_Win win;
@@ -151,13 +153,13 @@ static void one_sided(void)     /* 10 doubles put to the right, 5 got from the l
     MPI_Win_free(&win);
 }
 
-static void *thread_body(void *arg)   /* 10 x 8 bytes to and from the partner per thread */
+static void *thread_body(void *arg) /* 10 x 8 bytes to and from the partner per thread */
 {
     int tag = 100 + (int)(long)arg;
     double out = 1.0, in = 0.0;
     for (int i = 0; i < 10; i++)
-        MPI_Sendrecv(&out, 1, MPI_DOUBLE, rank ^ 1, tag, &in, 1, MPI_DOUBLE, rank ^ 1, tag, thread_comm,
-                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&out, 1, MPI_DOUBLE, rank ^ 1, tag, &in, 1, MPI_DOUBLE, rank ^ 1, tag,
+                     thread_comm, MPI_STATUS_IGNORE);
     return NULL;
 }
 
@@ -172,7 +174,7 @@ static void threads(void)
     MPI_Comm_free(&thread_comm);
 }
 
-static void disk(const char *dir)   /* 1000 bytes written, then read back */
+static void disk(const char *dir) /* 1000 bytes written, then read back */
 {
     char path[4096], buf[1000] = {0};
     snprintf(path, sizeof path, "%s/prof_test_c.%d.dat", dir, rank);

@@ -14,16 +14,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.errors import EsmperfError
 from esmperf.launch.mpirun import run_environment, stack_of_program
+from esmperf.mpi.build import build_dir, build_stack, profiler_library
+from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
 from esmperf.paths import repo_root
 from esmperf.profile.read import profile_state, read_profile
 from esmperf.profile.render import render_stacks, render_summary
-from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
-from esmperf.study.cli import add_commands as add_study_commands
 from esmperf.profile.summary import summarise
 from esmperf.profile.trace_cli import add_trace_command
+from esmperf.study.cli import add_commands as add_study_commands
 
 console = Console()
 error_console = Console(stderr=True, soft_wrap=True)  # one message, one line
@@ -65,27 +65,39 @@ def _parser() -> argparse.ArgumentParser:
         epilog="example: esmperf profile -- mpirun.openmpi -n 4 ./my_model",
     )
     profile.add_argument(
-        "--out", default=DEFAULT_PROFILE, metavar="FILE",
+        "--out",
+        default=DEFAULT_PROFILE,
+        metavar="FILE",
         help=f"profile file to write (default: {DEFAULT_PROFILE})",
     )
     profile.add_argument(
-        "--stack", metavar="ID",
+        "--stack",
+        metavar="ID",
         help="MPI stack the program uses (default: told from its launcher or its libraries)",
     )
     profile.add_argument(
-        "--bin-seconds", type=_positive_float, metavar="S",
+        "--bin-seconds",
+        type=_positive_float,
+        metavar="S",
         help="width of the profile's time bins in seconds (default: the profiler's, 1 s)",
     )
     profile.add_argument(
-        "--trace", action="store_true",
-        help="also record a timeline trace (FILE.trace/; convert it: esmperf trace FILE)")
+        "--trace",
+        action="store_true",
+        help="also record a timeline trace (FILE.trace/; convert it: esmperf trace FILE)",
+    )
     profile.add_argument(
-        "--trace-cpu", action="store_true",
+        "--trace-cpu",
+        action="store_true",
         help="a timeline trace with each thread's CPU time between calls (for replays of "
-        "runs on busy or oversubscribed nodes; two more clock reads per call)")
+        "runs on busy or oversubscribed nodes; two more clock reads per call)",
+    )
     profile.add_argument(
-        "--callsites", type=int, metavar="DEPTH",
-        help="also count MPI calls per call site, DEPTH return addresses deep (1: the caller)")
+        "--callsites",
+        type=int,
+        metavar="DEPTH",
+        help="also count MPI calls per call site, DEPTH return addresses deep (1: the caller)",
+    )
     profile.add_argument(
         "command", nargs=argparse.REMAINDER, help="launcher and program, after `--`"
     )
@@ -93,9 +105,12 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="print the summary of a profile file")
     show.add_argument("--json", action="store_true", help="print the summary's figures as JSON")
-    show.add_argument("--region", metavar="PATH",
-                      help="the figures of one region, e.g. timed/barotropic, or 'all' for the "
-                           "whole run (default: the region 'timed' when the profile has it)")
+    show.add_argument(
+        "--region",
+        metavar="PATH",
+        help="the figures of one region, e.g. timed/barotropic, or 'all' for the "
+        "whole run (default: the region 'timed' when the profile has it)",
+    )
     show.add_argument("file", type=Path, help="the profile file (.jsonl)")
     show.set_defaults(handler=_show)
 
@@ -135,7 +150,8 @@ def _build(args: argparse.Namespace) -> int:
             built = ", ".join(str(path.relative_to(directory)) for path in result.artifacts())
             console.print(
                 f"[green]built[/] {stack.id} in {result.seconds:.1f} s: "
-                f"{directory.relative_to(repo_root())}/ {{{built}}}", soft_wrap=True
+                f"{directory.relative_to(repo_root())}/ {{{built}}}",
+                soft_wrap=True,
             )
             for part in result.skipped():
                 console.print(f"  skipped {escape(part)}", soft_wrap=True, highlight=False)
@@ -158,14 +174,18 @@ def _profile(args: argparse.Namespace) -> int:
     _check_program(command[0])
     out = _writable_output(Path(args.out))
     discovery = discover_stacks()
-    stack = _stack_by_id(discovery, args.stack) if args.stack else stack_of_program(
-        command, _all_stacks(discovery))
+    stack = (
+        _stack_by_id(discovery, args.stack)
+        if args.stack
+        else stack_of_program(command, _all_stacks(discovery))
+    )
     if stack.simulated:
         raise EsmperfError(
             "under SimGrid SMPI nothing can be preloaded: the profiler is linked into the "
             "program. esmperf's workloads have it (`esmperf simulate --profile`, or profile = "
             "true in a study); link your own program with it as docs/profiler.md says "
-            "(\"Simulated runs\"), then run it with ESMPROF_OUT set")
+            '("Simulated runs"), then run it with ESMPROF_OUT set'
+        )
     env = run_environment(stack)
     preload = [str(profiler_library(stack)), env.get("LD_PRELOAD", "")]
     env["LD_PRELOAD"] = ":".join(item for item in preload if item)
@@ -195,8 +215,10 @@ def _profile(args: argparse.Namespace) -> int:
     render_summary(summarise(read_profile(out)), console)
     console.print(f"[bold]profile:[/] {escape(str(out))} (reprint it: esmperf show FILE)")
     if args.trace or args.trace_cpu:
-        console.print(f"[bold]trace:[/] {escape(str(out))}.trace/ (as Perfetto JSON and a "
-                      "SimGrid replay: esmperf trace FILE)")
+        console.print(
+            f"[bold]trace:[/] {escape(str(out))}.trace/ (as Perfetto JSON and a "
+            "SimGrid replay: esmperf trace FILE)"
+        )
     return 0
 
 
@@ -242,12 +264,15 @@ def _writable_output(out: Path) -> Path:
     out = out.expanduser().absolute()
     directory = out.parent
     if out.is_dir():
-        raise EsmperfError(f"--out {out} is a directory: give a file name such as "
-                           f"{out / DEFAULT_PROFILE}")
+        raise EsmperfError(
+            f"--out {out} is a directory: give a file name such as {out / DEFAULT_PROFILE}"
+        )
     if not directory.is_dir():
         reason = "is not a directory" if directory.exists() else "does not exist"
-        raise EsmperfError(f"cannot write {out}: {directory} {reason}; create the directory "
-                           "or choose another --out")
+        raise EsmperfError(
+            f"cannot write {out}: {directory} {reason}; create the directory "
+            "or choose another --out"
+        )
     writable = os.access(directory, os.W_OK | os.X_OK)
     if not writable or (out.exists() and not os.access(out, os.W_OK)):
         raise EsmperfError(f"cannot write {out}: permission denied; choose another --out")
@@ -263,8 +288,10 @@ def _failure(command: list[str], returncode: int, out: Path) -> str:
     if profile_state(out) == "running":
         kept = out.with_name(out.name + ".partial")
         if kept.is_dir() and any(kept.glob("*.jsonl")):
-            message += (f"; the run died before MPI_Finalize, its ranks' partial profiles are in "
-                        f"{kept} (esmperf show {out})")
+            message += (
+                f"; the run died before MPI_Finalize, its ranks' partial profiles are in "
+                f"{kept} (esmperf show {out})"
+            )
         else:
             message += f"; the run died before MPI_Finalize ({out} holds only the start-up marker)"
     return message + ": see its output above"

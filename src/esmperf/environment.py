@@ -77,9 +77,16 @@ def memory_gib() -> float:
 
 def git_revision() -> tuple[str, bool]:
     """(commit, dirty) of the esmperf source tree; ("unknown", False) outside git."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo_root()), *args], capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(repo_root()), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+
     try:
         return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.SubprocessError):

@@ -187,8 +187,9 @@ def _trim_count(m: int, n: int, confidence: float) -> tuple[int, float]:
         return k, 1 - 2 * cumulative / total
     z = _normal_quantile(1 - alpha / 2)
     k = max(1, math.floor(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12)))
-    achieved = 1 - 2 * statistics.NormalDist().cdf((k - 0.5 - m * n / 2)
-                                                  / math.sqrt(m * n * (m + n + 1) / 12))
+    achieved = 1 - 2 * statistics.NormalDist().cdf(
+        (k - 0.5 - m * n / 2) / math.sqrt(m * n * (m + n + 1) / 12)
+    )
     return k, achieved
 
 
@@ -216,8 +217,9 @@ def relative_change(
         raise ValueError("relative change needs two non-empty samples")
     _, p_value = mann_whitney(a, b)
     if min(*a, *b) > 0:
-        estimate, low, high, achieved = shift_ci([math.log(x) for x in a],
-                                                 [math.log(y) for y in b], confidence)
+        estimate, low, high, achieved = shift_ci(
+            [math.log(x) for x in a], [math.log(y) for y in b], confidence
+        )
         sign = 1 if higher_is_better else -1
         bounds = sorted((math.exp(sign * low) - 1, math.exp(sign * high) - 1))
         change = math.exp(sign * estimate) - 1
@@ -228,8 +230,14 @@ def relative_change(
         bounds = sorted((sign * low / scale, sign * high / scale))
         change = sign * estimate / scale
     return Difference(
-        n_a=len(a), n_b=len(b), change=change, ci_low=bounds[0], ci_high=bounds[1],
-        confidence=achieved, p_value=p_value, significant=p_value < alpha,
+        n_a=len(a),
+        n_b=len(b),
+        change=change,
+        ci_low=bounds[0],
+        ci_high=bounds[1],
+        confidence=achieved,
+        p_value=p_value,
+        significant=p_value < alpha,
     )
 
 
@@ -240,8 +248,9 @@ def speedup(base_value: float, value: float, higher_is_better: bool) -> float:
     return value / base_value if higher_is_better else base_value / value
 
 
-def scaling_efficiency(base_ranks: int, base_value: float, ranks: int, value: float,
-                       higher_is_better: bool) -> float:
+def scaling_efficiency(
+    base_ranks: int, base_value: float, ranks: int, value: float, higher_is_better: bool
+) -> float:
     """Scaling efficiency against the base (the JUROPA white paper's parallel efficiency:
     performance per rank at `ranks` over performance per rank at `base_ranks`); 1.0 is ideal
     scaling; NaN when a figure is zero. Not POP's parallel efficiency of one profiled run
@@ -352,8 +361,9 @@ def power(n: int, change: float, spread: float, alpha: float = 0.05) -> float:
     return statistics.NormalDist().cdf((critical + 0.5 - mean) / math.sqrt(variance))
 
 
-def repetitions_to_detect(change: float, spread: float, alpha: float = 0.05,
-                          wanted: float = POWER, limit: int = 1000) -> int:
+def repetitions_to_detect(
+    change: float, spread: float, alpha: float = 0.05, wanted: float = POWER, limit: int = 1000
+) -> int:
     """Repetitions per side for a two-sided Mann-Whitney test to detect a relative change of
     `change` (0.2 = 20 %) with probability `wanted`, when the log values scatter by `spread`
     (log_spread); `limit` + 1 when even `limit` does not."""
@@ -365,8 +375,7 @@ def repetitions_to_detect(change: float, spread: float, alpha: float = 0.05,
     return n
 
 
-def detectable_change(n: int, spread: float, alpha: float = 0.05,
-                      wanted: float = POWER) -> float:
+def detectable_change(n: int, spread: float, alpha: float = 0.05, wanted: float = POWER) -> float:
     """The smallest relative change (0.2 = 20 %) that n repetitions per side detect with
     probability `wanted` at this spread (to 0.1 %); inf when n cannot reach alpha at all."""
     if not can_reach(n, n, alpha):

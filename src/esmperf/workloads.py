@@ -13,8 +13,17 @@ from esmperf.errors import EsmperfError
 from esmperf.paths import build_root, repo_root
 
 MANIFEST = "workload.toml"
-MANIFEST_KEYS = {"name", "executable", "description", "sizes", "default_size", "fom_unit",
-                 "higher_is_better", "options", "folds"}
+MANIFEST_KEYS = {
+    "name",
+    "executable",
+    "description",
+    "sizes",
+    "default_size",
+    "fom_unit",
+    "higher_is_better",
+    "options",
+    "folds",
+}
 REQUIRED_KEYS = ("name", "executable", "sizes", "fom_unit", "higher_is_better")
 
 
@@ -44,7 +53,8 @@ class Workload:
     def check_size(self, size: str) -> None:
         if size not in self.sizes:
             raise WorkloadError(
-                f"workload {self.name} has no size {size!r} (sizes: {', '.join(self.sizes)})")
+                f"workload {self.name} has no size {size!r} (sizes: {', '.join(self.sizes)})"
+            )
 
     def check_option(self, name: str, value: Any) -> None:
         if name not in self.options:
@@ -52,8 +62,10 @@ class Workload:
             raise WorkloadError(f"workload {self.name} has no option {name!r} (options: {known})")
         allowed = self.options[name]
         if all(isinstance(item, str) for item in allowed) and str(value) not in allowed:
-            raise WorkloadError(f"workload {self.name}: option {name} has no value {value!r} "
-                                f"(values: {', '.join(map(str, allowed))})")
+            raise WorkloadError(
+                f"workload {self.name}: option {name} has no value {value!r} "
+                f"(values: {', '.join(map(str, allowed))})"
+            )
 
 
 def apps_dir() -> Path:
@@ -80,15 +92,23 @@ def read_manifest(path: Path) -> Workload:
     unknown = sorted(set(data) - MANIFEST_KEYS)
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if unknown or missing:
-        what = "; ".join(filter(None, [
-            f"unknown keys {', '.join(unknown)}" if unknown else "",
-            f"missing keys {', '.join(missing)}" if missing else ""]))
+        what = "; ".join(
+            filter(
+                None,
+                [
+                    f"unknown keys {', '.join(unknown)}" if unknown else "",
+                    f"missing keys {', '.join(missing)}" if missing else "",
+                ],
+            )
+        )
         raise WorkloadError(f"{path}: {what} (see docs/workloads.md)")
     sizes = tuple(str(size) for size in data["sizes"])
     if not sizes:
         raise WorkloadError(f"{path}: `sizes` is empty (see docs/workloads.md)")
-    options = {str(name): tuple(values) if isinstance(values, list) else (values,)
-               for name, values in (data.get("options") or {}).items()}
+    options = {
+        str(name): tuple(values) if isinstance(values, list) else (values,)
+        for name, values in (data.get("options") or {}).items()
+    }
     return Workload(
         name=str(data["name"]),
         executable=str(data["executable"]),
@@ -113,8 +133,10 @@ def unknown_workload(name: str, workloads: dict[str, Workload]) -> WorkloadError
 
 
 def not_built_reason(workload: Workload, stack_id: str) -> str:
-    return (f"{workload.name} is not built for {stack_id} ({workload.executable_path(stack_id)} "
-            f"is missing): run `make build` or `esmperf build --stack {stack_id}`")
+    return (
+        f"{workload.name} is not built for {stack_id} ({workload.executable_path(stack_id)} "
+        f"is missing): run `make build` or `esmperf build --stack {stack_id}`"
+    )
 
 
 def parse_result_line(stdout: str) -> dict[str, Any] | None:
@@ -145,9 +167,7 @@ def numeric_metrics(result: dict[str, Any], prefix: str = "") -> dict[str, float
     metrics: dict[str, float] = {}
     for key, value in result.items():
         name = f"{prefix}{key}"
-        if isinstance(value, bool):
-            metrics[name] = float(value)
-        elif isinstance(value, (int, float)):
+        if isinstance(value, (bool, int, float)):
             metrics[name] = float(value)
         elif isinstance(value, dict):
             metrics.update(numeric_metrics(value, name + "."))

@@ -17,6 +17,7 @@ Knobs for the tests:
   FAKE_SLURM_MIN_JOB_AGE=0   squeue forgets ended jobs at once (Slurm: after MinJobAge, 300 s)
 """
 
+import contextlib
 import json
 import os
 import re
@@ -37,40 +38,59 @@ def sbatch(args: list[str]) -> int:
     partition = options.get("partition", "")
     bad = [p for p in os.environ.get("FAKE_SLURM_BAD_PARTITIONS", "").split(",") if p]
     if partition in bad:
-        print(f"sbatch: error: invalid partition specified: {partition}\n"
-              "sbatch: error: Batch job submission failed: Invalid partition name specified",
-              file=sys.stderr)
+        print(
+            f"sbatch: error: invalid partition specified: {partition}\n"
+            "sbatch: error: Batch job submission failed: Invalid partition name specified",
+            file=sys.stderr,
+        )
         return 1
     JOBS.mkdir(parents=True, exist_ok=True)
     counter = STATE / "next_id"
     job_id = int(counter.read_text()) if counter.exists() else 1000
     counter.write_text(str(job_id + 1))
     output = options.get("output", f"slurm-{job_id}.out").replace("%j", str(job_id))
-    info = {"job_id": job_id, "script": str(script), "submitted": time.time(),
-            "name": options.get("job-name", script.name)}
+    info = {
+        "job_id": job_id,
+        "script": str(script),
+        "submitted": time.time(),
+        "name": options.get("job-name", script.name),
+    }
     (JOBS / f"{job_id}.json").write_text(json.dumps(info))
     if os.environ.get("FAKE_SLURM_OUTCOME") == "CANCELLED":
         _finish(job_id, f"CANCELLED by {os.getuid()}", "0:0", "Priority", "None assigned")
     else:
-        env = dict(os.environ, SLURM_JOB_ID=str(job_id), SLURM_JOB_NODELIST=NODE,
-                   SLURM_JOB_NUM_NODES=options.get("nodes", "1"), SLURM_CPUS_ON_NODE="2",
-                   SLURM_NTASKS=options.get("ntasks", "1"))
+        env = dict(
+            os.environ,
+            SLURM_JOB_ID=str(job_id),
+            SLURM_JOB_NODELIST=NODE,
+            SLURM_JOB_NUM_NODES=options.get("nodes", "1"),
+            SLURM_CPUS_ON_NODE="2",
+            SLURM_NTASKS=options.get("ntasks", "1"),
+        )
         limit = os.environ.get("FAKE_SLURM_TIME_LIMIT", "")
-        runner = (f"timeout -s KILL {limit} bash {script!s}" if limit else f"bash {script!s}")
+        runner = f"timeout -s KILL {limit} bash {script!s}" if limit else f"bash {script!s}"
         # the job: wait for the node if exclusive, run the script, then how it ended (exit
         # code, or TIMEOUT when the limit hit), unless scancel ended it first
         lock = f"flock {JOBS}/node.lock " if "exclusive" in options else ""
         end = f"{JOBS}/{job_id}.end"
-        wrapper = (f"{lock}sh -c 'touch {JOBS}/{job_id}.started; {runner} > {output} 2>&1'; "
-                   f"code=$?; "
-                   f"if [ -n '{limit}' ] && [ $code = 137 ]; then end='TIMEOUT|0:0|TimeLimit'; "
-                   f"elif [ $code = 0 ]; then end='COMPLETED|0:0|None'; "
-                   f"else end=\"FAILED|$code:0|NonZeroExitCode\"; fi; "
-                   f"echo \"$end|{NODE}\" > {end}.part; "
-                   f"[ -e {end} ] || mv {end}.part {end}")
-        process = subprocess.Popen(["sh", "-c", wrapper], env=env, cwd=script.parent,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        wrapper = (
+            f"{lock}sh -c 'touch {JOBS}/{job_id}.started; {runner} > {output} 2>&1'; "
+            f"code=$?; "
+            f"if [ -n '{limit}' ] && [ $code = 137 ]; then end='TIMEOUT|0:0|TimeLimit'; "
+            f"elif [ $code = 0 ]; then end='COMPLETED|0:0|None'; "
+            f'else end="FAILED|$code:0|NonZeroExitCode"; fi; '
+            f'echo "$end|{NODE}" > {end}.part; '
+            f"[ -e {end} ] || mv {end}.part {end}"
+        )
+        process = subprocess.Popen(
+            ["sh", "-c", wrapper],
+            env=env,
+            cwd=script.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         info["process_group"] = process.pid
         (JOBS / f"{job_id}.json").write_text(json.dumps(info))
     print(job_id if "--parsable" in args else f"Submitted batch job {job_id}")
@@ -134,7 +154,7 @@ def sacct(args: list[str]) -> int:  # sacct -n -P -X -j IDS --format=...
     fields = [f.lower() for f in fmt.split(",")]
     unknown = [f for f in fields if f not in FIELDS]
     if unknown:
-        print(f"sacct: error: Invalid field requested: \"{unknown[0]}\"", file=sys.stderr)
+        print(f'sacct: error: Invalid field requested: "{unknown[0]}"', file=sys.stderr)
         return 1
     for job_id in _jobs():
         if str(job_id) not in wanted:
@@ -148,9 +168,14 @@ def sacct(args: list[str]) -> int:  # sacct -n -P -X -j IDS --format=...
             state, reason = _now(job_id)
             code, node_list = "0:0", NODE if state == "RUNNING" else "None assigned"
         seconds = int(time.time() - info["submitted"]) if node_list != "None assigned" else 0
-        values = {"jobidraw": str(job_id), "state": state, "exitcode": code,
-                  "elapsed": time.strftime("%H:%M:%S", time.gmtime(seconds)),
-                  "nodelist": node_list, "reason": reason}
+        values = {
+            "jobidraw": str(job_id),
+            "state": state,
+            "exitcode": code,
+            "elapsed": time.strftime("%H:%M:%S", time.gmtime(seconds)),
+            "nodelist": node_list,
+            "reason": reason,
+        }
         print("|".join(values[f] for f in fields))
     return 0
 
@@ -161,12 +186,15 @@ def scancel(args: list[str]) -> int:
             continue
         info = json.loads((JOBS / f"{job_id}.json").read_text())
         started = (JOBS / f"{job_id}.started").exists()
-        _finish(int(job_id), f"CANCELLED by {os.getuid()}", "0:0", "None",
-                NODE if started else "None assigned")
-        try:
+        _finish(
+            int(job_id),
+            f"CANCELLED by {os.getuid()}",
+            "0:0",
+            "None",
+            NODE if started else "None assigned",
+        )
+        with contextlib.suppress(KeyError, ProcessLookupError, PermissionError):
             os.killpg(info["process_group"], signal.SIGTERM)
-        except (KeyError, ProcessLookupError, PermissionError):
-            pass
     return 0
 
 

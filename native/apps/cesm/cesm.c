@@ -32,12 +32,14 @@
 /* nx, ny: atmosphere grid; steps: coupling intervals of 30 min; the ocean grid and block sizes
  * per deck below. */
 static const esm_deck decks[] = {
-    {"S", 96, 48, 1, 12, 8, 240, "atm 96x48 (T31-like 3.75 deg), ocean 100x116 (gx3-like): 5 days, seconds"},
+    {"S", 96, 48, 1, 12, 8, 240,
+     "atm 96x48 (T31-like 3.75 deg), ocean 100x116 (gx3-like): 5 days, seconds"},
     {"M", 144, 96, 1, 12, 12, 96, "atm 144x96 (f19, 1.9x2.5 deg), ocean 320x384 (gx1): 2 days"},
     {"1deg", 288, 192, 1, 24, 16, 48, "atm 288x192 (f09, CESM's 1 degree), ocean 320x384 (gx1)"},
 };
-static const struct { int nx, ny, bx, by; } ocean_decks[] = {
-    {100, 116, 10, 12}, {320, 384, 32, 32}, {320, 384, 20, 24}};
+static const struct {
+    int nx, ny, bx, by;
+} ocean_decks[] = {{100, 116, 10, 12}, {320, 384, 32, 32}, {320, 384, 20, 24}};
 
 typedef struct cesm_run {
     const esm_deck *deck;
@@ -70,22 +72,29 @@ typedef struct cesm_run {
 
 static void parse(cesm_run *run, int argc, char **argv)
 {
-    esm_cli *cli = esm_cli_begin(argc, argv, "CESM proxy: atmosphere, land, sea ice and ocean "
+    esm_cli *cli = esm_cli_begin(argc, argv,
+                                 "CESM proxy: atmosphere, land, sea ice and ocean "
                                  "through a coupler (MCT-style rearrangers, conservative maps)");
     run->deck = esm_cli_size(cli, decks, sizeof decks / sizeof *decks);
-    run->steps = esm_cli_int(cli, "steps", run->deck->steps, 1, 10000000, "coupling intervals timed");
+    run->steps =
+        esm_cli_int(cli, "steps", run->deck->steps, 1, 10000000, "coupling intervals timed");
     run->warmup = esm_cli_int(cli, "warmup", 1, 0, 1000, "coupling intervals before timing");
     run->layout = esm_cli_choice(cli, "layout", "sequential,concurrent",
                                  "processor sets: all components on all ranks one after another, "
                                  "or the ocean on its own ranks beside the others");
     run->ocean_fraction = esm_cli_real(cli, "ocean-fraction", 0.25, 0.01, 0.99,
                                        "concurrent: share of the ranks for the ocean");
-    run->barriers = esm_cli_choice(cli, "barriers", "on,off", "the driver's timing barriers around each phase");
-    run->output = esm_cli_choice(cli, "output", "on,off", "history (beginning, middle, end) and restart files");
-    run->output_dir = esm_cli_text(cli, "output-dir", ".", "directory for history and restart files");
+    run->barriers =
+        esm_cli_choice(cli, "barriers", "on,off", "the driver's timing barriers around each phase");
+    run->output = esm_cli_choice(cli, "output", "on,off",
+                                 "history (beginning, middle, end) and restart files");
+    run->output_dir =
+        esm_cli_text(cli, "output-dir", ".", "directory for history and restart files");
     run->dt = esm_cli_real(cli, "dt", 1800, 60, 86400, "coupling interval, seconds");
-    run->atm_substeps = (int)esm_cli_int(cli, "atm-substeps", 3, 1, 100, "atmosphere steps per coupling interval");
-    run->ocn_substeps = (int)esm_cli_int(cli, "ocn-substeps", 2, 1, 100, "ocean steps per coupling interval");
+    run->atm_substeps =
+        (int)esm_cli_int(cli, "atm-substeps", 3, 1, 100, "atmosphere steps per coupling interval");
+    run->ocn_substeps =
+        (int)esm_cli_int(cli, "ocn-substeps", 2, 1, 100, "ocean steps per coupling interval");
     run->fault = esm_cli_choice(cli, "fault", "none,map,leak",
                                 "inject a fault the verification must catch: a wrong map weight, "
                                 "an ocean point that drops its forcing");
@@ -93,7 +102,8 @@ static void parse(cesm_run *run, int argc, char **argv)
 }
 
 /* Blocks of an nx x ny grid cut bx x by that hold a point where `has` is true. */
-static int blocks_with(int nx, int ny, int bx, int by, const unsigned char *active, const double *fraction)
+static int blocks_with(int nx, int ny, int bx, int by, const unsigned char *active,
+                       const double *fraction)
 {
     int count = 0;
     for (int j0 = 0; j0 < ny; j0 += by)
@@ -119,7 +129,8 @@ static void plan(cesm_run *run)
     run->land_fraction = esm_calloc(na, sizeof(double));
     for (int J = 0; J < d->ny; J++)
         for (int I = 0; I < d->nx; I++) {
-            double lf = 1.0 - cesm_ocean_area(&run->ov, &run->atm_g, &run->ocn_g, I, J) / run->atm_g.area[J];
+            double lf = 1.0 - cesm_ocean_area(&run->ov, &run->atm_g, &run->ocn_g, I, J) /
+                                  run->atm_g.area[J];
             run->land_fraction[I + (long)d->nx * J] = lf > LAND_MIN ? lf : 0.0;
         }
 
@@ -130,7 +141,9 @@ static void plan(cesm_run *run)
                  "ranks: use --layout sequential or more ranks");
     if (concurrent) {
         run->ocn_ranks = (int)lround(run->ranks * run->ocean_fraction);
-        run->ocn_ranks = run->ocn_ranks < 1 ? 1 : run->ocn_ranks > run->ranks - 1 ? run->ranks - 1 : run->ocn_ranks;
+        run->ocn_ranks = run->ocn_ranks < 1                ? 1
+                         : run->ocn_ranks > run->ranks - 1 ? run->ranks - 1
+                                                           : run->ocn_ranks;
         run->cpl_ranks = run->ranks - run->ocn_ranks;
         run->ocn_first = run->cpl_ranks;
     } else {
@@ -141,8 +154,13 @@ static void plan(cesm_run *run)
      * rank of the component gets a block with a point of it, as CESM's PE layouts choose the
      * block sizes of POP and CICE per processor count (1deg on 384 ranks: the atmosphere's
      * 24 x 16 blocks give only 144). */
-    struct { const char *what; const cesm_grid *g; const unsigned char *active;
-             const double *fraction; int bx, by, ranks; } need[] = {
+    struct {
+        const char *what;
+        const cesm_grid *g;
+        const unsigned char *active;
+        const double *fraction;
+        int bx, by, ranks;
+    } need[] = {
         {"atmosphere", &run->atm_g, run->atm_g.active, NULL, d->bx, d->by, run->cpl_ranks},
         {"land", &run->atm_g, NULL, run->land_fraction, d->bx, d->by, run->cpl_ranks},
         {"sea-ice", &run->ocn_g, run->ocn_g.active, NULL, ocean_decks[k].bx, ocean_decks[k].by,
@@ -173,8 +191,10 @@ static void plan(cesm_run *run)
         bad_dir = stat(run->output_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
                   access(run->output_dir, W_OK | X_OK) != 0;
     }
-    esm_fail_if_any(bad_dir, "--output-dir %s is not a writable directory: create it, choose "
-                    "another, or use --output off", run->output_dir);
+    esm_fail_if_any(bad_dir,
+                    "--output-dir %s is not a writable directory: create it, choose "
+                    "another, or use --output off",
+                    run->output_dir);
 }
 
 static double **alloc_into(double *dst[], long n, int nfields)
@@ -207,8 +227,9 @@ static void set_up(cesm_run *run)
         run->ocn.leak = !strcmp(run->fault, "leak") && esm_rank() == 0;
         esm_group_leave();
     }
-    coupler_create(&run->cpl, &run->atm_g, &run->ocn_g, &run->ov, run->land_fraction, run->cpl_ranks,
-                   &run->atm.pts, &run->lnd.pts, &run->ice.pts, &run->ocn.pts, !strcmp(run->fault, "map"));
+    coupler_create(&run->cpl, &run->atm_g, &run->ocn_g, &run->ov, run->land_fraction,
+                   run->cpl_ranks, &run->atm.pts, &run->lnd.pts, &run->ice.pts, &run->ocn.pts,
+                   !strcmp(run->fault, "map"));
     alloc_into(run->a2x, run->atm.pts.n, A2X_N);
     alloc_into(run->x2a, run->atm.pts.n, X2A_N);
     alloc_into(run->x2l, run->lnd.pts.n, X2L_N);
@@ -226,7 +247,8 @@ static void set_up(cesm_run *run)
         free(land);
     }
     file_plan_create(&run->h_ice, "ice", &run->ocn_g, &run->ice.pts, run->ocn_g.active, 3, 0);
-    file_plan_create(&run->h_ocn, "ocn", &run->ocn_g, &run->ocn.pts, run->ocn_g.active, 2, run->ocn_first);
+    file_plan_create(&run->h_ocn, "ocn", &run->ocn_g, &run->ocn.pts, run->ocn_g.active, 2,
+                     run->ocn_first);
     file_plan_create(&run->r_cpl, "cpl", &run->ocn_g, &run->cpl.o, run->ocn_g.active, 2, 0);
 
     /* initial exchanges (the driver's init phase): the atmosphere's and ocean's states */
@@ -307,10 +329,12 @@ static void write_files(cesm_run *run, const cesm_info *info, bool restart)
     emit(run, &run->h_atm, kind, info, atm,
          (double *[]){run->a2x[A2X_T], run->x2a[X2A_FLUX], run->x2a[X2A_TSFC]});
     emit(run, &run->h_lnd, kind, info, lnd, (double *[]){run->lnd.t, run->l2x[L2X_FLUX]});
-    emit(run, &run->h_ice, kind, info, ice, (double *[]){run->ice.h, run->i2x[I2X_FRAC], run->i2x[I2X_TSFC]});
+    emit(run, &run->h_ice, kind, info, ice,
+         (double *[]){run->ice.h, run->i2x[I2X_FRAC], run->i2x[I2X_TSFC]});
     emit(run, &run->h_ocn, kind, info, ocn, run->o2x);
     if (restart)
-        emit(run, &run->r_cpl, kind, info, cpl, (double *[]){run->cpl.x2o[X2O_HEAT], run->cpl.o2x[O2X_FRAZIL]});
+        emit(run, &run->r_cpl, kind, info, cpl,
+             (double *[]){run->cpl.x2o[X2O_HEAT], run->cpl.o2x[O2X_FRAZIL]});
     esm_timer_stop(&run->t_io);
 }
 
@@ -431,11 +455,13 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     double m[6];
     esm_global_sums(parts, 6, m);
     double map_sw = fabs(m[2] - m[0]) / m[4], map_flux = fabs(m[3] - m[1]) / m[5];
-    bool passed = map_sw <= 1e-12 && map_flux <= 1e-12 && constant_error <= 1e-13 && closure <= 1e-11;
+    bool passed =
+        map_sw <= 1e-12 && map_flux <= 1e-12 && constant_error <= 1e-13 && closure <= 1e-11;
     if (esm_folded()) /* the kernels ran on their first calls only: the values mean nothing */
         esm_result_unverified(r, "not verified: folded run");
     else {
-        esm_result_verification(r, passed, "conservative maps (global integrals equal on both "
+        esm_result_verification(r, passed,
+                                "conservative maps (global integrals equal on both "
                                 "grids, constants kept); coupled energy budget closed: change = "
                                 "absorbed sunlight - outgoing longwave");
         esm_result_norm(r, "map_a2o_conservation", map_sw);
@@ -462,15 +488,21 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
 
     /* performance: counts over the timed intervals, summed over ranks */
     long mine[] = {
-        run->counts1.isend - run->counts0.isend, run->counts1.irecv - run->counts0.irecv,
-        run->rc1.wait - run->rc0.wait, run->counts1.waitall - run->counts0.waitall,
-        run->counts1.barrier - run->counts0.barrier, run->gc1.bcast - run->gc0.bcast,
+        run->counts1.isend - run->counts0.isend,
+        run->counts1.irecv - run->counts0.irecv,
+        run->rc1.wait - run->rc0.wait,
+        run->counts1.waitall - run->counts0.waitall,
+        run->counts1.barrier - run->counts0.barrier,
+        run->gc1.bcast - run->gc0.bcast,
         run->counts1.allreduce - run->counts0.allreduce,
         (run->rc1.messages - run->rc0.messages) + (run->counts1.messages - run->counts0.messages),
-        (run->rc1.bytes_sent - run->rc0.bytes_sent) + (run->counts1.bytes_sent - run->counts0.bytes_sent),
-        run->bytes_written, run->files_written,
+        (run->rc1.bytes_sent - run->rc0.bytes_sent) +
+            (run->counts1.bytes_sent - run->counts0.bytes_sent),
+        run->bytes_written,
+        run->files_written,
         esm_rearranger_bytes(run->cpl.a2o.gather) + esm_rearranger_bytes(run->cpl.o2a.gather),
-        run->cpl.a2o.nnz + run->cpl.o2a.nnz, run->lnd.pts.n,
+        run->cpl.a2o.nnz + run->cpl.o2a.nnz,
+        run->lnd.pts.n,
     };
     enum { N = sizeof mine / sizeof *mine };
     long total[N];
@@ -481,15 +513,16 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     esm_result_wall(r, slowest);
     double years = steps * run->dt / (365.0 * 86400.0);
     esm_result_fom(r, years / (slowest / 86400.0), "SYPD", true);
-    const char *per[] = {"isend", "irecv", "wait", "waitall", "barrier", "bcast", "allreduce",
-                         "messages", "bytes_sent"};
+    const char *per[] = {"isend", "irecv",     "wait",     "waitall",   "barrier",
+                         "bcast", "allreduce", "messages", "bytes_sent"};
     for (int k = 0; k < 9; k++) {
         char path[96];
         snprintf(path, sizeof path, "model.%s_per_interval", per[k]);
         esm_result_real(r, path, (double)total[k] / steps);
     }
     esm_result_real(r, "model.map_bytes_per_interval",
-                    8.0 * (A2X_N * (double)run->ocn_g.nactive + 3.0 * run->atm_g.nx * run->atm_g.ny));
+                    8.0 *
+                        (A2X_N * (double)run->ocn_g.nactive + 3.0 * run->atm_g.nx * run->atm_g.ny));
     esm_result_real(r, "model.map_gather_bytes_per_interval", (double)total[11]);
     esm_result_int(r, "model.map_nonzeros", total[12]);
     esm_result_real(r, "model.simulated_days", steps * run->dt / 86400.0);
@@ -502,11 +535,11 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
 
     esm_rearrange_counts rc = esm_rearrange_counts_mine();
     esm_group_counts gc = esm_group_counts_mine();
-    long all[] = {rc.wait, rc.rearranges, rc.messages, rc.bytes_sent, rc.allgather, rc.allgatherv,
-                  gc.bcast, gc.comm_split};
+    long all[] = {rc.wait,      rc.rearranges, rc.messages, rc.bytes_sent,
+                  rc.allgather, rc.allgatherv, gc.bcast,    gc.comm_split};
     esm_global_sum_long(all, 8);
-    const char *cn[] = {"wait", "rearranges", "messages", "bytes_sent", "allgather", "allgatherv",
-                        "bcast", "comm_split"};
+    const char *cn[] = {"wait",      "rearranges", "messages", "bytes_sent",
+                        "allgather", "allgatherv", "bcast",    "comm_split"};
     for (int k = 0; k < 8; k++) {
         char path[64];
         snprintf(path, sizeof path, "coupling_comm.%s", cn[k]);
@@ -537,8 +570,9 @@ static int report(cesm_run *run, const double e0[9], const double e1[9], double 
     esm_result_int(r, "params.ocn_first_rank", run->ocn_first);
     esm_result_int(r, "params.atm_substeps", run->atm_substeps);
     esm_result_int(r, "params.ocn_substeps", run->ocn_substeps);
-    esm_timer *timers[] = {&run->t_atm, &run->t_lnd, &run->t_ice, &run->t_ocn, &run->t_cpl,
-                           &run->t_rearrange, &run->t_barrier, &run->t_bcast, &run->t_io};
+    esm_timer *timers[] = {&run->t_atm,     &run->t_lnd,   &run->t_ice,
+                           &run->t_ocn,     &run->t_cpl,   &run->t_rearrange,
+                           &run->t_barrier, &run->t_bcast, &run->t_io};
     esm_result_timers(r, timers, 9);
     return esm_result_finish(r);
 }
@@ -557,9 +591,10 @@ int main(int argc, char **argv)
     long middle = run.steps / 2;
 
     for (long k = -run.warmup; k < run.steps; k++) {
-        if (k == 0) {                              /* timing starts: counts and timers from zero */
-            esm_timer *all[] = {&run.t_atm, &run.t_lnd, &run.t_ice, &run.t_ocn, &run.t_cpl,
-                                &run.t_rearrange, &run.t_barrier, &run.t_bcast, &run.t_io};
+        if (k == 0) { /* timing starts: counts and timers from zero */
+            esm_timer *all[] = {&run.t_atm,     &run.t_lnd,   &run.t_ice,
+                                &run.t_ocn,     &run.t_cpl,   &run.t_rearrange,
+                                &run.t_barrier, &run.t_bcast, &run.t_io};
             for (int t = 0; t < 9; t++)
                 esm_timer_reset(all[t]);
             esm_barrier();
@@ -569,9 +604,12 @@ int main(int argc, char **argv)
             run.wall = esm_wtime();
             esm_timed_begin();
         }
-        cesm_info info = {.interval = k + run.warmup, .seconds = (k + run.warmup) * run.dt, .dt = run.dt,
+        cesm_info info = {.interval = k + run.warmup,
+                          .seconds = (k + run.warmup) * run.dt,
+                          .dt = run.dt,
                           .history = output && (k == 0 || k == middle || k == run.steps - 1),
-                          .restart = output && k == run.steps - 1, .stop = k == run.steps - 1};
+                          .restart = output && k == run.steps - 1,
+                          .stop = k == run.steps - 1};
         coupling_interval(&run, &info);
         if (info.history)
             write_files(&run, &info, false);

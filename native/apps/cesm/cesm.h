@@ -50,14 +50,20 @@ double cesm_lon(const cesm_grid *g, int i);
 /* One-dimensional overlaps of the two grids: for each column (row) of one grid, the columns
  * (rows) of the other it overlaps and by how much (radians of longitude; difference of the
  * sines of latitude). A cell pair's overlap area is the product: exact on the sphere. */
-typedef struct cesm_overlap { int n; int *index; double *length; } cesm_overlap;
+typedef struct cesm_overlap {
+    int n;
+    int *index;
+    double *length;
+} cesm_overlap;
 typedef struct cesm_overlaps {
     cesm_overlap *lon_of_ocn, *lat_of_ocn; /* per ocean column / row: atmosphere ones */
-    cesm_overlap *lon_of_atm, *lat_of_atm; /* per atmosphere column / row: ocean ones (the same numbers) */
+    cesm_overlap *lon_of_atm,
+        *lat_of_atm; /* per atmosphere column / row: ocean ones (the same numbers) */
 } cesm_overlaps;
 void cesm_overlaps_create(cesm_overlaps *o, const cesm_grid *atm, const cesm_grid *ocn);
 /* Ocean-covered area of atmosphere cell (I, J), m^2, summed in the map's order. */
-double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_grid *ocn, int I, int J);
+double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_grid *ocn, int I,
+                       int J);
 
 /* A conservative map (sparse matrix of overlap areas) applied on the coupler's decomposition:
  * the source values its rows need are first gathered by a rearranger (MCT's sMatAvMult with

@@ -28,7 +28,8 @@ static void segment(const cesm_grid *g, int rank, int ranks, cesm_points *pts)
     long total = g->nactive, first = total * rank / ranks, last = total * (rank + 1) / ranks;
     if (rank >= ranks)
         first = last = 0;
-    *pts = (cesm_points){.n = last - first, .global = esm_calloc(last - first + 1, sizeof(long)),
+    *pts = (cesm_points){.n = last - first,
+                         .global = esm_calloc(last - first + 1, sizeof(long)),
                          .lat = esm_calloc(last - first + 1, sizeof(double)),
                          .area = esm_calloc(last - first + 1, sizeof(double))};
     long k = 0, n = 0;
@@ -51,8 +52,9 @@ static int compare_long(const void *a, const void *b)
 
 /* Rows: this rank's coupler points of the destination grid; columns gathered from the
  * coupler's points of the source grid. `to_ocean`: atmosphere -> ocean, else the reverse. */
-static void map_create(cesm_map *m, const cesm_overlaps *ov, const cesm_grid *atm, const cesm_grid *ocn,
-                       const cesm_points *rows, const cesm_points *src, bool to_ocean, int nfields)
+static void map_create(cesm_map *m, const cesm_overlaps *ov, const cesm_grid *atm,
+                       const cesm_grid *ocn, const cesm_points *rows, const cesm_points *src,
+                       bool to_ocean, int nfields)
 {
     double r2 = EARTH_RADIUS * EARTH_RADIUS;
     const cesm_grid *dst_g = to_ocean ? ocn : atm, *src_g = to_ocean ? atm : ocn;
@@ -98,7 +100,8 @@ static void map_create(cesm_map *m, const cesm_overlaps *ov, const cesm_grid *at
     m->col = esm_calloc(m->nnz + 1, sizeof(long));
     for (long k = 0; k < m->nnz; k++)
         m->col[k] = (long *)bsearch(&global_col[k], cols, ncols, sizeof(long), compare_long) - cols;
-    m->gather = esm_rearranger_create((long)src_g->nx * src_g->ny, src->n, src->global, ncols, cols, nfields);
+    m->gather = esm_rearranger_create((long)src_g->nx * src_g->ny, src->n, src->global, ncols, cols,
+                                      nfields);
     m->columns = bundle(ncols, nfields);
     free(cols);
     free(global_col);
@@ -289,8 +292,10 @@ static void write_all(int fd, const void *data, size_t bytes, const char *path)
         if (done < 0 && errno == EINTR)
             continue;
         if (done <= 0) {
-            fprintf(stderr, "%s: error: cannot write %s: %s: free space or choose another "
-                    "--output-dir\n", esm_program(), path, strerror(errno));
+            fprintf(stderr,
+                    "%s: error: cannot write %s: %s: free space or choose another "
+                    "--output-dir\n",
+                    esm_program(), path, strerror(errno));
             exit(ESM_EXIT_BAD_INPUT);
         }
         p += done;
@@ -298,8 +303,8 @@ static void write_all(int fd, const void *data, size_t bytes, const char *path)
     }
 }
 
-long file_write(cesm_file_plan *f, const char *dir, const char *kind, long interval,
-                double seconds, const char *const names[], const double *const fields[])
+long file_write(cesm_file_plan *f, const char *dir, const char *kind, long interval, double seconds,
+                const char *const names[], const double *const fields[])
 {
     esm_rearrange(f->gather, fields, f->at_root);
     if (esm_rank() != f->root)

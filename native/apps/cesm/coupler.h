@@ -57,6 +57,6 @@ void file_plan_create(cesm_file_plan *f, const char *component, const cesm_grid 
                       const cesm_points *src, const unsigned char *active, int nfields, int root);
 /* Collective over the world (ranks without the component pass their empty bundle). Returns
  * the bytes this rank wrote. */
-long file_write(cesm_file_plan *f, const char *dir, const char *kind, long interval,
-                double seconds, const char *const names[], const double *const fields[]);
+long file_write(cesm_file_plan *f, const char *dir, const char *kind, long interval, double seconds,
+                const char *const names[], const double *const fields[]);
 #endif

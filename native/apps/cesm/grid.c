@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include "cesm.h"
 
-static double sind(double degrees) { return sin(degrees * M_PI / 180.0); }
+static double sind(double degrees)
+{
+    return sin(degrees * M_PI / 180.0);
+}
 
 static void grid_rows(cesm_grid *g)
 {
@@ -17,7 +20,10 @@ static void grid_rows(cesm_grid *g)
     g->active = esm_calloc((size_t)g->nx * g->ny, 1);
 }
 
-double cesm_lon(const cesm_grid *g, int i) { return g->lon0 + (i + 0.5) * g->dlon; }
+double cesm_lon(const cesm_grid *g, int i)
+{
+    return g->lon0 + (i + 0.5) * g->dlon;
+}
 
 /* The atmosphere: uniform, column 0 centred on the Greenwich meridian (CAM's FV grids). */
 void cesm_grid_atm(cesm_grid *g, int nx, int ny)
@@ -115,7 +121,8 @@ void cesm_overlaps_create(cesm_overlaps *o, const cesm_grid *atm, const cesm_gri
     o->lat_of_atm = invert(o->lat_of_ocn, ocn->ny, atm->ny);
 }
 
-double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_grid *ocn, int I, int J)
+double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_grid *ocn, int I,
+                       int J)
 {
     (void)atm;
     double r2 = EARTH_RADIUS * EARTH_RADIUS, cover = 0;
@@ -151,10 +158,17 @@ void cesm_map_apply(cesm_map *m, const double *const src[], double *const dst[],
 /* Daily-mean insolation with a seasonal cycle (a 360-day year, northern summer at day 90). */
 double cesm_insolation(double lat, double seconds)
 {
-    double x = sind(lat), p2 = 0.5 * (3 * x * x - 1), season = sin(2 * M_PI * seconds / (360.0 * 86400.0));
+    double x = sind(lat), p2 = 0.5 * (3 * x * x - 1),
+           season = sin(2 * M_PI * seconds / (360.0 * 86400.0));
     return fmax(0.0, 0.25 * SOLAR * (1.0 - 0.48 * p2 + 0.8 * x * season));
 }
 
-double cesm_wind(double lat) { return 3.0 + 15.0 * cos(lat * M_PI / 180.0); }
+double cesm_wind(double lat)
+{
+    return 3.0 + 15.0 * cos(lat * M_PI / 180.0);
+}
 
-double cesm_exchange(double wind) { return EXCHANGE_0 + EXCHANGE_1 * wind; }
+double cesm_exchange(double wind)
+{
+    return EXCHANGE_0 + EXCHANGE_1 * wind;
+}

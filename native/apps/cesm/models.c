@@ -8,7 +8,10 @@
 #define DIFFUSIVITY_OCN 5.0e3
 #define WIND_SOLID 15.0         /* m s-1 at the equator */
 
-static double rad(double degrees) { return degrees * M_PI / 180.0; }
+static double rad(double degrees)
+{
+    return degrees * M_PI / 180.0;
+}
 
 void points_of(const esm_decomp *d, const cesm_grid *g, const unsigned char *active,
                const double *area_factor, const esm_layout *layout, cesm_points *pts, long **at)
@@ -20,8 +23,10 @@ void points_of(const esm_decomp *d, const cesm_grid *g, const unsigned char *act
             for (int i = 0; i < b->ni; i++)
                 n += !active || active[(b->i0 + i) + (long)g->nx * (b->j0 + j)];
     }
-    *pts = (cesm_points){.n = n, .global = esm_calloc(n + 1, sizeof(long)),
-                         .lat = esm_calloc(n + 1, sizeof(double)), .area = esm_calloc(n + 1, sizeof(double))};
+    *pts = (cesm_points){.n = n,
+                         .global = esm_calloc(n + 1, sizeof(long)),
+                         .lat = esm_calloc(n + 1, sizeof(double)),
+                         .area = esm_calloc(n + 1, sizeof(double))};
     if (at)
         *at = esm_calloc(n + 1, sizeof(long));
     n = 0;
@@ -51,9 +56,11 @@ static void meridional(const cesm_grid *g, double kappa_dt, double **north, doub
     for (int j = 0; j < g->ny; j++) {
         double ds = sin(rad(g->lat_edge[j + 1])) - sin(rad(g->lat_edge[j]));
         if (j + 1 < g->ny)
-            (*north)[j] = kappa_dt * cos(rad(g->lat_edge[j + 1])) / (r2 * ds * rad(g->lat[j + 1] - g->lat[j]));
+            (*north)[j] = kappa_dt * cos(rad(g->lat_edge[j + 1])) /
+                          (r2 * ds * rad(g->lat[j + 1] - g->lat[j]));
         if (j > 0)
-            (*south)[j] = kappa_dt * cos(rad(g->lat_edge[j])) / (r2 * ds * rad(g->lat[j] - g->lat[j - 1]));
+            (*south)[j] =
+                kappa_dt * cos(rad(g->lat_edge[j])) / (r2 * ds * rad(g->lat[j] - g->lat[j - 1]));
     }
 }
 
@@ -61,8 +68,12 @@ static void meridional(const cesm_grid *g, double kappa_dt, double **north, doub
 
 void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt)
 {
-    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx, .ny = g->ny, .bx = bx, .by = by,
-                                                  .periodic_x = true, .distribution = ESM_DIST_SFC});
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx,
+                                                  .ny = g->ny,
+                                                  .bx = bx,
+                                                  .by = by,
+                                                  .periodic_x = true,
+                                                  .distribution = ESM_DIST_SFC});
     m->l = esm_layout_levels_outer(&m->d, 1, 1);
     m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
     long n = esm_layout_doubles(&m->l, m->d.nlocal);
@@ -103,15 +114,15 @@ void atm_run(atm_model *m, const double *const x2a[])
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
         if (esm_kernel_begin(&k_atm, (double)m->pts.n, 64.0 * m->pts.n)) {
-    for (long p = 0; p < m->pts.n; p++) {
+            for (long p = 0; p < m->pts.n; p++) {
                 long q = m->at[p];
                 int gj = (int)(m->pts.global[p] / m->d.nx);
                 double t = m->t[q], w = m->t[q - 1], e = m->t[q + 1];
                 double olr = OLR_A + OLR_B * t;
                 m->olr[p] += m->pts.area[p] * olr * m->dt;
-                m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w)
-                               + m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj])
-                               + m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
+                m->t_next[q] = t - m->courant * (t - w) + m->kx * (e - 2.0 * t + w) +
+                               m->ky_n[gj] * (m->t[q + sj] - t) - m->ky_s[gj] * (t - m->t[q - sj]) +
+                               m->dt / HEAT_CAPACITY_ATM * (flux[p] - olr);
             }
             esm_kernel_end(&k_atm);
         }
@@ -137,9 +148,14 @@ static bool is_active(int i, int j, const void *grid)
 
 void ocn_create(ocn_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt)
 {
-    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx, .ny = g->ny, .bx = bx, .by = by,
-                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
-                                                  .is_ocean = is_active, .context = g});
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = g->nx,
+                                                  .ny = g->ny,
+                                                  .bx = bx,
+                                                  .by = by,
+                                                  .periodic_x = true,
+                                                  .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = is_active,
+                                                  .context = g});
     m->l = esm_layout_levels_outer(&m->d, 1, 1);
     m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
     long n = esm_layout_doubles(&m->l, m->d.nlocal);
@@ -188,15 +204,17 @@ void ocn_run(ocn_model *m, const double *const x2o[], double *const o2x[])
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
         if (esm_kernel_begin(&k_ocn, (double)m->pts.n, 72.0 * m->pts.n)) {
-    for (long p = 0; p < m->pts.n; p++) {
+            for (long p = 0; p < m->pts.n; p++) {
                 long q = m->at[p];
                 int gj = (int)(m->pts.global[p] / m->d.nx);
                 const double *t = m->t, *k = m->mask;
                 double forcing = (m->leak && p == 0) ? 0.0 : heat[p];
-                double next = t[q] + m->kx[gj] * (k[q + 1] * (t[q + 1] - t[q]) - k[q - 1] * (t[q] - t[q - 1]))
-                              + m->ky_n[gj] * k[q + sj] * (t[q + sj] - t[q])
-                              - m->ky_s[gj] * k[q - sj] * (t[q] - t[q - sj])
-                              + m->dt / HEAT_CAPACITY_OCN * forcing;
+                double next =
+                    t[q] +
+                    m->kx[gj] * (k[q + 1] * (t[q + 1] - t[q]) - k[q - 1] * (t[q] - t[q - 1])) +
+                    m->ky_n[gj] * k[q + sj] * (t[q + sj] - t[q]) -
+                    m->ky_s[gj] * k[q - sj] * (t[q] - t[q - sj]) +
+                    m->dt / HEAT_CAPACITY_OCN * forcing;
                 if (next < FREEZING) {     /* frazil: the deficit goes to the ice */
                     frazil[p] += HEAT_CAPACITY_OCN * (next - FREEZING);
                     next = FREEZING;
@@ -221,7 +239,10 @@ void ocn_energy(const ocn_model *m, esm_sum *e)
 
 /* ---- land ---------------------------------------------------------------------------------- */
 
-typedef struct { const double *fraction; int nx; } land_context;
+typedef struct {
+    const double *fraction;
+    int nx;
+} land_context;
 
 static bool has_land(int i, int j, const void *context)
 {
@@ -232,9 +253,14 @@ static bool has_land(int i, int j, const void *context)
 void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction, int bx, int by)
 {
     land_context context = {land_fraction, atm->nx};
-    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = atm->nx, .ny = atm->ny, .bx = bx, .by = by,
-                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
-                                                  .is_ocean = has_land, .context = &context});
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = atm->nx,
+                                                  .ny = atm->ny,
+                                                  .bx = bx,
+                                                  .by = by,
+                                                  .periodic_x = true,
+                                                  .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = has_land,
+                                                  .context = &context});
     unsigned char *land = esm_calloc((size_t)atm->nx * atm->ny, 1);
     for (long p = 0; p < (long)atm->nx * atm->ny; p++)
         land[p] = land_fraction[p] > 0.0;
@@ -253,7 +279,7 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
 void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], double dt)
 {
     if (esm_kernel_begin(&k_lnd, (double)m->pts.n, 80.0 * m->pts.n)) {
-    for (long p = 0; p < m->pts.n; p++) {
+        for (long p = 0; p < m->pts.n; p++) {
             double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
             double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
             m->sw[p] += m->pts.area[p] * sw * dt;
@@ -275,9 +301,14 @@ void lnd_energy(const lnd_model *m, esm_sum *e)
 
 void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
 {
-    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = ocn->nx, .ny = ocn->ny, .bx = bx, .by = by,
-                                                  .periodic_x = true, .distribution = ESM_DIST_SFC,
-                                                  .is_ocean = is_active, .context = ocn});
+    esm_decomp_create(&m->d, &(esm_decomp_params){.nx = ocn->nx,
+                                                  .ny = ocn->ny,
+                                                  .bx = bx,
+                                                  .by = by,
+                                                  .periodic_x = true,
+                                                  .distribution = ESM_DIST_SFC,
+                                                  .is_ocean = is_active,
+                                                  .context = ocn});
     points_of(&m->d, ocn, ocn->active, NULL, NULL, &m->pts, NULL);
     m->h = esm_calloc(m->pts.n + 1, sizeof(double));
     m->sw = esm_calloc(m->pts.n + 1, sizeof(double));
@@ -292,9 +323,10 @@ void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
 void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt)
 {
     if (esm_kernel_begin(&k_ice, (double)m->pts.n, 112.0 * m->pts.n)) {
-    for (long p = 0; p < m->pts.n; p++) {
+        for (long p = 0; p < m->pts.n; p++) {
             double h = m->h[p] - x2i[X2I_FRAZIL][p] / ICE_LATENT;
-            double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p], to = x2i[X2I_TO][p];
+            double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p],
+                   to = x2i[X2I_TO][p];
             double flux = 0, qio = 0, ts = FREEZING;
             if (h > 0) {
                 double k = cesm_exchange(x2i[X2I_WIND][p]), cond = ICE_CONDUCTIVITY / fmax(h, 0.05);
@@ -311,13 +343,13 @@ void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], doubl
                 h += frac * dt * (fcond - from_ocean - melt) / ICE_LATENT;
                 flux = frac * up;
                 qio = -frac * from_ocean;
-                if (h < 0) {               /* melted through: the rest of the heat warms the ocean */
+                if (h < 0) { /* melted through: the rest of the heat warms the ocean */
                     qio += -h * ICE_LATENT / dt;
                     h = 0;
                 }
             }
             m->h[p] = h;
-            i2x[I2X_FRAC][p] = frac;  /* the fraction these fluxes were computed over */
+            i2x[I2X_FRAC][p] = frac; /* the fraction these fluxes were computed over */
             i2x[I2X_FLUX][p] = flux;
             i2x[I2X_QIO][p] = qio;
             i2x[I2X_TSFC][p] = ts;

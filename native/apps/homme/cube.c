@@ -34,12 +34,12 @@ void gll_init(void)
 
 /* Each face: its centre c (outward normal) and the axes e1, e2 of its (alpha, beta)
  * coordinates, right-handed: e1 x e2 = c. Faces 0-3 go round the equator, 4 is north, 5 south. */
-static const int face_c[6][3] = {{1, 0, 0}, {0, 1, 0}, {-1, 0, 0},
-                                  {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+static const int face_c[6][3] = {{1, 0, 0},  {0, 1, 0}, {-1, 0, 0},
+                                 {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
 static const int face_e1[6][3] = {{0, 1, 0}, {-1, 0, 0}, {0, -1, 0},
-                                   {1, 0, 0}, {0, 1, 0}, {0, 1, 0}};
-static const int face_e2[6][3] = {{0, 0, 1}, {0, 0, 1}, {0, 0, 1},
-                                   {0, 0, 1}, {-1, 0, 0}, {1, 0, 0}};
+                                  {1, 0, 0}, {0, 1, 0},  {0, 1, 0}};
+static const int face_e2[6][3] = {{0, 0, 1}, {0, 0, 1},  {0, 0, 1},
+                                  {0, 0, 1}, {-1, 0, 0}, {1, 0, 0}};
 
 /* Along a face edge there are N = 3 ne + 1 lattice positions (element edges and the two inner
  * GLL points of each element); lattice_tan(k) is tan(angle) of position k. Made exactly
@@ -107,7 +107,10 @@ point_geometry cube_point(int ne, int g, int p, double radius)
 
 /* ---- topology, computed from lattice positions ----------------------------------------- */
 
-static int axis_of(const int v[3]) { return v[0] ? 0 : v[1] ? 1 : 2; }
+static int axis_of(const int v[3])
+{
+    return v[0] ? 0 : v[1] ? 1 : 2;
+}
 
 int cube_copies(int ne, int g, int p, int copy[MAX_COPIES])
 {
@@ -128,7 +131,9 @@ int cube_copies(int ne, int g, int p, int copy[MAX_COPIES])
     }
     for (int a = 1; a < count; a++) /* ascending: a handful, insertion sort */
         for (int b = a; b > 0 && copy[b - 1] > copy[b]; b--) {
-            int t = copy[b]; copy[b] = copy[b - 1]; copy[b - 1] = t;
+            int t = copy[b];
+            copy[b] = copy[b - 1];
+            copy[b - 1] = t;
         }
     return count;
 }
@@ -141,7 +146,10 @@ int cube_neighbours(int ne, int g, int nbr[MAX_NEIGHBOURS])
         for (int k = 0; k < ncopies; k++) {
             int e = copy[k] / NPTS, at = count;
             for (int m = 0; m < count; m++)
-                if (nbr[m] >= e) { at = m; break; }
+                if (nbr[m] >= e) {
+                    at = m;
+                    break;
+                }
             if (e == g || (at < count && nbr[at] == e))
                 continue;
             memmove(&nbr[at + 1], &nbr[at], (count - at) * sizeof *nbr);
@@ -170,9 +178,15 @@ static bool shares_edge(int ne, int a, int b)
 static int face_element(int ne, int face, int s, int cell)
 {
     int i = cell % ne, j = cell / ne;
-    if (s & 1) { int t = i; i = j; j = t; }
-    if (s & 2) i = ne - 1 - i;
-    if (s & 4) j = ne - 1 - j;
+    if (s & 1) {
+        int t = i;
+        i = j;
+        j = t;
+    }
+    if (s & 2)
+        i = ne - 1 - i;
+    if (s & 4)
+        j = ne - 1 - j;
     return face * ne * ne + j * ne + i;
 }
 
@@ -180,13 +194,23 @@ static int face_element(int ne, int face, int s, int cell)
 static int face_cell(int ne, int s, int g)
 {
     int i = g % ne, j = (g / ne) % ne;
-    if (s & 4) j = ne - 1 - j;
-    if (s & 2) i = ne - 1 - i;
-    if (s & 1) { int t = i; i = j; j = t; }
+    if (s & 4)
+        j = ne - 1 - j;
+    if (s & 2)
+        i = ne - 1 - i;
+    if (s & 1) {
+        int t = i;
+        i = j;
+        j = t;
+    }
     return i + ne * j;
 }
 
-typedef struct { int ne; const int *order; int face[6], sym[6], used; } face_path;
+typedef struct {
+    int ne;
+    const int *order;
+    int face[6], sym[6], used;
+} face_path;
 
 /* Faces in an order, each with a symmetry of its curve, such that each face's curve starts
  * next to where the previous one ended (depth-first search; a handful of steps). */
@@ -245,9 +269,9 @@ static void *build_curve(const void *context)
     }
     cv->breaks = 6 * face_breaks;
     for (int k = 1; k < 6; k++)
-        cv->breaks += !shares_edge(ne, face_element(ne, cv->face[k - 1], cv->sym[k - 1],
-                                                    cv->order[per_face - 1]),
-                                   face_element(ne, cv->face[k], cv->sym[k], cv->order[0]));
+        cv->breaks += !shares_edge(
+            ne, face_element(ne, cv->face[k - 1], cv->sym[k - 1], cv->order[per_face - 1]),
+            face_element(ne, cv->face[k], cv->sym[k], cv->order[0]));
     snprintf(cv->name, sizeof cv->name, "cube %s", name);
     return cv;
 }

@@ -147,7 +147,10 @@ void dss_free(homme_dss *d)
 {
     for (int f = 0; f <= DSS_MAX_FIELDS; f++)
         esm_halo_free(d->plan[f]);
-    free(d->element); free(d->shared); free(d->shared_start); free(d->shared_from);
+    free(d->element);
+    free(d->shared);
+    free(d->shared_start);
+    free(d->shared_from);
     esm_field_free(d->rmp);
     esm_field_free(d->scratch);
     memset(d, 0, sizeof *d);
@@ -179,8 +182,14 @@ static void dss(homme_dss *d, int nfields, double *const fields[], int scale)
     esm_kernel_end(&sums);
 }
 
-void dss_sum(homme_dss *d, int nfields, double *const fields[]) { dss(d, nfields, fields, 0); }
-void dss_apply(homme_dss *d, int nfields, double *const fields[]) { dss(d, nfields, fields, 1); }
+void dss_sum(homme_dss *d, int nfields, double *const fields[])
+{
+    dss(d, nfields, fields, 0);
+}
+void dss_apply(homme_dss *d, int nfields, double *const fields[])
+{
+    dss(d, nfields, fields, 1);
+}
 
 void dss_set_mass(homme_dss *d, const double *spheremp)
 {

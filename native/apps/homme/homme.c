@@ -292,8 +292,10 @@ static unsigned long long state_checksum(const model *md)
  * Grids coarser than ne=3 are too coarse to meet them. */
 static double tolerance(int test, const char *norm, int ne)
 {
-    static const struct { const char *norm; double tc1, tc2; } at4[] = {
-        {"l1", 2.0, 4e-4}, {"l2", 0.6, 6e-4}, {"linf", 0.45, 4e-3}};
+    static const struct {
+        const char *norm;
+        double tc1, tc2;
+    } at4[] = {{"l1", 2.0, 4e-4}, {"l2", 0.6, 6e-4}, {"linf", 0.45, 4e-3}};
     for (size_t k = 0; k < sizeof at4 / sizeof *at4; k++)
         if (!strcmp(at4[k].norm, norm))
             return test == TC1 ? at4[k].tc1 * pow(4.0 / ne, 1.5)
@@ -311,12 +313,14 @@ typedef struct options {
 static options read_options(int argc, char **argv)
 {
     options o;
-    esm_cli *cli = esm_cli_begin(argc, argv, "HOMME proxy: shallow water on the cubed sphere "
+    esm_cli *cli = esm_cli_begin(argc, argv,
+                                 "HOMME proxy: shallow water on the cubed sphere "
                                  "with spectral elements (np=4), Williamson test cases 1 and 2");
     const esm_deck *deck = esm_cli_size(cli, decks, NDECKS);
     o.size = deck->name;
     o.ne = (int)esm_cli_int(cli, "ne", deck->nx, 1, 1024, "elements along a cube edge (6 ne^2)");
-    o.test_name = esm_cli_choice(cli, "case", "tc2,tc1", "Williamson test case: tc2 steady "
+    o.test_name = esm_cli_choice(cli, "case", "tc2,tc1",
+                                 "Williamson test case: tc2 steady "
                                  "geostrophic flow, tc1 cosine bell advection");
     o.test = !strcmp(o.test_name, "tc1") ? TC1 : TC2;
     o.alpha = esm_cli_real(cli, "alpha", 45.0, 0.0, 90.0, "tilt of the flow's axis (degrees)");
@@ -337,8 +341,8 @@ static options read_options(int argc, char **argv)
     int elements = 6 * o.ne * o.ne;
     if (esm_ranks() > elements)
         esm_fail("%d ranks but only %d elements (ne=%d): every rank needs an element; use at "
-                 "most %d ranks or --ne %d or more", esm_ranks(), elements, o.ne, elements,
-                 (int)ceil(sqrt(esm_ranks() / 6.0)));
+                 "most %d ranks or --ne %d or more",
+                 esm_ranks(), elements, o.ne, elements, (int)ceil(sqrt(esm_ranks() / 6.0)));
     return o;
 }
 
@@ -355,8 +359,8 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     if (folded)
         esm_say("homme: after %.4g days: not verified: folded run\n", days);
     else
-        esm_say("homme: after %.4g days: l1 %.3e  l2 %.3e  linf %.3e  mass change %.2e  %s\n",
-                days, end.l1, end.l2, end.linf, mass_change, passed ? "PASS" : "FAIL");
+        esm_say("homme: after %.4g days: l1 %.3e  l2 %.3e  linf %.3e  mass change %.2e  %s\n", days,
+                end.l1, end.l2, end.linf, mass_change, passed ? "PASS" : "FAIL");
     unsigned long long checksum = state_checksum(md); /* collective, folded or not */
 
     esm_sum shape[2]; /* neighbour ranks and edge points sent, over all ranks */
@@ -373,13 +377,16 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     if (o->stream_mb > 0)
         stream = esm_stream_triad(o->stream_mb, 5);
     double bytes_per_point = test == TC1 ? ADVECTION_BYTES : SW_TENDENCY_BYTES;
-    double kernel_GBps = tendency_seconds > 0 ? timed * 4.0 * md->cube.nelem * NPTS
-                         * bytes_per_point / tendency_seconds / 1e9 : 0.0;
+    double kernel_GBps = tendency_seconds > 0 ? timed * 4.0 * md->cube.nelem * NPTS *
+                                                    bytes_per_point / tendency_seconds / 1e9
+                                              : 0.0;
 
     char what[200], hex[32];
-    snprintf(what, sizeof what, "Williamson test case %d (%s), alpha=%g, %.4g days: l1/l2/linf "
-             "of h against the exact answer, mass to round-off", test, test == TC1 ?
-             "cosine bell advection" : "steady geostrophic flow", o->alpha, days);
+    snprintf(what, sizeof what,
+             "Williamson test case %d (%s), alpha=%g, %.4g days: l1/l2/linf "
+             "of h against the exact answer, mass to round-off",
+             test, test == TC1 ? "cosine bell advection" : "steady geostrophic flow", o->alpha,
+             days);
     snprintf(hex, sizeof hex, "%016llx", checksum);
     esm_result *r = esm_result_new("homme", o->size, o->steps);
     esm_result_wall(r, wall);
@@ -436,8 +443,9 @@ int main(int argc, char **argv)
     model md = {.dt = o.dt, .nu = o.nu};
     set_up(&md, o.ne, o.test, o.alpha, esm_halo_engine_named(o.engine));
     esm_say("homme: %s, ne=%d (%d elements, %d nodes), %d ranks, %ld steps of %.6g s, nu=%.3g, "
-            "curve %s\n", o.test_name, o.ne, md.cube.nelem, md.cube.nnodes, esm_ranks(), o.steps,
-            o.dt, o.nu, md.cube.curve->name);
+            "curve %s\n",
+            o.test_name, o.ne, md.cube.nelem, md.cube.nnodes, esm_ranks(), o.steps, o.dt, o.nu,
+            md.cube.curve->name);
 
     diagnosis start = diagnose(&md, 0.0), now = start;
     esm_timer *timers[] = {&md.tendency, &md.other_kernels, &md.dss_time, &md.diagnostics};

@@ -6,9 +6,9 @@
 void metric_create(homme_metric *m, int ne, int nlocal, const int *element, long length,
                    double radius)
 {
-    double **arrays[] = {&m->x[0], &m->x[1], &m->x[2], &m->d1[0], &m->d1[1], &m->d1[2],
-                         &m->d2[0], &m->d2[1], &m->d2[2], &m->jac, &m->gi11, &m->gi12,
-                         &m->gi22, &m->mp, &m->fcor};
+    double **arrays[] = {&m->x[0],  &m->x[1],  &m->x[2],  &m->d1[0], &m->d1[1],
+                         &m->d1[2], &m->d2[0], &m->d2[1], &m->d2[2], &m->jac,
+                         &m->gi11,  &m->gi12,  &m->gi22,  &m->mp,    &m->fcor};
     for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++)
         *arrays[a] = esm_field_alloc((length + 1) * sizeof(double));
     m->npoints = (long)nlocal * NPTS;
@@ -89,8 +89,8 @@ void sw_tendency(const homme_metric *m, int nlocal, double gravity, const double
                 double cross[3] = {ky * uz - kz * uy, kz * ux - kx * uz, kx * uy - ky * ux};
                 double mp = m->mp[k];
                 for (int a = 0; a < 3; a++)
-                    du[a][k] = -mp * (absolute_vorticity * cross[a] + grad1 * m->d1[a][k]
-                                      + grad2 * m->d2[a][k]);
+                    du[a][k] = -mp * (absolute_vorticity * cross[a] + grad1 * m->d1[a][k] +
+                                      grad2 * m->d2[a][k]);
                 dh[k] = -gll_w[i] * gll_w[j] * dflux; /* spheremp * (-div(h u)) */
             }
     }
@@ -137,8 +137,8 @@ void laplace_wk(const homme_metric *m, int nlocal, const double *s, double *out)
             for (int i = 0; i < NP; i++) {
                 double sum = 0;
                 for (int a = 0; a < NP; a++)
-                    sum += gll_w[a] * gll_w[j] * jg1[a + NP * j] * D[a][i]
-                           + gll_w[i] * gll_w[a] * jg2[i + NP * a] * D[a][j];
+                    sum += gll_w[a] * gll_w[j] * jg1[a + NP * j] * D[a][i] +
+                           gll_w[i] * gll_w[a] * jg2[i + NP * a] * D[a][j];
                 out[o + i + NP * j] = -sum;
             }
     }

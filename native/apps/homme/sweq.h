@@ -60,7 +60,9 @@ void project_tangent(const homme_metric *m, double *const u[3]);
  * writes 1; laplace_wk (per field) reads s, jac, g^ij and writes 1; project_tangent reads u
  * and x and writes u. */
 enum {
-    SW_TENDENCY_BYTES = 8 * (4 + 15 + 4), ADVECTION_BYTES = 8 * 4, LAPLACE_WK_BYTES = 8 * 6,
+    SW_TENDENCY_BYTES = 8 * (4 + 15 + 4),
+    ADVECTION_BYTES = 8 * 4,
+    LAPLACE_WK_BYTES = 8 * 6,
     PROJECT_TANGENT_BYTES = 8 * 9
 };
 #endif

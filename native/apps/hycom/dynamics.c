@@ -24,8 +24,14 @@
 #define BLOCK(m) (&(m)->d.block[(m)->d.local[lb]])
 
 /* Points per row and rows of region r of block b. */
-static int width_of(const esm_block *b, esm_region r) { return b->ni + r.west + r.east; }
-static int rows_of(const esm_block *b, esm_region r) { return b->nj + r.south + r.north; }
+static int width_of(const esm_block *b, esm_region r)
+{
+    return b->ni + r.west + r.east;
+}
+static int rows_of(const esm_block *b, esm_region r)
+{
+    return b->nj + r.south + r.north;
+}
 
 static double points(const hycom *m, esm_region r)
 {
@@ -62,7 +68,8 @@ static esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes)
     for (int f = 0; f < m->nflush_kernels; f++)
         if (!strcmp(m->flush_kernels[f]->name, name))
             return &m->flush_kernels[f]->kernel;
-    m->flush_kernels = esm_realloc(m->flush_kernels, (m->nflush_kernels + 1) * sizeof *m->flush_kernels);
+    m->flush_kernels =
+        esm_realloc(m->flush_kernels, (m->nflush_kernels + 1) * sizeof *m->flush_kernels);
     flush_kernel *f = esm_calloc(1, sizeof *f);
     memcpy(f->name, name, sizeof name);
     f->kernel.name = f->name;
@@ -87,8 +94,14 @@ void hycom_flush(hycom *m)
 }
 
 /* Offsets of the first point of region r's row j in a 2D and a layer field. */
-static long at2(const hycom *m, int lb, esm_region r, int j) { return esm_at(&m->l2, lb, -r.west, j, 0); }
-static long at3(const hycom *m, int lb, esm_region r, int j, int k) { return esm_at(&m->l3, lb, -r.west, j, k); }
+static long at2(const hycom *m, int lb, esm_region r, int j)
+{
+    return esm_at(&m->l2, lb, -r.west, j, 0);
+}
+static long at3(const hycom *m, int lb, esm_region r, int j, int k)
+{
+    return esm_at(&m->l3, lb, -r.west, j, k);
+}
 /* Per-row arrays (row_dxt, ...) from region r's first row of block b. */
 static const double *row_at(const hycom *m, const double *rows, const esm_block *b, esm_region r)
 {
@@ -107,7 +120,8 @@ static void temporaries_needed(const hycom *m, const char *kernel)
 {
     if (m->temporary_blocks == 1 && m->queued_temporaries != m->flushes)
         esm_fail("internal error: %s queued after an exchange, but p, hu and hv are shared by "
-                 "all blocks (halo width >= 2)", kernel);
+                 "all blocks (halo width >= 2)",
+                 kernel);
 }
 
 /* The loops. Each *_level function computes one level of a region of one block: `rows`
@@ -126,7 +140,10 @@ static void temporaries_needed(const hycom *m, const char *kernel)
  * level of a layer field is then one contiguous stream, where a row at a time over all
  * levels would start nz short streams per row. Every point still adds its levels in the
  * same order. */
-static long at_plane(const hycom *m, esm_region r, int j) { return at2(m, 0, r, j); }
+static long at_plane(const hycom *m, esm_region r, int j)
+{
+    return at2(m, 0, r, j);
+}
 
 ESM_SIMD static void negate_level(int rows, int n, long s, const double *restrict x,
                                   double *restrict out)
@@ -157,10 +174,9 @@ ESM_SIMD static void surface_level(int rows, int n, long s, const double *restri
 
 /* One level: the potential at layer k from the elevation e of its top, then e moves down to
  * the top of layer k+1. gprime[0] = 0: no interface above the top layer. */
-ESM_SIMD static void montgomery_level(int rows, int n, long s, double gk,
-                                      const double *restrict mt, const double *restrict h,
-                                      double *restrict p, double *restrict e,
-                                      double *restrict pressure)
+ESM_SIMD static void montgomery_level(int rows, int n, long s, double gk, const double *restrict mt,
+                                      const double *restrict h, double *restrict p,
+                                      double *restrict e, double *restrict pressure)
 {
     for (int j = 0; j < rows; j++, mt += s, h += s, p += s, e += s, pressure += s)
         for (int i = 0; i < n; i++) {
@@ -212,8 +228,8 @@ ESM_SIMD static void face_level(int rows, int n, long s, long back, const double
                                 double *restrict thick, double *restrict thick_total,
                                 double *restrict force_total)
 {
-    for (int j = 0; j < rows; j++, mask += s, h += s, p += s, thick += s, thick_total += s,
-                              force_total += s) {
+    for (int j = 0; j < rows;
+         j++, mask += s, h += s, p += s, thick += s, thick_total += s, force_total += s) {
         double inverse_distance = 1.0 / distance[j * distance_step];
         for (int i = 0; i < n; i++) {
             double face = mask[i] * 0.5 * (h[i - back] + h[i]);
@@ -258,8 +274,16 @@ static void faces_block(hycom *m, int lb, esm_region r, int along_j)
     face_mean_level(rows, n, s, mask + q, total + q, force + q, mean + q);
 }
 
-static void faces_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; faces_block(m, lb, r, 0); }
-static void faces_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; faces_block(m, lb, r, 1); }
+static void faces_u_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    faces_block(m, lb, r, 0);
+}
+static void faces_v_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    faces_block(m, lb, r, 1);
+}
 
 void kernel_faces_u(hycom *m, esm_region r)
 {
@@ -294,8 +318,9 @@ ESM_SIMD static void momentum_level(int rows, int n, long s, int along_j, double
         for (int i = 0; i < n; i++) {
             double force = -(p[i] - p[i - back]) * inverse_distance - mean[i];
             double o = 0.25 * (other[i + o1] + other[i + o2] + other[i + o3] + other[i + o4]);
-            double lap = cx * (mask[i + 1] * (vel[i + 1] - vel[i]) + mask[i - 1] * (vel[i - 1] - vel[i]))
-                       + cy * (mask[i + s] * (vel[i + s] - vel[i]) + mask[i - s] * (vel[i - s] - vel[i]));
+            double lap =
+                cx * (mask[i + 1] * (vel[i + 1] - vel[i]) + mask[i - 1] * (vel[i - 1] - vel[i])) +
+                cy * (mask[i + s] * (vel[i + s] - vel[i]) + mask[i - s] * (vel[i - s] - vel[i]));
             out[i] = mask[i] * (vel[i] + dt * (force + coriolis * o + lap));
         }
     }
@@ -321,13 +346,21 @@ static void momentum_block(hycom *m, int lb, esm_region r, int along_j)
     for (int k = 0; k < m->nz; k++) {
         long p = at3(m, lb, r, j, k);
         momentum_level(rows, n, s, along_j, m->dt, m->viscosity, m->dy, dx, f, vel + p, mask + q,
-                       m->p + at_temporary(m, lb, r, j, k), back, mean + q, other + p, o1, o2,
-                       o3, o4, out + p);
+                       m->p + at_temporary(m, lb, r, j, k), back, mean + q, other + p, o1, o2, o3,
+                       o4, out + p);
     }
 }
 
-static void momentum_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 0); }
-static void momentum_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; momentum_block(m, lb, r, 1); }
+static void momentum_u_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    momentum_block(m, lb, r, 0);
+}
+static void momentum_v_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    momentum_block(m, lb, r, 1);
+}
 
 void kernel_momentum_u(hycom *m, esm_region r)
 {
@@ -384,8 +417,16 @@ static void project_block(hycom *m, int lb, esm_region r, int along_j)
         subtract_level(rows, n, s, mean, vel + at3(m, lb, r, j, k));
 }
 
-static void project_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; project_block(m, lb, r, 0); }
-static void project_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; project_block(m, lb, r, 1); }
+static void project_u_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    project_block(m, lb, r, 0);
+}
+static void project_v_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    project_block(m, lb, r, 1);
+}
 
 void kernel_project(hycom *m, esm_region ru, esm_region rv)
 {
@@ -414,8 +455,14 @@ static void mean_add_block(hycom *m, int lb, esm_region r, int along_j, double f
                       (along_j ? m->vb : m->ub) + q, (along_j ? m->vbm : m->ubm) + q);
 }
 
-static void mean_add_u_block(hycom *m, int lb, esm_region r, double first) { mean_add_block(m, lb, r, 0, first); }
-static void mean_add_v_block(hycom *m, int lb, esm_region r, double first) { mean_add_block(m, lb, r, 1, first); }
+static void mean_add_u_block(hycom *m, int lb, esm_region r, double first)
+{
+    mean_add_block(m, lb, r, 0, first);
+}
+static void mean_add_v_block(hycom *m, int lb, esm_region r, double first)
+{
+    mean_add_block(m, lb, r, 1, first);
+}
 
 void kernel_mean_add(hycom *m, esm_region ru, esm_region rv, int first)
 {
@@ -446,8 +493,14 @@ static void mean_scale_block(hycom *m, int lb, esm_region r, int along_j, double
                 (along_j ? m->share_v : m->share_u) + q);
 }
 
-static void mean_scale_u_block(hycom *m, int lb, esm_region r, double factor) { mean_scale_block(m, lb, r, 0, factor); }
-static void mean_scale_v_block(hycom *m, int lb, esm_region r, double factor) { mean_scale_block(m, lb, r, 1, factor); }
+static void mean_scale_u_block(hycom *m, int lb, esm_region r, double factor)
+{
+    mean_scale_block(m, lb, r, 0, factor);
+}
+static void mean_scale_v_block(hycom *m, int lb, esm_region r, double factor)
+{
+    mean_scale_block(m, lb, r, 1, factor);
+}
 
 void kernel_mean_scale(hycom *m, esm_region ru, esm_region rv, double factor)
 {
@@ -482,7 +535,10 @@ static void barotropic_eta_block(hycom *m, int lb, esm_region r, double unused)
               m->mt + q, m->eta + q);
 }
 
-void kernel_barotropic_eta(hycom *m, esm_region r) { defer(m, barotropic_eta_block, "barotropic_eta", r, 0, 5.0); }
+void kernel_barotropic_eta(hycom *m, esm_region r)
+{
+    defer(m, barotropic_eta_block, "barotropic_eta", r, 0, 5.0);
+}
 
 /* One level of a barotropic transport: surface pressure gradient, Coriolis from the other
  * transport's 4 neighbours, slow forcing. Per row: the distance across the gradient
@@ -495,8 +551,8 @@ ESM_SIMD static void transport_level(int rows, int n, long s, int along_j, doubl
                                      long o3, long o4, const double *restrict force,
                                      const double *restrict mask, double *restrict vel)
 {
-    for (int j = 0; j < rows; j++, total += s, eta += s, other += s, force += s, mask += s,
-                              vel += s) {
+    for (int j = 0; j < rows;
+         j++, total += s, eta += s, other += s, force += s, mask += s, vel += s) {
         double g_over_distance = gravity / distance[j * distance_step];
         double coriolis = along_j ? -f_rows[j] : f_rows[j];
         for (int i = 0; i < n; i++) {
@@ -525,10 +581,24 @@ static void barotropic_transport_block(hycom *m, int lb, esm_region r, int along
                     (along_j ? m->vb : m->ub) + q);
 }
 
-static void barotropic_u_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; barotropic_transport_block(m, lb, r, 0); }
-static void barotropic_v_block(hycom *m, int lb, esm_region r, double unused) { (void)unused; barotropic_transport_block(m, lb, r, 1); }
-void kernel_barotropic_u(hycom *m, esm_region r) { defer(m, barotropic_u_block, "barotropic_u", r, 0, 7.0); }
-void kernel_barotropic_v(hycom *m, esm_region r) { defer(m, barotropic_v_block, "barotropic_v", r, 0, 7.0); }
+static void barotropic_u_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    barotropic_transport_block(m, lb, r, 0);
+}
+static void barotropic_v_block(hycom *m, int lb, esm_region r, double unused)
+{
+    (void)unused;
+    barotropic_transport_block(m, lb, r, 1);
+}
+void kernel_barotropic_u(hycom *m, esm_region r)
+{
+    defer(m, barotropic_u_block, "barotropic_u", r, 0, 7.0);
+}
+void kernel_barotropic_v(hycom *m, esm_region r)
+{
+    defer(m, barotropic_v_block, "barotropic_v", r, 0, 7.0);
+}
 
 /* ---- 5. continuity ------------------------------------------------------------------------ */
 
@@ -559,13 +629,13 @@ ESM_SIMD static void continuity_level(int rows, int n, long s, double dt, double
 {
     transport_faces(n, s, mv, h, v, share_v, south); /* the south faces of the first row */
     for (int j = 0; j < rows; j++, mu += s, mv += s, h += s, u += s, v += s, share_u += s,
-                              share_v += s, mt += s, h_next += s) {
+             share_v += s, mt += s, h_next += s) {
         double rate = dt / (dxt[j] * dy), dx_north = dxv[j + 1], dx_south = dxv[j];
         transport_faces(n + 1, 1, mu, h, u, share_u, east_west);
         transport_faces(n, s, mv + s, h + s, v + s, share_v + s, north);
         for (int i = 0; i < n; i++) {
-            double divergence = dy * (east_west[i + 1] - east_west[i]) + dx_north * north[i]
-                              - dx_south * south[i];
+            double divergence =
+                dy * (east_west[i + 1] - east_west[i]) + dx_north * north[i] - dx_south * south[i];
             h_next[i] = mt[i] * (h[i] - rate * divergence);
         }
         double *swap = south; /* this row's north faces are the next row's south */
@@ -585,10 +655,13 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
     for (int k = 0; k < m->nz; k++) {
         long p = at3(m, lb, r, j, k);
         continuity_level(rows, n, s, m->dt, m->dy, row_at(m, m->row_dxt, b, r),
-                         row_at(m, m->row_dxv, b, r), m->mu + q, m->mv + q, m->h + p,
-                         m->u_next + p, m->v_next + p, m->share_u + q, m->share_v + q,
-                         m->mt + q, m->h_next + p, m->row_a, m->row_b, m->row_c);
+                         row_at(m, m->row_dxv, b, r), m->mu + q, m->mv + q, m->h + p, m->u_next + p,
+                         m->v_next + p, m->share_u + q, m->share_v + q, m->mt + q, m->h_next + p,
+                         m->row_a, m->row_b, m->row_c);
     }
 }
 
-void kernel_continuity(hycom *m, esm_region r) { defer(m, continuity_block, "continuity", r, 0, 4.0 * m->nz + 5); }
+void kernel_continuity(hycom *m, esm_region r)
+{
+    defer(m, continuity_block, "continuity", r, 0, 4.0 * m->nz + 5);
+}

@@ -18,11 +18,24 @@ static const double WAVE_DX = 20e3, WAVE_DEPTH = 4000.0, WAVE_F = 1e-4, WAVE_AMP
 
 /* The basin: the land mask (1 byte a point) and the depth of every point (0 on land), the same
  * on every rank (built once and shared when folded). */
-typedef struct { unsigned char *ocean; double *depth; } basin_map;
-typedef struct { hycom_case kind; int nx, ny; const basin_map *map; } geometry;
+typedef struct {
+    unsigned char *ocean;
+    double *depth;
+} basin_map;
+typedef struct {
+    hycom_case kind;
+    int nx, ny;
+    const basin_map *map;
+} geometry;
 
-static double lat_of(const geometry *g, double gj) { return -LAT_EDGE + (gj + 0.5) * 2 * LAT_EDGE / g->ny; }
-static double lon_of(const geometry *g, int gi) { return (gi + 0.5) * 360.0 / g->nx; }
+static double lat_of(const geometry *g, double gj)
+{
+    return -LAT_EDGE + (gj + 0.5) * 2 * LAT_EDGE / g->ny;
+}
+static double lon_of(const geometry *g, int gi)
+{
+    return (gi + 0.5) * 360.0 / g->nx;
+}
 
 static bool is_ocean(int gi, int gj, const void *context)
 {
@@ -43,7 +56,10 @@ static double depth_at(const geometry *g, int gi, int gj)
     return g->map->depth[(gi % g->nx + g->nx) % g->nx + (long)g->nx * gj];
 }
 
-double hycom_row(const double *rows, const hycom *m, int gj) { return rows[gj + m->width]; }
+double hycom_row(const double *rows, const hycom *m, int gj)
+{
+    return rows[gj + m->width];
+}
 
 /* Depth of the top of layer k at rest (k = 1 .. nz-1), positive down. */
 static double rest_interface(int nz, int k)
@@ -64,9 +80,10 @@ static double rest_interface(int nz, int k)
  * are displaced less (eddy_taper). */
 static double eddies(double lon, double lat)
 {
-    static const struct { double lon, lat, amplitude, radius; } e[] = {
-        {-55, 38, 25, 4}, {145, 33, 25, 4}, {25, -40, 25, 4}, {-140, -20, -20, 6},
-        {70, -35, -20, 5}, {-30, 55, 15, 5}, {170, -50, -15, 6}};
+    static const struct {
+        double lon, lat, amplitude, radius;
+    } e[] = {{-55, 38, 25, 4},  {145, 33, 25, 4}, {25, -40, 25, 4},  {-140, -20, -20, 6},
+             {70, -35, -20, 5}, {-30, 55, 15, 5}, {170, -50, -15, 6}};
     double sum = 0;
     for (unsigned k = 0; k < sizeof e / sizeof *e; k++) {
         double dx = remainder(lon - e[k].lon, 360.0) * cos(e[k].lat * M_PI / 180.0);
@@ -76,7 +93,10 @@ static double eddies(double lon, double lat)
     return sum;
 }
 
-static double eddy_taper(double z) { return 1.0 - 0.9 * z / UPPER_DEPTH; }
+static double eddy_taper(double z)
+{
+    return 1.0 - 0.9 * z / UPPER_DEPTH;
+}
 
 static void initial_layers(hycom *m, const geometry *g)
 {
@@ -137,10 +157,18 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     if (kind == CASE_BASIN)
         g.map = esm_shared(key, basin_map_of, &g);
     bool mask_owned = kind == CASE_BASIN && esm_shared_owned();
-    esm_decomp_params params = {.nx = nx, .ny = ny, .bx = bx, .by = by, .periodic_x = true,
-                                .periodic_y = kind == CASE_WAVE, .distribution = dist,
-                                .is_ocean = is_ocean, .context = &g, .choice = choice,
-                                .min_side = width, .shared_key = key};
+    esm_decomp_params params = {.nx = nx,
+                                .ny = ny,
+                                .bx = bx,
+                                .by = by,
+                                .periodic_x = true,
+                                .periodic_y = kind == CASE_WAVE,
+                                .distribution = dist,
+                                .is_ocean = is_ocean,
+                                .context = &g,
+                                .choice = choice,
+                                .min_side = width,
+                                .shared_key = key};
     esm_decomp_create(&m->d, &params);
     m->l2 = esm_layout_levels_outer(&m->d, width, 1);
     m->l3 = esm_layout_levels_outer(&m->d, width, nz);
@@ -177,9 +205,9 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
 
     /* allocate every field (zero) */
     long n2 = esm_layout_doubles(&m->l2, m->d.nlocal), n3 = esm_layout_doubles(&m->l3, m->d.nlocal);
-    double **f2[] = {&m->depth, &m->mt, &m->mu, &m->mv, &m->eta, &m->ub, &m->vb, &m->ubm,
-                     &m->vbm, &m->hu_total, &m->hv_total, &m->force_u, &m->force_v, &m->mean_u,
-                     &m->mean_v, &m->share_u, &m->share_v};
+    double **f2[] = {&m->depth,   &m->mt,     &m->mu,     &m->mv,       &m->eta,      &m->ub,
+                     &m->vb,      &m->ubm,    &m->vbm,    &m->hu_total, &m->hv_total, &m->force_u,
+                     &m->force_v, &m->mean_u, &m->mean_v, &m->share_u,  &m->share_v};
     double **f3[] = {&m->h, &m->u, &m->v, &m->h_next, &m->u_next, &m->v_next};
     double **temporaries[] = {&m->p, &m->hu, &m->hv};
     m->temporary_blocks = width >= 2 ? 1 : m->d.nlocal; /* see hycom.h */
@@ -188,7 +216,8 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
     for (unsigned a = 0; a < sizeof f3 / sizeof *f3; a++)
         *f3[a] = esm_field_alloc(n3 * sizeof(double));
     for (unsigned a = 0; a < sizeof temporaries / sizeof *temporaries; a++)
-        *temporaries[a] = esm_field_alloc(esm_layout_doubles(&m->l3, m->temporary_blocks) * sizeof(double));
+        *temporaries[a] =
+            esm_field_alloc(esm_layout_doubles(&m->l3, m->temporary_blocks) * sizeof(double));
 
     /* static fields over blocks and halos, from global indices (no exchange needed) */
     double dx_min = INFINITY, depth_max = 0;
@@ -243,7 +272,15 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
         free((void *)g.map);
     }
     esm_region interior = esm_region_full(0);
-    m->ok = (valid){.h = interior, .u = interior, .v = interior, .p = interior, .fu = interior,
-                    .fv = interior, .eta = interior, .ub = interior, .vb = interior,
-                    .ubm = interior, .vbm = interior};
+    m->ok = (valid){.h = interior,
+                    .u = interior,
+                    .v = interior,
+                    .p = interior,
+                    .fu = interior,
+                    .fv = interior,
+                    .eta = interior,
+                    .ub = interior,
+                    .vb = interior,
+                    .ubm = interior,
+                    .vbm = interior};
 }

@@ -67,15 +67,15 @@ static void exchange_barotropic(hycom *m, esm_timer *phase, esm_timer *t)
 
 /* Compute `out` = where a kernel's inputs allow; when that misses part of the interior,
  * exchange (`refresh`) and compute it again. */
-#define WHERE(out, region, refresh)                                                           \
-    do {                                                                                     \
-        out = (region);                                                                      \
-        if (!esm_region_covers(out)) {                                                       \
-            refresh;                                                                         \
-            out = (region);                                                                  \
-        }                                                                                    \
-        if (!esm_region_covers(out))                                                         \
-            esm_fail_if_any(true, "internal error: %s cannot cover the interior", #region);  \
+#define WHERE(out, region, refresh)                                                                \
+    do {                                                                                           \
+        out = (region);                                                                            \
+        if (!esm_region_covers(out)) {                                                             \
+            refresh;                                                                               \
+            out = (region);                                                                        \
+        }                                                                                          \
+        if (!esm_region_covers(out))                                                               \
+            esm_fail_if_any(true, "internal error: %s cannot cover the interior", #region);        \
     } while (0)
 
 #define AFTER esm_region_after
@@ -84,7 +84,9 @@ static void exchange_barotropic(hycom *m, esm_timer *phase, esm_timer *t)
  * north faces of the interior; v (Coriolis) needs u one ring further south, east and north. */
 static const esm_region INTERIOR = {0, 0, 0, 0}, U_NEEDED = {0, 1, 1, 1}, V_NEEDED = {0, 0, 0, 1};
 
-typedef struct { esm_timer kernels, barotropic, halo_layers, halo_barotropic, diagnostics; } timers;
+typedef struct {
+    esm_timer kernels, barotropic, halo_layers, halo_barotropic, diagnostics;
+} timers;
 
 /* ---- one baroclinic step ---------------------------------------------------------------- */
 
@@ -98,7 +100,8 @@ static void step(hycom *m, timers *t)
     esm_phase_begin("baroclinic");
     esm_timer_start(&t->kernels);
     /* 1-2. pressure, surface height, faces: from the thicknesses */
-    WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)), LAYERS(m->u, m->v, &ok->u, &ok->v));
+    WHERE(out, MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->h, 0, 0, -1, 0)),
+          LAYERS(m->u, m->v, &ok->u, &ok->v));
     kernel_pressure(m, ok->h);
     ok->p = ok->eta = ok->h;
     kernel_faces_u(m, ok->fu = MEET(AFTER(ok->h, -1, 0, 0, 0), AFTER(ok->p, -1, 0, 0, 0)));
@@ -127,11 +130,15 @@ static void step(hycom *m, timers *t)
         ok->ubm = s ? MEET(ok->ubm, ok->ub) : ok->ub;
         ok->vbm = s ? MEET(ok->vbm, ok->vb) : ok->vb;
         kernel_barotropic_eta(m, ok->eta = out);
-        WHERE(out, MEET(MEET(AFTER(ok->eta, -1, 0, 0, 0), AFTER(ok->vb, -1, 0, 0, 1)),
-                        MEET(ok->fu, ok->ub)), BAROTROPIC);
+        WHERE(out,
+              MEET(MEET(AFTER(ok->eta, -1, 0, 0, 0), AFTER(ok->vb, -1, 0, 0, 1)),
+                   MEET(ok->fu, ok->ub)),
+              BAROTROPIC);
         kernel_barotropic_u(m, ok->ub = out);
-        WHERE(out, MEET(MEET(AFTER(ok->eta, 0, 0, -1, 0), AFTER(ok->ub, 0, 1, -1, 0)),
-                        MEET(ok->fv, ok->vb)), BAROTROPIC);
+        WHERE(out,
+              MEET(MEET(AFTER(ok->eta, 0, 0, -1, 0), AFTER(ok->ub, 0, 1, -1, 0)),
+                   MEET(ok->fv, ok->vb)),
+              BAROTROPIC);
         kernel_barotropic_v(m, ok->vb = out);
     }
     kernel_mean_scale(m, ok->ubm, ok->vbm, 1.0 / m->substeps);
@@ -144,14 +151,22 @@ static void step(hycom *m, timers *t)
     esm_timer_start(&t->kernels);
     esm_region faces = MEET(MEET(AFTER(ok->fu, 0, 1, 0, 0), AFTER(ok->fv, 0, 0, 0, 1)),
                             MEET(AFTER(ok->ubm, 0, 1, 0, 0), AFTER(ok->vbm, 0, 0, 0, 1)));
-    WHERE(out, MEET(MEET(faces, ok->h), MEET(AFTER(ok->u_next, 0, 1, 0, 0), AFTER(ok->v_next, 0, 0, 0, 1))),
+    WHERE(out,
+          MEET(MEET(faces, ok->h),
+               MEET(AFTER(ok->u_next, 0, 1, 0, 0), AFTER(ok->v_next, 0, 0, 0, 1))),
           LAYERS(m->u_next, m->v_next, &ok->u_next, &ok->v_next));
     kernel_continuity(m, ok->h_next = MEET(out, INTERIOR));
     hycom_flush(m);
     double *swap;
-    swap = m->h; m->h = m->h_next; m->h_next = swap;
-    swap = m->u; m->u = m->u_next; m->u_next = swap;
-    swap = m->v; m->v = m->v_next; m->v_next = swap;
+    swap = m->h;
+    m->h = m->h_next;
+    m->h_next = swap;
+    swap = m->u;
+    m->u = m->u_next;
+    m->u_next = swap;
+    swap = m->v;
+    m->v = m->v_next;
+    m->v_next = swap;
     ok->h = ok->h_next;
     ok->u = ok->u_next;
     ok->v = ok->v_next;
@@ -174,9 +189,9 @@ static double interior_points(const hycom *m)
 
 /* Over one row of one layer: the largest |velocity| dt/dx, and the thinnest wet layer. */
 ESM_SIMD static void cfl_row(int n, double dt_dx, double dt_dy, const double *restrict u,
-                    const double *restrict ubar, const double *restrict v,
-                    const double *restrict vbar, const double *restrict h,
-                    const double *restrict mt, double *cfl, double *thin)
+                             const double *restrict ubar, const double *restrict v,
+                             const double *restrict vbar, const double *restrict h,
+                             const double *restrict mt, double *cfl, double *thin)
 {
     double c = *cfl, t = *thin;
     for (int i = 0; i < n; i++) {
@@ -264,7 +279,11 @@ static double wave_projection(const hycom *m)
 
 /* The scheme's own answer for the wave: one substep maps (eta, u, v) of the Fourier mode
  * linearly (C-grid differences and averages, forward-backward, Sielecki Coriolis). */
-typedef struct { double g[3][3]; double state[3]; double omega; } wave_model;
+typedef struct {
+    double g[3][3];
+    double state[3];
+    double omega;
+} wave_model;
 
 static void wave_model_create(wave_model *w, const hycom *m)
 {
@@ -317,10 +336,12 @@ typedef struct hycom_run {
 
 static void parse(hycom_run *run, int argc, char **argv)
 {
-    esm_cli *cli = esm_cli_begin(argc, argv, "HYCOM proxy: multi-layer isopycnal ocean on a "
+    esm_cli *cli = esm_cli_begin(argc, argv,
+                                 "HYCOM proxy: multi-layer isopycnal ocean on a "
                                  "C-grid, split-explicit, wide halos, persistent halo exchange");
     run->deck = esm_cli_size(cli, decks, sizeof decks / sizeof *decks);
-    run->nx = run->deck->nx, run->ny = run->deck->ny, run->bx = run->deck->bx, run->by = run->deck->by;
+    run->nx = run->deck->nx, run->ny = run->deck->ny, run->bx = run->deck->bx,
+    run->by = run->deck->by;
     run->steps = esm_cli_int(cli, "steps", run->deck->steps, 1, 1000000, "time steps timed");
     run->warmup = esm_cli_int(cli, "warmup", 1, 0, 1000, "time steps before timing");
     run->case_name = esm_cli_choice(cli, "case", "basin,wave",
@@ -332,7 +353,8 @@ static void parse(hycom_run *run, int argc, char **argv)
                                               "the rank count unless --block), a Cartesian grid "
                                               "of ranks, or a space-filling curve");
     esm_cli_pair(cli, "grid", &run->nx, &run->ny, 100000, "global grid, overrides the size's");
-    esm_cli_pair(cli, "block", &run->bx, &run->by, 100000, "tile size (patch: chosen for the "
+    esm_cli_pair(cli, "block", &run->bx, &run->by, 100000,
+                 "tile size (patch: chosen for the "
                  "rank count when absent)");
     run->nz = (int)esm_cli_int(cli, "layers", run->deck->nz, 1, 200, "isopycnal layers");
     run->diag = (int)esm_cli_int(cli, "diag", 10, 1, 1000000, "steps between layer-mass sums");
@@ -341,15 +363,16 @@ static void parse(hycom_run *run, int argc, char **argv)
     esm_cli_end(cli);
     run->kind = strcmp(run->case_name, "wave") ? CASE_BASIN : CASE_WAVE;
     run->distribution = !strcmp(distribution, "sfc")         ? ESM_DIST_SFC
-                      : !strcmp(distribution, "cartesian") ? ESM_DIST_CARTESIAN
-                                                           : ESM_DIST_PATCH;
+                        : !strcmp(distribution, "cartesian") ? ESM_DIST_CARTESIAN
+                                                             : ESM_DIST_PATCH;
 }
 
 static void set_up(hycom_run *run)
 {
     hycom *m = &run->m;
     esm_block_choice choice = run->distribution == ESM_DIST_PATCH && !run->tiles_given
-                              ? ESM_BLOCKS_FOR_RANKS : ESM_BLOCKS_GIVEN;
+                                  ? ESM_BLOCKS_FOR_RANKS
+                                  : ESM_BLOCKS_GIVEN;
     hycom_create(m, run->kind, run->nx, run->ny, run->nz, run->bx, run->by, run->width,
                  run->distribution, choice, esm_halo_engine_named(run->halo_name));
     run->bx = m->d.bx;
@@ -360,10 +383,14 @@ static void set_up(hycom_run *run)
     run->thinnest = INFINITY;
     if (run->kind == CASE_WAVE) {
         wave_model_create(&run->wave, m);
-        run->omega_theory = sqrt(m->wave_f * m->wave_f + m->gravity * m->wave_depth * m->wave_k * m->wave_k);
+        run->omega_theory =
+            sqrt(m->wave_f * m->wave_f + m->gravity * m->wave_depth * m->wave_k * m->wave_k);
     }
-    run->t = (timers){{.name = "kernels"}, {.name = "barotropic"}, {.name = "halo_layers"},
-                      {.name = "halo_barotropic"}, {.name = "diagnostics"}};
+    run->t = (timers){{.name = "kernels"},
+                      {.name = "barotropic"},
+                      {.name = "halo_layers"},
+                      {.name = "halo_barotropic"},
+                      {.name = "diagnostics"}};
 }
 
 /* After the warm-up: timers and counts from zero, ranks together. */
@@ -393,7 +420,8 @@ static void diagnose(hycom_run *run, long done, bool last)
     if (done % run->diag == 0 || last) {
         layer_masses(m, run->mass);
         for (int k = 0; k < run->nz; k++)
-            run->worst_drift = fmax(run->worst_drift, fabs(run->mass[k] - run->mass0[k]) / run->mass0[k]);
+            run->worst_drift =
+                fmax(run->worst_drift, fabs(run->mass[k] - run->mass0[k]) / run->mass0[k]);
     }
     if (run->kind == CASE_WAVE) {
         double measured = wave_projection(m) / m->wave_amplitude;
@@ -448,13 +476,15 @@ static int report(hycom_run *run)
     bool passed = run->worst_drift <= 1e-12 && run->thinnest > 0 && run->worst_cfl < 1;
     if (run->kind == CASE_WAVE) {
         omega_error = fabs(run->wave.omega - run->omega_theory) / run->omega_theory;
-        passed = passed && run->wave_vs_scheme <= 1e-5 && run->wave_vs_theory <= 1e-2
-                 && omega_error <= 1e-3;
+        passed = passed && run->wave_vs_scheme <= 1e-5 && run->wave_vs_theory <= 1e-2 &&
+                 omega_error <= 1e-3;
     }
-    bool meaningful = esm_report_verification(r, passed, run->kind == CASE_WAVE
-        ? "linear inertia-gravity wave vs the discrete and continuous dispersion relations; "
-          "layer mass conserved; thickness positive; CFL < 1"
-        : "layer mass conserved; thickness positive; CFL < 1");
+    bool meaningful = esm_report_verification(
+        r, passed,
+        run->kind == CASE_WAVE
+            ? "linear inertia-gravity wave vs the discrete and continuous dispersion relations; "
+              "layer mass conserved; thickness positive; CFL < 1"
+            : "layer mass conserved; thickness positive; CFL < 1");
     if (meaningful) {
         esm_result_norm(r, "layer_mass_drift", run->worst_drift);
         esm_result_norm(r, "thinnest_layer", run->thinnest);
@@ -480,7 +510,8 @@ static int report(hycom_run *run)
     double wall = slowest[0], GBps = total_bytes / fmax(slowest[1], 1e-30) / 1e9;
     esm_result_wall(r, wall);
     esm_result_fom(r, steps * m->dt / (365.0 * 86400.0) / (wall / 86400.0), "SYPD", true);
-    esm_result_real(r, "model.bytes_per_point", total_bytes / steps / ((double)m->d.ocean_points * run->nz));
+    esm_result_real(r, "model.bytes_per_point",
+                    total_bytes / steps / ((double)m->d.ocean_points * run->nz));
     esm_report_counts(r, &run->counts0, &run->counts1, steps);
     esm_result_real(r, "model.steps_per_second", steps / wall);
 

@@ -38,7 +38,10 @@ typedef struct {
 
 /* A flush is one kernel for folding and the node model (esm_fold.h), named by the kernels it
  * runs ("hycom.pressure.faces_u..."): each mix has its own cost per point. */
-typedef struct { char name[HYCOM_QUEUE * 20 + 8]; esm_kernel kernel; } flush_kernel;
+typedef struct {
+    char name[HYCOM_QUEUE * 20 + 8];
+    esm_kernel kernel;
+} flush_kernel;
 
 struct hycom {
     hycom_case kind;
@@ -69,14 +72,14 @@ struct hycom {
     double *share_u, *share_v;   /* mean barotropic transport per metre of water */
     esm_halo *layer_halo, *barotropic_halo;
     double *row_a, *row_b, *row_c; /* scratch: a row of a block, halo included, and a face */
-    double *plane_a, *plane_b;   /* scratch: one block's 2D extent (column sums, level by level) */
+    double *plane_a, *plane_b; /* scratch: one block's 2D extent (column sums, level by level) */
     valid ok;
-    double bytes;                /* bytes moved by kernels (the model), this rank */
+    double bytes; /* bytes moved by kernels (the model), this rank */
     /* the wave case */
     double wave_amplitude, wave_k, wave_f, wave_depth;
     queued_kernel queue[HYCOM_QUEUE]; /* kernels called, not yet run (see hycom_flush) */
     int queued;
-    flush_kernel **flush_kernels;     /* the mixes flushed so far */
+    flush_kernel **flush_kernels; /* the mixes flushed so far */
     int nflush_kernels;
 };
 

@@ -52,15 +52,18 @@ double block_ilu_factor_bytes(void)
 }
 
 /* The off-rank part of the product: a face block, a ghost and y, per face cell. */
-static double ghost_product_bytes(void) { return (BLOCK_SIZE + 2 * NS) * sizeof(double); }
+static double ghost_product_bytes(void)
+{
+    return (BLOCK_SIZE + 2 * NS) * sizeof(double);
+}
 
 /* y += b x for a 4x4 row-major block */
 static inline void multiply_add(const double *restrict b, const double *restrict x,
                                 double *restrict y)
 {
     for (int s = 0; s < NS; s++)
-        y[s] += b[NS * s] * x[0] + b[NS * s + 1] * x[1] + b[NS * s + 2] * x[2]
-              + b[NS * s + 3] * x[3];
+        y[s] +=
+            b[NS * s] * x[0] + b[NS * s + 1] * x[1] + b[NS * s + 2] * x[2] + b[NS * s + 3] * x[3];
 }
 
 /* y -= b x */
@@ -68,8 +71,8 @@ static inline void multiply_subtract(const double *restrict b, const double *res
                                      double *restrict y)
 {
     for (int s = 0; s < NS; s++)
-        y[s] -= b[NS * s] * x[0] + b[NS * s + 1] * x[1] + b[NS * s + 2] * x[2]
-              + b[NS * s + 3] * x[3];
+        y[s] -=
+            b[NS * s] * x[0] + b[NS * s + 1] * x[1] + b[NS * s + 2] * x[2] + b[NS * s + 3] * x[3];
 }
 
 /* c = a b (4x4 blocks), row by row so each row of c is one vector operation */
@@ -163,8 +166,8 @@ static void off_rank_product(const block_matrix *A, double *y)
             for (int j = j0; j < j1; j++)
                 for (int i = i0; i < i1; i++) {
                     long c = grid_cell(g, i, j, k);
-                    const double *ghost = A->ghost + NS * (g->ghost_at[f]
-                                                           + grid_face_index(g, f, i, j, k));
+                    const double *ghost =
+                        A->ghost + NS * (g->ghost_at[f] + grid_face_index(g, f, i, j, k));
                     multiply_add(block_of(A, c, f), ghost, y + NS * c);
                 }
     }
@@ -206,7 +209,11 @@ void block_ilu_factor(block_matrix *A)
                 double pivot[BLOCK_SIZE], update[BLOCK_SIZE];
                 memcpy(pivot, block_of(A, c, DIAGONAL), sizeof pivot);
                 /* lower neighbours in this rank's part: (face towards it, its face back, where) */
-                const struct { bool there; int face, back; long l; } lower[3] = {
+                const struct {
+                    bool there;
+                    int face, back;
+                    long l;
+                } lower[3] = {
                     {i > 0, WEST, EAST, c - 1},
                     {j > 0, SOUTH, NORTH, c - sj},
                     {k > 0, BOTTOM, TOP, c - sk},

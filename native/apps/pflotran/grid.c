@@ -10,8 +10,14 @@
 #include "pflotran.h"
 
 /* Direction by direction: cells of part i of n over p, its first cell, the part holding cell. */
-static int part_cells(int n, int p, int i) { return n / p + (n % p > i); }
-static int part_first(int n, int p, int i) { return i * (n / p) + (i < n % p ? i : n % p); }
+static int part_cells(int n, int p, int i)
+{
+    return n / p + (n % p > i);
+}
+static int part_first(int n, int p, int i)
+{
+    return i * (n / p) + (i < n % p ? i : n % p);
+}
 static int part_of(int n, int p, int cell)
 {
     int q = n / p, r = n % p;
@@ -38,11 +44,13 @@ void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz
         given *= p[a] ? p[a] : 1, free_axes += !p[a];
     if (free_axes == 0 && given != ranks)
         esm_fail("--px %d --py %d --pz %d makes %d boxes for %d ranks: their product must be the "
-                 "number of ranks", p[0], p[1], p[2], given, ranks);
+                 "number of ranks",
+                 p[0], p[1], p[2], given, ranks);
     if (ranks % given)
         esm_fail("--px %d --py %d --pz %d (0: chosen) cannot make a rank grid of %d ranks: the "
                  "ranks given along x, y, z must divide the number of ranks; change them, or leave "
-                 "them 0 to choose as PETSc's DMDA does", p[0], p[1], p[2], ranks);
+                 "them 0 to choose as PETSc's DMDA does",
+                 p[0], p[1], p[2], ranks);
     int rest = ranks / given;
     if (free_axes == 1) {
         for (int a = 0; a < 3; a++)
@@ -71,7 +79,8 @@ void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz
             esm_fail("the %dx%dx%d grid cannot be cut over %d ranks: the %dx%dx%d rank grid "
                      "(%s) has %d ranks along %c for its %d cells: use fewer ranks, or give "
                      "--px, --py, --pz (their product the number of ranks, each at most its "
-                     "direction's cells)", nx, ny, nz, ranks, p[0], p[1], p[2],
+                     "direction's cells)",
+                     nx, ny, nz, ranks, p[0], p[1], p[2],
                      free_axes ? "chosen as PETSc's DMDA does" : "given", p[a], axis[a], n[a]);
     *px = p[0], *py = p[1], *pz = p[2];
 }
@@ -94,7 +103,8 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
         int axis = f / 2, step = f % 2 ? 1 : -1, there[3] = {g->ix, g->iy, g->iz};
         there[axis] += step;
         g->neighbour[f] = there[axis] < 0 || there[axis] >= count[axis]
-                              ? -1 : there[0] + px * (there[1] + py * there[2]);
+                              ? -1
+                              : there[0] + px * (there[1] + py * there[2]);
     }
     /* Ghost plan: for each face with a neighbour, this rank sends its layer of cells on that
      * face and receives the neighbour's layer facing it, both in the face's natural order. */
@@ -112,8 +122,9 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
         for (int k = 0; k < g->mz; k++)
             for (int j = 0; j < g->my; j++)
                 for (int i = 0; i < g->mx; i++) {
-                    bool on = (f == WEST || f == EAST) ? i == i_at
-                            : (f == SOUTH || f == NORTH) ? j == j_at : k == k_at;
+                    bool on = (f == WEST || f == EAST)     ? i == i_at
+                              : (f == SOUTH || f == NORTH) ? j == j_at
+                                                           : k == k_at;
                     if (!on)
                         continue;
                     long slot = grid_face_index(g, f, i, j, k);
@@ -142,9 +153,14 @@ void grid_free(grid *g)
 long grid_face_index(const grid *g, int face, int i, int j, int k)
 {
     switch (face) {
-    case WEST: case EAST: return j + (long)g->my * k;
-    case SOUTH: case NORTH: return i + (long)g->mx * k;
-    default: return i + (long)g->mx * j;
+    case WEST:
+    case EAST:
+        return j + (long)g->my * k;
+    case SOUTH:
+    case NORTH:
+        return i + (long)g->mx * k;
+    default:
+        return i + (long)g->mx * j;
     }
 }
 
@@ -159,8 +175,8 @@ long grid_cells_before(const grid *g, int rank)
     int ix = rank % g->px, iy = rank / g->px % g->py, iz = rank / (g->px * g->py);
     long mz = part_cells(g->nz, g->pz, iz), my = part_cells(g->ny, g->py, iy);
     return (long)g->nx * g->ny * part_first(g->nz, g->pz, iz)   /* whole slabs below */
-         + (long)g->nx * part_first(g->ny, g->py, iy) * mz      /* rows of boxes in front */
-         + (long)part_first(g->nx, g->px, ix) * my * mz;        /* boxes to the west */
+           + (long)g->nx * part_first(g->ny, g->py, iy) * mz      /* rows of boxes in front */
+           + (long)part_first(g->nx, g->px, ix) * my * mz;        /* boxes to the west */
 }
 
 int grid_owner(const grid *g, int gi, int gj, int gk, long *local)
@@ -168,8 +184,8 @@ int grid_owner(const grid *g, int gi, int gj, int gk, long *local)
     int ix = part_of(g->nx, g->px, gi), iy = part_of(g->ny, g->py, gj);
     int iz = part_of(g->nz, g->pz, gk);
     int mx = part_cells(g->nx, g->px, ix), my = part_cells(g->ny, g->py, iy);
-    *local = (gi - part_first(g->nx, g->px, ix))
-           + (long)mx * ((gj - part_first(g->ny, g->py, iy))
-                         + (long)my * (gk - part_first(g->nz, g->pz, iz)));
+    *local = (gi - part_first(g->nx, g->px, ix)) +
+             (long)mx * ((gj - part_first(g->ny, g->py, iy)) +
+                         (long)my * (gk - part_first(g->nz, g->pz, iz)));
     return ix + g->px * (iy + g->py * iz);
 }

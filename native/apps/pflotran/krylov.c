@@ -101,7 +101,10 @@ static double global_dot(krylov *k, const double *a, const double *b)
     return out;
 }
 
-static double global_norm(krylov *k, const double *a) { return sqrt(global_dot(k, a, a)); }
+static double global_norm(krylov *k, const double *a)
+{
+    return sqrt(global_dot(k, a, a));
+}
 
 /* out[i] = (v_i, w) for i < count, four vectors per sweep of w like VecMDot_Seq. */
 static void local_mdot(krylov *k, int count, const double *w, double *out)
@@ -160,8 +163,7 @@ static void apply_preconditioned(krylov *k, block_matrix *A, const double *x, do
     block_ilu_solve(A, k->work, z);
 }
 
-static bool converged(const krylov_settings *s, double rnorm, double rnorm0,
-                      krylov_outcome *out)
+static bool converged(const krylov_settings *s, double rnorm, double rnorm0, krylov_outcome *out)
 {
     out->rnorm = rnorm;
     if (!isfinite(rnorm)) {
@@ -265,8 +267,8 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
                     converged(s, rnorm, out.rnorm0, &out); /* the verdict, not a test */
                 continue;
             }
-            done = converged(s, rnorm, out.rnorm0, &out) || norm == 0.0
-                || out.iterations >= s->max_iterations;
+            done = converged(s, rnorm, out.rnorm0, &out) || norm == 0.0 ||
+                   out.iterations >= s->max_iterations;
             if (norm == 0.0 && !out.converged) { /* happy breakdown: the solution is exact */
                 out.converged = true;
                 out.reason = "atol";

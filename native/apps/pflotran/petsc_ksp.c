@@ -21,11 +21,20 @@ struct petsc_solver {
     PetscScalar *values;
 };
 
-bool petsc_built(void) { return true; }
+bool petsc_built(void)
+{
+    return true;
+}
 
-void petsc_start(void) { PetscCallAbort(PETSC_COMM_WORLD, PetscInitializeNoArguments()); }
+void petsc_start(void)
+{
+    PetscCallAbort(PETSC_COMM_WORLD, PetscInitializeNoArguments());
+}
 
-void petsc_stop(void) { PetscFinalize(); }
+void petsc_stop(void)
+{
+    PetscFinalize();
+}
 
 petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings)
 {
@@ -33,19 +42,18 @@ petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings)
     p->g = g;
     p->first = (PetscInt)grid_cells_before(g, esm_rank()); /* consecutive block rows per rank */
     PetscInt n = (PetscInt)g->ncells * NS;
-    PetscCallAbort(PETSC_COMM_WORLD, MatCreateBAIJ(PETSC_COMM_WORLD, NS, n, n, PETSC_DETERMINE,
-                                                   PETSC_DETERMINE, BLOCKS, NULL, FACES, NULL,
-                                                   &p->A));
-    PetscCallAbort(PETSC_COMM_WORLD, VecCreateMPIWithArray(PETSC_COMM_WORLD, NS, n,
-                                                           PETSC_DECIDE, NULL, &p->b));
-    PetscCallAbort(PETSC_COMM_WORLD, VecCreateMPIWithArray(PETSC_COMM_WORLD, NS, n,
-                                                           PETSC_DECIDE, NULL, &p->x));
+    PetscCallAbort(PETSC_COMM_WORLD,
+                   MatCreateBAIJ(PETSC_COMM_WORLD, NS, n, n, PETSC_DETERMINE, PETSC_DETERMINE,
+                                 BLOCKS, NULL, FACES, NULL, &p->A));
+    PetscCallAbort(PETSC_COMM_WORLD,
+                   VecCreateMPIWithArray(PETSC_COMM_WORLD, NS, n, PETSC_DECIDE, NULL, &p->b));
+    PetscCallAbort(PETSC_COMM_WORLD,
+                   VecCreateMPIWithArray(PETSC_COMM_WORLD, NS, n, PETSC_DECIDE, NULL, &p->x));
     PetscCallAbort(PETSC_COMM_WORLD, KSPCreate(PETSC_COMM_WORLD, &p->ksp));
     KSPSetType(p->ksp, settings.method == SOLVER_GMRES ? KSPGMRES : KSPBCGS);
     if (settings.method == SOLVER_GMRES)
         KSPGMRESSetRestart(p->ksp, settings.restart);
-    KSPSetTolerances(p->ksp, settings.rtol, settings.atol, settings.dtol,
-                     settings.max_iterations);
+    KSPSetTolerances(p->ksp, settings.rtol, settings.atol, settings.dtol, settings.max_iterations);
     PC pc;
     KSPGetPC(p->ksp, &pc);
     PCSetType(pc, PCBJACOBI); /* sub-solver: ILU(0), PETSc's default */
@@ -92,8 +100,7 @@ krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double 
                         for (int q = 0; q < NS; q++)
                             p->values[(s * ncolumns + b) * NS + q] =
                                 blocks[which[b] * BLOCK_SIZE + s * NS + q];
-                MatSetValuesBlocked(p->A, 1, &row, ncolumns, p->columns, p->values,
-                                    INSERT_VALUES);
+                MatSetValuesBlocked(p->A, 1, &row, ncolumns, p->columns, p->values, INSERT_VALUES);
             }
     PetscCallAbort(PETSC_COMM_WORLD, MatAssemblyBegin(p->A, MAT_FINAL_ASSEMBLY));
     PetscCallAbort(PETSC_COMM_WORLD, MatAssemblyEnd(p->A, MAT_FINAL_ASSEMBLY));
@@ -112,8 +119,11 @@ krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double 
     return (krylov_outcome){
         .iterations = (int)iterations,
         .converged = reason > 0,
-        .reason = reason == KSP_CONVERGED_RTOL ? "rtol" : reason == KSP_CONVERGED_ATOL ? "atol"
-                : reason == KSP_DIVERGED_ITS ? "max_it" : reason > 0 ? "converged" : "diverged",
+        .reason = reason == KSP_CONVERGED_RTOL   ? "rtol"
+                  : reason == KSP_CONVERGED_ATOL ? "atol"
+                  : reason == KSP_DIVERGED_ITS   ? "max_it"
+                  : reason > 0                   ? "converged"
+                                                 : "diverged",
         .rnorm = rnorm,
     };
 }
@@ -133,7 +143,10 @@ void petsc_solver_free(petsc_solver *p)
 
 #else /* built without PETSc */
 
-bool petsc_built(void) { return false; }
+bool petsc_built(void)
+{
+    return false;
+}
 void petsc_start(void) {}
 void petsc_stop(void) {}
 petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings)
@@ -146,5 +159,8 @@ krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double 
     (void)p, (void)A, (void)b, (void)x;
     return (krylov_outcome){.reason = "no PETSc"};
 }
-void petsc_solver_free(petsc_solver *p) { (void)p; }
+void petsc_solver_free(petsc_solver *p)
+{
+    (void)p;
+}
 #endif

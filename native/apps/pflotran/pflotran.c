@@ -109,9 +109,9 @@ static void initial_state(run *r, problem_case which)
                 double x0 = (g->i0 + i) * g->width[0], y0 = (g->j0 + j) * g->width[1];
                 double z0 = (g->k0 + k) * g->width[2];
                 double inside = which == CASE_BATCH ? 1.0
-                              : pulse_fraction(x0, x0 + g->width[0])
-                                * pulse_fraction(y0, y0 + g->width[1])
-                                * pulse_fraction(z0, z0 + g->width[2]);
+                                                    : pulse_fraction(x0, x0 + g->width[0]) *
+                                                          pulse_fraction(y0, y0 + g->width[1]) *
+                                                          pulse_fraction(z0, z0 + g->width[2]);
                 double *u = r->x + NS * grid_cell(g, i, j, k);
                 for (int s = 0; s < NS; s++)
                     u[s] = inside * pulse.c[s] + (1.0 - inside) * background.c[s];
@@ -321,8 +321,8 @@ static void put_real(esm_result *out, const char *path, double value)
 static void report_fields(const run *r, esm_result *result)
 {
     const grid *g = &r->g;
-    const int probes[3][3] = {{g->nx / 2, g->ny / 2, g->nz / 2}, {0, 0, 0},
-                              {g->nx / 4, g->ny / 3, (3 * g->nz) / 5}};
+    const int probes[3][3] = {
+        {g->nx / 2, g->ny / 2, g->nz / 2}, {0, 0, 0}, {g->nx / 4, g->ny / 3, (3 * g->nz) / 5}};
     esm_sum sums[NS + 3 * NS];
     memset(sums, 0, sizeof sums);
     for (long c = 0; c < g->ncells; c++) {
@@ -358,9 +358,9 @@ static void tracer_errors(const run *r, double t, double *l2, double *max)
     for (int k = 0; k < g->mz; k++)
         for (int j = 0; j < g->my; j++)
             for (int i = 0; i < g->mx; i++) {
-                double exact = erf_factor((g->i0 + i + 0.5) * g->width[0], t, r->chem.diffusion)
-                             * erf_factor((g->j0 + j + 0.5) * g->width[1], t, r->chem.diffusion)
-                             * erf_factor((g->k0 + k + 0.5) * g->width[2], t, r->chem.diffusion);
+                double exact = erf_factor((g->i0 + i + 0.5) * g->width[0], t, r->chem.diffusion) *
+                               erf_factor((g->j0 + j + 0.5) * g->width[1], t, r->chem.diffusion) *
+                               erf_factor((g->k0 + k + 0.5) * g->width[2], t, r->chem.diffusion);
                 double error = r->t.conc[NS * grid_cell(g, i, j, k) + TRACER] - exact;
                 esm_sum_add(&sums[0], error * error);
                 esm_sum_add(&sums[1], exact * exact);
@@ -391,15 +391,18 @@ typedef struct options {
 static options parse_options(int argc, char **argv)
 {
     options o = {0};
-    esm_cli *cli = esm_cli_begin(argc, argv,
+    esm_cli *cli = esm_cli_begin(
+        argc, argv,
         "PFLOTRAN proxy: implicit reactive transport (tracer diffusion + kinetic calcite) on a\n"
         "structured 3D grid, Newton-Krylov with block-Jacobi ILU(0), PETSc's VecScatter ghosts");
     o.deck = esm_cli_size(cli, decks, NDECKS);
     o.steps = esm_cli_int(cli, "steps", o.deck->steps, 1, 1000000, "time steps (MAX_STEPS)");
-    o.case_name = esm_cli_choice(cli, "case", "calcite,tracer,batch",
+    o.case_name = esm_cli_choice(
+        cli, "case", "calcite,tracer,batch",
         "calcite: the benchmark; tracer: diffusion only vs erf; batch: reaction only vs ODE");
-    o.which = !strcmp(o.case_name, "tracer") ? CASE_TRACER
-            : !strcmp(o.case_name, "batch") ? CASE_BATCH : CASE_CALCITE;
+    o.which = !strcmp(o.case_name, "tracer")  ? CASE_TRACER
+              : !strcmp(o.case_name, "batch") ? CASE_BATCH
+                                              : CASE_CALCITE;
     o.solver = esm_cli_choice(cli, "solver", "bicgstab,gmres",
                               "Krylov solver (PFLOTRAN's default: BiCGStab)");
     o.library = esm_cli_choice(cli, "library", "native,petsc",
@@ -410,22 +413,26 @@ static options parse_options(int argc, char **argv)
     o.ksp = (krylov_settings){
         .method = !strcmp(o.solver, "gmres") ? SOLVER_GMRES : SOLVER_BICGSTAB,
         .rtol = esm_cli_real(cli, "ksp-rtol", 1e-5, 1e-15, 0.5, "Krylov relative tolerance"),
-        .atol = 1e-50, .dtol = 1e5, .max_iterations = 10000,
+        .atol = 1e-50,
+        .dtol = 1e5,
+        .max_iterations = 10000,
         .restart = (int)esm_cli_int(cli, "restart", 30, 1, 1000, "GMRES restart length"),
     };
     o.newton = (newton_settings){
         .rtol = esm_cli_real(cli, "newton-rtol", 1e-8, 1e-15, 0.5, "Newton relative tolerance"),
-        .atol = 1e-50, .stol = 1e-8, .max_log_change = 5.0,
+        .atol = 1e-50,
+        .stol = 1e-8,
+        .max_log_change = 5.0,
         .max_iterations = (int)esm_cli_int(cli, "newton-max", 50, 1, HISTORY - 1,
                                            "Newton iterations per step at most"),
     };
     bool folded = esm_folded();
-    o.newton.fixed_iterations = (int)esm_cli_int(cli, "newton-iterations",
-        folded ? FOLDED_NEWTON_ITERATIONS : 0, folded, HISTORY - 1,
+    o.newton.fixed_iterations = (int)esm_cli_int(
+        cli, "newton-iterations", folded ? FOLDED_NEWTON_ITERATIONS : 0, folded, HISTORY - 1,
         "Newton iterations per step, fixed, no convergence test (0: until converged; folded "
         "runs need a count, default a full 100_100_100 run's mean)");
-    o.ksp.fixed_iterations = (int)esm_cli_int(cli, "krylov-iterations",
-        folded ? FOLDED_KRYLOV_ITERATIONS : 0, folded, 100000,
+    o.ksp.fixed_iterations = (int)esm_cli_int(
+        cli, "krylov-iterations", folded ? FOLDED_KRYLOV_ITERATIONS : 0, folded, 100000,
         "Krylov iterations per Newton iteration, fixed, no convergence test (0: until "
         "converged; folded runs need a count, default a full 100_100_100 run's mean)");
     const char *axis = "xyz";
@@ -446,7 +453,8 @@ static options parse_options(int argc, char **argv)
     esm_cli_end(cli);
     if (folded && o.stream_mb > 0)
         esm_fail("--stream-mb %g: a folded run cannot measure STREAM (every simulated rank "
-                 "would hold its own arrays): leave it 0", o.stream_mb);
+                 "would hold its own arrays): leave it 0",
+                 o.stream_mb);
     if (!strcmp(o.library, "petsc") && !petsc_built())
         esm_fail("--library petsc: this pflotran was built without PETSc, which is linked only "
                  "into the build for the MPI it was compiled with (Debian's PETSc: the openmpi "
@@ -559,9 +567,9 @@ static record time_steps(run *r, const options *o)
         h.linear_failures += n.linear_failed;
         h.times[step] = (step + 1) * o->dt;
         h.ca_change[step] = r->t.conc[CA] - ca_start;
-        esm_say("step %3ld  t %.4e s  newton %2d (%s)  linear %4ld  |F| %.3e -> %.3e\n",
-                step + 1, h.times[step], n.iterations, n.reason, n.linear_iterations,
-                n.residual[0], n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
+        esm_say("step %3ld  t %.4e s  newton %2d (%s)  linear %4ld  |F| %.3e -> %.3e\n", step + 1,
+                h.times[step], n.iterations, n.reason, n.linear_iterations, n.residual[0],
+                n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
     }
     esm_timed_end();
     h.wall = esm_wtime() - started;
@@ -572,8 +580,7 @@ static record time_steps(run *r, const options *o)
 /* The verdict of the case's checks, with their norms. A folded run makes the same reductions
  * (its communication stays a full run's) but reports none of their figures, and no verdict:
  * "not verified: folded run". */
-static void verify(run *r, const options *o, const record *h, inventory start,
-                   esm_result *result)
+static void verify(run *r, const options *o, const record *h, inventory start, esm_result *result)
 {
     esm_result *out = esm_folded() ? NULL : result;
     inventory end = inventories(r);
@@ -635,8 +642,7 @@ static void verify(run *r, const options *o, const record *h, inventory start,
 }
 
 /* Performance, solver work, communication, and the kernels against STREAM. */
-static void report(run *r, const options *o, const record *h, esm_stream stream,
-                   esm_result *result)
+static void report(run *r, const options *o, const record *h, esm_stream stream, esm_result *result)
 {
     const grid *g = &r->g;
     long cells = (long)g->nx * g->ny * g->nz, steps = o->steps;
@@ -690,8 +696,8 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
                          h->first.residual[k]);
     esm_result_text(result, "newton.first_step_residuals", history);
 
-    esm_timer *timers[] = {&r->step, &r->residual, &r->jacobian, &r->factor, &r->linear,
-                           &r->product, &r->precondition, &r->dots};
+    esm_timer *timers[] = {&r->step,   &r->residual, &r->jacobian,     &r->factor,
+                           &r->linear, &r->product,  &r->precondition, &r->dots};
     esm_result_timers(result, timers, sizeof timers / sizeof timers[0]);
     double kernel_time[2] = {r->product.total, r->precondition.total};
     esm_global_max(kernel_time, 2);
@@ -703,8 +709,8 @@ static void report(run *r, const options *o, const record *h, esm_stream stream,
         char path[64];
         snprintf(path, sizeof path, "kernels.%s.calls", kernel[k]);
         esm_result_int(result, path, calls[k]);
-        esm_report_kernel(result, kernel[k], kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9
-                                                                : 0, stream);
+        esm_report_kernel(result, kernel[k],
+                          kernel_time[k] > 0 ? bytes[k] / kernel_time[k] / 1e9 : 0, stream);
     }
     esm_report_stream(result, stream);
     esm_result_int(result, "comm.start", (long)total[0]);

@@ -80,12 +80,30 @@ static inline const double *across(const transport *t, int f, int i, int j, int 
     bool inside;
     long step;
     switch (f) {
-    case WEST: inside = i > 0; step = -1; break;
-    case EAST: inside = i < g->mx - 1; step = 1; break;
-    case SOUTH: inside = j > 0; step = -g->mx; break;
-    case NORTH: inside = j < g->my - 1; step = g->mx; break;
-    case BOTTOM: inside = k > 0; step = -(long)g->mx * g->my; break;
-    default: inside = k < g->mz - 1; step = (long)g->mx * g->my; break;
+    case WEST:
+        inside = i > 0;
+        step = -1;
+        break;
+    case EAST:
+        inside = i < g->mx - 1;
+        step = 1;
+        break;
+    case SOUTH:
+        inside = j > 0;
+        step = -g->mx;
+        break;
+    case NORTH:
+        inside = j < g->my - 1;
+        step = g->mx;
+        break;
+    case BOTTOM:
+        inside = k > 0;
+        step = -(long)g->mx * g->my;
+        break;
+    default:
+        inside = k < g->mz - 1;
+        step = (long)g->mx * g->my;
+        break;
     }
     if (inside)
         return t->conc + NS * (c + step);
@@ -115,8 +133,7 @@ void transport_residual(const transport *t, double *f)
                     for (int s = 0; s < NS; s++)
                         diffusion[s] += a * (other[s] - now[s]);
                 }
-                double reacted = per_porosity
-                               * calcite_rate(t->chem, now[CA], now[H], now[HCO3]).r;
+                double reacted = per_porosity * calcite_rate(t->chem, now[CA], now[H], now[HCO3]).r;
                 double *out = f + NS * c;
                 out[CA] = now[CA] - old[CA] - diffusion[CA] - reacted;
                 out[H] = t->h_scale[c] * (now[H] - old[H] - diffusion[H] + reacted);

@@ -8,8 +8,14 @@
 enum { RING = 2 }; /* KMT is kept over the block and 2 halo rings (operator corners) */
 static const double EARTH_RADIUS = 6.371e6, GRAVITY = 9.806, DEPTH = 5500.0;
 
-double pop_lon(const pop_grid *g, int gi) { return (gi + 0.5) * g->dlon; }
-double pop_lat(const pop_grid *g, double gj) { return g->lat_south + (gj + 0.5) * g->dlat; }
+double pop_lon(const pop_grid *g, int gi)
+{
+    return (gi + 0.5) * g->dlon;
+}
+double pop_lat(const pop_grid *g, double gj)
+{
+    return g->lat_south + (gj + 0.5) * g->dlat;
+}
 
 /* Stretched levels: thin at the surface, thick at depth, DEPTH in all. */
 static void make_levels(pop_grid *g)
@@ -35,7 +41,10 @@ static void make_levels(pop_grid *g)
 
 /* Active levels at a global point: levels whose bottom lies above the sea floor (>= 1 in the
  * ocean). Outside a closed edge: 0. */
-int pop_wrap_i(const pop_grid *g, int gi) { return (gi % g->d.nx + g->d.nx) % g->d.nx; }
+int pop_wrap_i(const pop_grid *g, int gi)
+{
+    return (gi % g->d.nx + g->d.nx) % g->d.nx;
+}
 
 /* Active levels of a column: levels whose bottom lies above the sea floor (>= 1 in the
  * ocean), from the analytic depth. */
@@ -87,9 +96,17 @@ void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_di
     char key[64];
     snprintf(key, sizeof key, "pop.kmt.%dx%dx%d", nx, ny, nz);
     g->kmt_global = esm_shared(key, kmt_of_grid, g);
-    esm_decomp_params p = {.nx = nx, .ny = ny, .bx = bx, .by = by, .periodic_x = true,
-                           .distribution = dist, .is_ocean = is_ocean, .context = g,
-                           .choice = choice, .min_side = 2, .shared_key = key};
+    esm_decomp_params p = {.nx = nx,
+                           .ny = ny,
+                           .bx = bx,
+                           .by = by,
+                           .periodic_x = true,
+                           .distribution = dist,
+                           .is_ocean = is_ocean,
+                           .context = g,
+                           .choice = choice,
+                           .min_side = 2,
+                           .shared_key = key};
     esm_decomp_create(&g->d, &p);
     g->l2 = esm_layout_levels_outer(&g->d, POP_HALO, 1);
     g->l3 = esm_layout_levels_inner(&g->d, POP_HALO, nz);
@@ -137,14 +154,17 @@ void pop_operator_create(pop_operator *a, const pop_grid *g)
         const esm_block *b = &g->d.block[g->d.local[lb]];
         /* corner weights over i, j in [-2, n] so every coefficient in [-1, n] can be formed */
         int cw = b->ni + 3, ch = b->nj + 3;
-        double *diag = esm_calloc((size_t)cw * ch, sizeof *diag), *ew = esm_calloc((size_t)cw * ch, sizeof *ew);
-        double *ns = esm_calloc((size_t)cw * ch, sizeof *ns), *ne = esm_calloc((size_t)cw * ch, sizeof *ne);
+        double *diag = esm_calloc((size_t)cw * ch, sizeof *diag),
+               *ew = esm_calloc((size_t)cw * ch, sizeof *ew);
+        double *ns = esm_calloc((size_t)cw * ch, sizeof *ns),
+               *ne = esm_calloc((size_t)cw * ch, sizeof *ne);
 #define C(arr, i, j) arr[(i) + 2 + (size_t)cw * ((j) + 2)]
         for (int j = -2; j <= b->nj; j++)
             for (int i = -2; i <= b->ni; i++) {
                 int gi = b->i0 + i, gj = b->j0 + j;
-                double hu = fmin(fmin(column_depth(g, gi, gj), column_depth(g, gi + 1, gj)),
-                                 fmin(column_depth(g, gi, gj + 1), column_depth(g, gi + 1, gj + 1)));
+                double hu =
+                    fmin(fmin(column_depth(g, gi, gj), column_depth(g, gi + 1, gj)),
+                         fmin(column_depth(g, gi, gj + 1), column_depth(g, gi + 1, gj + 1)));
                 double dx = (gj + 1 >= 0 && gj + 1 <= g->d.ny + 1) ? g->dxu[gj + 1] : 1.0;
                 double w = hu * dx * dy, ix2 = 1.0 / (dx * dx), iy2 = 1.0 / (dy * dy);
                 C(diag, i, j) = w * (ix2 + iy2) / 4;
@@ -161,17 +181,21 @@ void pop_operator_create(pop_operator *a, const pop_grid *g)
                 a->ae[p] = C(ew, i, j) + C(ew, i, j - 1);
                 a->an[p] = C(ns, i, j) + C(ns, i - 1, j);
                 a->ane[p] = C(ne, i, j);
-                a->a0[p] = wet ? C(diag, i, j) + C(diag, i - 1, j) + C(diag, i, j - 1)
-                                 + C(diag, i - 1, j - 1) + area / (GRAVITY * g->dt * g->dt)
+                a->a0[p] = wet ? C(diag, i, j) + C(diag, i - 1, j) + C(diag, i, j - 1) +
+                                     C(diag, i - 1, j - 1) + area / (GRAVITY * g->dt * g->dt)
                                : 1.0;
                 a->dinv[p] = 1.0 / a->a0[p];
             }
 #undef C
-        free(diag); free(ew); free(ns); free(ne);
+        free(diag);
+        free(ew);
+        free(ns);
+        free(ne);
     }
 }
 
-ESM_SIMD void pop_operator_apply(const pop_operator *a, const pop_grid *g, const double *x, double *y)
+ESM_SIMD void pop_operator_apply(const pop_operator *a, const pop_grid *g, const double *x,
+                                 double *y)
 {
     const long sj = g->l2.stride_j;
     const double *a0 = a->a0, *an = a->an, *ae = a->ae, *ane = a->ane;
@@ -180,10 +204,10 @@ ESM_SIMD void pop_operator_apply(const pop_operator *a, const pop_grid *g, const
         for (int j = 0; j < b->nj; j++) {
             long p0 = esm_at(&g->l2, lb, 0, j, 0);
             for (long p = p0; p < p0 + b->ni; p++)
-                y[p] = a0[p] * x[p] + an[p] * x[p + sj] + an[p - sj] * x[p - sj]
-                       + ae[p] * x[p + 1] + ae[p - 1] * x[p - 1]
-                       + ane[p] * x[p + sj + 1] + ane[p - sj - 1] * x[p - sj - 1]
-                       + ane[p - 1] * x[p + sj - 1] + ane[p - sj] * x[p - sj + 1];
+                y[p] = a0[p] * x[p] + an[p] * x[p + sj] + an[p - sj] * x[p - sj] +
+                       ae[p] * x[p + 1] + ae[p - 1] * x[p - 1] + ane[p] * x[p + sj + 1] +
+                       ane[p - sj - 1] * x[p - sj - 1] + ane[p - 1] * x[p + sj - 1] +
+                       ane[p - sj] * x[p - sj + 1];
         }
     }
 }
@@ -199,8 +223,8 @@ void pop_manufactured(const pop_grid *g, int step, double *x)
                 int gi = pop_wrap_i(g, b->i0 + i); /* the same bits as the owner's */
                 double lon = pop_lon(g, gi) * M_PI / 180.0;
                 double lat = pop_lat(g, b->j0 + j) * M_PI / 180.0;
-                x[p] = g->kmt[p] ? cos(lat) * (sin(2 * lon - phase) * cos(3 * lat)
-                                               + 0.5 * cos(lon + 2 * phase) * sin(2 * lat))
+                x[p] = g->kmt[p] ? cos(lat) * (sin(2 * lon - phase) * cos(3 * lat) +
+                                               0.5 * cos(lon + 2 * phase) * sin(2 * lat))
                                  : 0.0;
             }
     }

@@ -31,8 +31,15 @@ static const esm_deck decks[] = {
 /* Solver iterations per solve of a folded run (esm_fold.h), whose values mean nothing, so
  * that convergence cannot decide: each deck's figure from a full run of it here (the timed
  * steps' iterations per step with the default tolerance and --check 10; docs/ocean.md). */
-static const struct { const char *deck; int chrongear, pcsi; } folded_iterations[] = {
-    {"S", 160, 210}, {"M", 330, 690}, {"L", 550, 1770}, {"gx3", 160, 220}, {"gx1", 330, 700},
+static const struct {
+    const char *deck;
+    int chrongear, pcsi;
+} folded_iterations[] = {
+    {"S", 160, 210},
+    {"M", 330, 690},
+    {"L", 550, 1770},
+    {"gx3", 160, 220},
+    {"gx1", 330, 700},
     /* tenth cannot run in full here (its tracers alone take 20 GB): S, M and L's iterations
      * grow as nx^0.46 (ChronGear) and nx^0.86 (P-CSI) from M to L; extrapolated to nx = 3600
      * and rounded to the check interval */
@@ -43,7 +50,8 @@ static int folded_iterations_of(const esm_deck *deck, const char *solver)
 {
     for (unsigned d = 0; d < sizeof folded_iterations / sizeof *folded_iterations; d++)
         if (!strcmp(folded_iterations[d].deck, deck->name))
-            return strcmp(solver, "pcsi") ? folded_iterations[d].chrongear : folded_iterations[d].pcsi;
+            return strcmp(solver, "pcsi") ? folded_iterations[d].chrongear
+                                          : folded_iterations[d].pcsi;
     return 0;
 }
 
@@ -87,15 +95,18 @@ typedef struct pop_run {
 
 static void parse(pop_run *run, int argc, char **argv)
 {
-    esm_cli *cli = esm_cli_begin(argc, argv, "POP proxy: barotropic solver (9-point B-grid, "
+    esm_cli *cli = esm_cli_begin(argc, argv,
+                                 "POP proxy: barotropic solver (9-point B-grid, "
                                  "ChronGear/PCG/P-CSI) + baroclinic 3D tracer transport");
     run->deck = esm_cli_size(cli, decks, sizeof decks / sizeof *decks);
-    run->nx = run->deck->nx, run->ny = run->deck->ny, run->bx = run->deck->bx, run->by = run->deck->by;
+    run->nx = run->deck->nx, run->ny = run->deck->ny, run->bx = run->deck->bx,
+    run->by = run->deck->by;
     run->steps = esm_cli_int(cli, "steps", run->deck->steps, 1, 1000000, "time steps timed");
     run->warmup = esm_cli_int(cli, "warmup", 1, 0, 1000, "time steps before timing");
     run->solver_name = esm_cli_choice(cli, "solver", "chrongear,pcg,pcsi", "barotropic solver");
-    run->layout_name = esm_cli_choice(cli, "layout", "blocks,compressed",
-                                      "barotropic vectors: blocks with halos, or ocean points in 1D (POPperf)");
+    run->layout_name =
+        esm_cli_choice(cli, "layout", "blocks,compressed",
+                       "barotropic vectors: blocks with halos, or ocean points in 1D (POPperf)");
     const char *distribution = esm_cli_choice(cli, "distribution", "sfc,cartesian",
                                               "blocks to ranks: space-filling curve or Cartesian");
     run->halo_name = esm_cli_choice(cli, "halo", "isend,persistent", "halo exchange engine");
@@ -103,13 +114,19 @@ static void parse(pop_run *run, int argc, char **argv)
     esm_cli_pair(cli, "block", &run->bx, &run->by, 100000, "block size");
     run->nz = (int)esm_cli_int(cli, "levels", run->deck->nz, 1, 255, "vertical levels");
     run->tolerance = esm_cli_real(cli, "tolerance", 1e-12, 1e-16, 1e-2, "solver: |r| <= tol |b|");
-    run->check_every = (int)esm_cli_int(cli, "check", 10, 1, 1000, "solver: iterations between convergence checks");
-    run->max_iterations = (int)esm_cli_int(cli, "max-iterations", 20000, 1, 10000000, "solver: iteration limit");
-    run->lanczos = (int)esm_cli_int(cli, "lanczos", 40, 2, 1000, "P-CSI: Lanczos steps for the spectrum bounds");
-    run->fixed_iterations = (int)esm_cli_int(cli, "iterations", 0, 0, 10000000, "solver: exactly this "
-                                       "many iterations per solve (0: until converged; a folded "
-                                       "run: the size's figure from a full run)");
-    run->sample = (int)esm_cli_int(cli, "sample-iterations", 0, 0, 10000000, "folded: simulate "
+    run->check_every = (int)esm_cli_int(cli, "check", 10, 1, 1000,
+                                        "solver: iterations between convergence checks");
+    run->max_iterations =
+        (int)esm_cli_int(cli, "max-iterations", 20000, 1, 10000000, "solver: iteration limit");
+    run->lanczos = (int)esm_cli_int(cli, "lanczos", 40, 2, 1000,
+                                    "P-CSI: Lanczos steps for the spectrum bounds");
+    run->fixed_iterations =
+        (int)esm_cli_int(cli, "iterations", 0, 0, 10000000,
+                         "solver: exactly this "
+                         "many iterations per solve (0: until converged; a folded "
+                         "run: the size's figure from a full run)");
+    run->sample = (int)esm_cli_int(cli, "sample-iterations", 0, 0, 10000000,
+                                   "folded: simulate "
                                    "this many iterations of each solve (a multiple of --check), "
                                    "charge the rest at their simulated time (0: all)");
     run->blocks_given = esm_cli_given(cli, "block") != NULL;
@@ -120,15 +137,17 @@ static void parse(pop_run *run, int argc, char **argv)
         run->fixed_iterations = folded_iterations_of(run->deck, run->solver_name);
         if (!run->fixed_iterations)
             esm_fail("a folded run needs a fixed solver iteration count and size %s has none: "
-                     "use --iterations N", run->deck->name);
+                     "use --iterations N",
+                     run->deck->name);
     }
     if (run->sample && !esm_folded())
         esm_fail("--sample-iterations %d charges iterations it does not simulate: a folded run "
-                 "only (smpi stack, fold = on)", run->sample);
+                 "only (smpi stack, fold = on)",
+                 run->sample);
     if (run->sample % run->check_every)
         esm_fail("--sample-iterations %d: use a multiple of --check %d, so that the sampled "
-                 "iterations hold their share of convergence checks", run->sample,
-                 run->check_every);
+                 "iterations hold their share of convergence checks",
+                 run->sample, run->check_every);
 }
 
 /* Grid and decomposition, operator, tracers, solver, vectors. */
@@ -144,13 +163,14 @@ static void set_up(pop_run *run)
     pop_tracers_create(&run->tr, g, engine);
     run->s = strcmp(run->layout_name, "compressed") ? space_blocks(g, &run->op, engine)
                                                     : space_compressed(g, &run->op, engine);
-    solver_kind kind = !strcmp(run->solver_name, "pcg") ? SOLVER_PCG
-                     : !strcmp(run->solver_name, "pcsi") ? SOLVER_PCSI : SOLVER_CHRONGEAR;
+    solver_kind kind = !strcmp(run->solver_name, "pcg")    ? SOLVER_PCG
+                       : !strcmp(run->solver_name, "pcsi") ? SOLVER_PCSI
+                                                           : SOLVER_CHRONGEAR;
     run->sv = solver_create(kind, run->s, run->tolerance, run->max_iterations, run->check_every,
                             run->fixed_iterations, run->sample);
     long n2 = esm_layout_doubles(&g->l2, g->d.nlocal), n = run->s->n;
-    double **fields[] = {&run->eta_star, &run->rhs}, **vectors[] = {&run->b, &run->x,
-                                                                     &run->x_star, &run->error};
+    double **fields[] = {&run->eta_star, &run->rhs},
+           **vectors[] = {&run->b, &run->x, &run->x_star, &run->error};
     for (int f = 0; f < 2; f++) /* folded: shared between ranks */
         *fields[f] = esm_field_alloc(n2 * sizeof(double));
     for (int v = 0; v < 4; v++)
@@ -172,8 +192,8 @@ static void set_up(pop_run *run)
 /* After the warm-up: timers and counts from zero, ranks together. */
 static void start_timing(pop_run *run)
 {
-    esm_timer *all[] = {&run->t_tracer, &run->t_tracer_halo, &run->t_rhs, &run->t_solver,
-                        &run->s->compute, &run->s->halo_time, &run->s->reduce};
+    esm_timer *all[] = {&run->t_tracer,   &run->t_tracer_halo, &run->t_rhs,    &run->t_solver,
+                        &run->s->compute, &run->s->halo_time,  &run->s->reduce};
     for (int t = 0; t < 7; t++)
         esm_timer_reset(all[t]);
     run->solver_bytes0 = run->s->bytes;
@@ -220,7 +240,8 @@ static void barotropic(pop_run *run, long step, bool timed)
         run->iterations += st.iterations;
         run->iterations_simulated += st.simulated;
         run->checks += st.checks;
-        run->iterations_max = st.iterations > run->iterations_max ? st.iterations : run->iterations_max;
+        run->iterations_max =
+            st.iterations > run->iterations_max ? st.iterations : run->iterations_max;
     }
 }
 
@@ -279,9 +300,10 @@ static int report(pop_run *run)
         excess = fmax(excess, fmax(run->low0[f] - low[f], high[f] - run->high0[f]) / range);
     }
     double error_limit = fmax(1e-6, 1e4 * run->tolerance);
-    bool passed = run->worst_error <= error_limit && run->unconverged == 0 && drift[0] <= 1e-12
-                  && drift[1] <= 1e-12 && excess <= 1e-12;
-    if (esm_report_verification(r, passed, "manufactured barotropic solution; tracer content "
+    bool passed = run->worst_error <= error_limit && run->unconverged == 0 && drift[0] <= 1e-12 &&
+                  drift[1] <= 1e-12 && excess <= 1e-12;
+    if (esm_report_verification(r, passed,
+                                "manufactured barotropic solution; tracer content "
                                 "conserved; tracers within their initial range")) {
         esm_result_norm(r, "barotropic_error", run->worst_error);
         esm_result_norm(r, "barotropic_error_limit", error_limit);
@@ -345,7 +367,7 @@ static int report(pop_run *run)
     esm_report_kernel(r, "tracer", tracer_GBps, stream);
     esm_report_kernel(r, "barotropic", solver_GBps, stream);
     esm_timer *timers[] = {&run->t_tracer, &run->t_tracer_halo, &run->t_rhs, &run->t_solver,
-                           &s->compute, &s->halo_time, &s->reduce};
+                           &s->compute,    &s->halo_time,       &s->reduce};
     esm_result_timers(r, timers, 7);
     return esm_result_finish(r);
 }

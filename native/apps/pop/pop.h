@@ -13,28 +13,28 @@ enum { POP_HALO = 1 };
 typedef struct pop_grid {
     esm_decomp d;
     esm_layout l2;            /* 2D fields: [block][j][i], halo 1 */
-    esm_layout l3;            /* tracers: [block][j][k][i], halo 1 (a row of columns contiguous) */
+    esm_layout l3; /* tracers: [block][j][k][i], halo 1 (a row of columns contiguous) */
     int nz;
     double lat_south, lat_north, dlon, dlat; /* degrees */
-    double *dz, *zc, *zw;     /* level thickness, centre depth, bottom depth (m) */
+    double *dz, *zc, *zw; /* level thickness, centre depth, bottom depth (m) */
     /* per local block, over the block and its halo (1D in j where only latitude matters) */
     const unsigned char *kmt_global; /* KMT of every column (nx * ny bytes; shared when folded) */
-    double *kmt;              /* l2 layout; a double, so kernels compare it in vector registers */
-    double *dxt, *dxu;        /* per row j (index j + 1): east-west width at T and U latitude */
-    double dy;                /* north-south spacing (m) */
-    double dt;                /* time step (s) */
+    double *kmt; /* l2 layout; a double, so kernels compare it in vector registers */
+    double *dxt, *dxu; /* per row j (index j + 1): east-west width at T and U latitude */
+    double dy; /* north-south spacing (m) */
+    double dt; /* time step (s) */
 } pop_grid;
 
 /* The barotropic operator: 9 points, POP's four coefficient arrays (l2 layout). */
 typedef struct pop_operator {
     double *a0, *an, *ae, *ane;
-    double *dinv;             /* 1 / a0: the diagonal preconditioner */
+    double *dinv; /* 1 / a0: the diagonal preconditioner */
 } pop_operator;
 
 void pop_grid_create(pop_grid *g, int nx, int ny, int nz, int bx, int by, esm_distribution dist,
                      esm_block_choice choice);
-int pop_kmt_at(const pop_grid *g, int gi, int gj);   /* any global index; 0 off the grid */
-int pop_wrap_i(const pop_grid *g, int gi);          /* into 0 .. nx-1 */
+int pop_kmt_at(const pop_grid *g, int gi, int gj); /* any global index; 0 off the grid */
+int pop_wrap_i(const pop_grid *g, int gi); /* into 0 .. nx-1 */
 double pop_lon(const pop_grid *g, int gi);
 double pop_lat(const pop_grid *g, double gj); /* gj may be fractional: j + 0.5 is a U row */
 void pop_operator_create(pop_operator *a, const pop_grid *g);
@@ -48,11 +48,11 @@ void pop_manufactured(const pop_grid *g, int step, double *x);
 /* Two tracers (temperature, salinity) advected by a prescribed, divergence-free 3D flow and
  * diffused (explicit Laplacian across, implicit down the columns). */
 typedef struct pop_tracers {
-    double *t, *s, *t_next, *s_next;  /* l3 layout */
-    double *utr, *vtr, *wtr;          /* volume transports (m^3/s) through east, north, bottom faces */
-    double kappa_h, kappa_v;          /* diffusivities (m^2/s) */
-    double courant;                   /* largest advective Courant number */
-    esm_halo *halo;                   /* t and s together: one message per neighbour */
+    double *t, *s, *t_next, *s_next; /* l3 layout */
+    double *utr, *vtr, *wtr; /* volume transports (m^3/s) through east, north, bottom faces */
+    double kappa_h, kappa_v; /* diffusivities (m^2/s) */
+    double courant; /* largest advective Courant number */
+    esm_halo *halo; /* t and s together: one message per neighbour */
     double *scratch;
 } pop_tracers;
 

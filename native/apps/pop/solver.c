@@ -83,9 +83,13 @@ solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iter
                       int check_every, int iterations, int sample)
 {
     solver *sv = esm_calloc(1, sizeof *sv);
-    *sv = (solver){.kind = kind, .tolerance = tolerance, .max_iterations = max_iterations,
-                   .check_every = check_every, .iterations = iterations,
-                   .sample = iterations > sample ? sample : 0, .lanczos_steps = 0};
+    *sv = (solver){.kind = kind,
+                   .tolerance = tolerance,
+                   .max_iterations = max_iterations,
+                   .check_every = check_every,
+                   .iterations = iterations,
+                   .sample = iterations > sample ? sample : 0,
+                   .lanczos_steps = 0};
     if (iterations)
         sv->max_iterations = iterations;
     double **work[] = {&sv->r, &sv->z, &sv->s, &sv->q, &sv->az, &sv->dx};
@@ -136,8 +140,8 @@ static int check(solver *sv, space *s, const double *b, double *x, double bb, in
 /* s = z + beta s (search direction), q = Az + beta q (= A s), x += alpha s, r -= alpha q:
  * one pass (restrict: the vectors never overlap, so it runs in vector lanes). */
 ESM_SIMD static void chrongear_update(long n, double alpha, double beta, const double *restrict z,
-                             const double *restrict az, double *restrict s, double *restrict q,
-                             double *restrict x, double *restrict r)
+                                      const double *restrict az, double *restrict s,
+                                      double *restrict q, double *restrict x, double *restrict r)
 {
     for (long p = 0; p < n; p++) {
         s[p] = z[p] + beta * s[p];
@@ -255,9 +259,12 @@ static solve_stats pcsi(solver *sv, space *s, const double *b, double *x)
 solve_stats solver_solve(solver *sv, space *s, const double *b, double *x)
 {
     switch (sv->kind) {
-    case SOLVER_PCG: return pcg(sv, s, b, x);
-    case SOLVER_PCSI: return pcsi(sv, s, b, x);
-    default: return chrongear(sv, s, b, x);
+    case SOLVER_PCG:
+        return pcg(sv, s, b, x);
+    case SOLVER_PCSI:
+        return pcsi(sv, s, b, x);
+    default:
+        return chrongear(sv, s, b, x);
     }
 }
 

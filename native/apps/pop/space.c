@@ -88,7 +88,9 @@ space *space_blocks(const pop_grid *g, const pop_operator *a, esm_halo_engine en
 {
     space *s = esm_calloc(1, sizeof *s);
     blocks *b = esm_calloc(1, sizeof *b);
-    *b = (blocks){.g = g, .a = a, .halo = esm_halo_blocks(&g->d, &g->l2, 1, 1, engine),
+    *b = (blocks){.g = g,
+                  .a = a,
+                  .halo = esm_halo_blocks(&g->d, &g->l2, 1, 1, engine),
                   .partial = esm_calloc(8 * (g->d.nlocal + 1), sizeof(double))};
     s->data = b;
     s->n = esm_layout_doubles(&g->l2, g->d.nlocal);
@@ -124,7 +126,11 @@ typedef struct {
     double *partial;
 } compressed;
 
-typedef struct { int rank; long gid; long slot; } request;
+typedef struct {
+    int rank;
+    long gid;
+    long slot;
+} request;
 
 static int by_rank_then_gid(const void *x, const void *y)
 {
@@ -143,21 +149,19 @@ static void compressed_halo(space *s, double *x)
 }
 
 /* The compressed operator's loop: gathers through the neighbour slots. */
-ESM_SIMD static void compressed_rows(long n, const double *restrict c0, const double *restrict cn,
-                                     const double *restrict cs, const double *restrict ce,
-                                     const double *restrict cw, const double *restrict cne,
-                                     const double *restrict csw, const double *restrict cnw,
-                                     const double *restrict cse, const int *restrict an,
-                                     const int *restrict as, const int *restrict ae,
-                                     const int *restrict aw, const int *restrict ane,
-                                     const int *restrict asw, const int *restrict anw,
-                                     const int *restrict ase, const double *restrict x,
-                                     double *restrict y)
+ESM_SIMD static void
+compressed_rows(long n, const double *restrict c0, const double *restrict cn,
+                const double *restrict cs, const double *restrict ce, const double *restrict cw,
+                const double *restrict cne, const double *restrict csw, const double *restrict cnw,
+                const double *restrict cse, const int *restrict an, const int *restrict as,
+                const int *restrict ae, const int *restrict aw, const int *restrict ane,
+                const int *restrict asw, const int *restrict anw, const int *restrict ase,
+                const double *restrict x, double *restrict y)
 {
     for (long p = 0; p < n; p++) /* the block operator's products, in its order */
-        y[p] = c0[p] * x[p] + cn[p] * x[an[p]] + cs[p] * x[as[p]] + ce[p] * x[ae[p]]
-               + cw[p] * x[aw[p]] + cne[p] * x[ane[p]] + csw[p] * x[asw[p]]
-               + cnw[p] * x[anw[p]] + cse[p] * x[ase[p]];
+        y[p] = c0[p] * x[p] + cn[p] * x[an[p]] + cs[p] * x[as[p]] + ce[p] * x[ae[p]] +
+               cw[p] * x[aw[p]] + cne[p] * x[ane[p]] + csw[p] * x[asw[p]] + cnw[p] * x[anw[p]] +
+               cse[p] * x[ase[p]];
 }
 
 static void compressed_apply(space *s, const double *x, double *y)
@@ -166,17 +170,17 @@ static void compressed_apply(space *s, const double *x, double *y)
     static esm_kernel kernel = {.name = "pop.barotropic.apply_compressed"};
     esm_timer_start(&s->compute);
     if (esm_kernel_begin(&kernel, (double)c->owned, s->apply_bytes)) {
-        compressed_rows(c->owned, c->c0, c->c[N], c->c[S], c->c[E], c->c[W], c->c[NE],
-                        c->c[SW], c->c[NW], c->c[SE], c->at[N], c->at[S], c->at[E], c->at[W],
-                        c->at[NE], c->at[SW], c->at[NW], c->at[SE], x, y);
+        compressed_rows(c->owned, c->c0, c->c[N], c->c[S], c->c[E], c->c[W], c->c[NE], c->c[SW],
+                        c->c[NW], c->c[SE], c->at[N], c->at[S], c->at[E], c->at[W], c->at[NE],
+                        c->at[SW], c->at[NW], c->at[SE], x, y);
         esm_kernel_end(&kernel);
     }
     esm_timer_stop(&s->compute);
     s->bytes += s->apply_bytes;
 }
 
-static void compressed_dots(space *s, int count, const double *const a[],
-                            const double *const b[], double *out)
+static void compressed_dots(space *s, int count, const double *const a[], const double *const b[],
+                            double *out)
 {
     compressed *c = s->data;
     static esm_kernel kernel = {.name = "pop.barotropic.dots_compressed"};
@@ -255,9 +259,9 @@ space *space_compressed(const pop_grid *g, const pop_operator *a, esm_halo_engin
                     continue;
                 c->source[slot] = p;
                 c->c0[slot] = a->a0[p];
-                const double coef[NEIGHBOURS] = {a->an[p], a->an[p - sj], a->ae[p], a->ae[p - 1],
-                                                 a->ane[p], a->ane[p - sj - 1], a->ane[p - 1],
-                                                 a->ane[p - sj]};
+                const double coef[NEIGHBOURS] = {a->an[p],      a->an[p - sj], a->ae[p],
+                                                 a->ae[p - 1],  a->ane[p],     a->ane[p - sj - 1],
+                                                 a->ane[p - 1], a->ane[p - sj]};
                 for (int n = 0; n < NEIGHBOURS; n++) {
                     c->c[n][slot] = coef[n];
                     int ni = i + step_i[n], nj = j + step_j[n], gi, gj;
@@ -265,12 +269,15 @@ space *space_compressed(const pop_grid *g, const pop_operator *a, esm_halo_engin
                     c->at[n][slot] = -1; /* the zero slot, fixed below */
                     if (g->kmt[q] == 0 || !esm_decomp_global(d, b, ni, nj, &gi, &gj))
                         continue;
-                    const esm_block *nb = &d->block[d->index_of[gi / d->bx + d->nbx * (gj / d->by)]];
+                    const esm_block *nb =
+                        &d->block[d->index_of[gi / d->bx + d->nbx * (gj / d->by)]];
                     if (nb->owner == d->rank) {
-                        c->at[n][slot] = (int)slot_of[esm_at(l, nb->local, gi - nb->i0, gj - nb->j0, 0)];
+                        c->at[n][slot] =
+                            (int)slot_of[esm_at(l, nb->local, gi - nb->i0, gj - nb->j0, 0)];
                         continue;
                     }
-                    long gid = gi + (long)d->nx * gj, mine = (b->i0 + i) + (long)d->nx * (b->j0 + j);
+                    long gid = gi + (long)d->nx * gj,
+                         mine = (b->i0 + i) + (long)d->nx * (b->j0 + j);
                     if (nreq == capacity)
                         ghost = esm_realloc(ghost, (capacity *= 2) * sizeof *ghost);
                     /* the ghost's slot is not known yet: remember who asks (slot, direction) */
@@ -285,7 +292,8 @@ space *space_compressed(const pop_grid *g, const pop_operator *a, esm_halo_engin
     qsort(ghost, nreq, sizeof *ghost, by_rank_then_gid);
     esm_halo_spec *spec = esm_halo_spec_new();
     for (long r = 0; r < nreq; r++) {
-        bool fresh = r == 0 || ghost[r].rank != ghost[r - 1].rank || ghost[r].gid != ghost[r - 1].gid;
+        bool fresh =
+            r == 0 || ghost[r].rank != ghost[r - 1].rank || ghost[r].gid != ghost[r - 1].gid;
         if (fresh) {
             esm_halo_spec_recv(spec, ghost[r].rank, c->owned + c->ghosts, 1);
             c->ghosts++;

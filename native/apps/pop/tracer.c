@@ -14,14 +14,20 @@
 
 static const double DEPTH = 5500.0, COURANT = 0.2, KAPPA_H = 1000.0, KAPPA_V = 1e-4;
 
-static int imin(int a, int b) { return a < b ? a : b; }
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
 
 /* The sweeps compute whole groups of LANES cells (one AVX-512 vector, two AVX2 ones): no
  * scalar remainder loop, which on a 10-cell row would cost as much as the vector part. The
  * extra cells read whatever follows a row (the next level, padding), are dry, and land only
  * in scratch, never in a tracer. */
 enum { LANES = 8 };
-static int lanes_for(int n) { return (n + LANES - 1) / LANES * LANES; }
+static int lanes_for(int n)
+{
+    return (n + LANES - 1) / LANES * LANES;
+}
 
 /* The flow's potentials around one block, levels k-1 and k: on vertical edges at the NE
  * corner of T(i, j) (gyres that reverse with depth) and on east-west edges at (i, j + 1/2) on
@@ -76,7 +82,12 @@ static void potentials_level(potentials *p, const pop_grid *g, int k)
 
 static void potentials_free(potentials *p)
 {
-    free(p->kmt); free(p->gyres); free(p->overturn); free(p->z); free(p->x_above); free(p->x);
+    free(p->kmt);
+    free(p->gyres);
+    free(p->overturn);
+    free(p->z);
+    free(p->x_above);
+    free(p->x);
 }
 
 static void make_flow(pop_tracers *tr, const pop_grid *g)
@@ -93,8 +104,8 @@ static void make_flow(pop_tracers *tr, const pop_grid *g)
                     long p = esm_at(l, lb, i, j, k);
                     double above = k > 0 ? AT(&pot, x_above, i, j) : 0.0;
                     tr->utr[p] = AT(&pot, z, i, j) - AT(&pot, z, i, j - 1);
-                    tr->vtr[p] = -(AT(&pot, z, i, j) - AT(&pot, z, i - 1, j))
-                                 + (AT(&pot, x, i, j) - above);
+                    tr->vtr[p] =
+                        -(AT(&pot, z, i, j) - AT(&pot, z, i - 1, j)) + (AT(&pot, x, i, j) - above);
                     tr->wtr[p] = -(AT(&pot, x, i, j) - AT(&pot, x, i, j - 1));
                 }
         }
@@ -110,9 +121,9 @@ static void make_flow(pop_tracers *tr, const pop_grid *g)
                     if (k >= g->kmt[esm_at(&g->l2, lb, i, j, 0)])
                         continue;
                     long p = esm_at(l, lb, i, j, k);
-                    double out = fmax(tr->utr[p], 0) + fmax(-tr->utr[p - 1], 0)
-                                 + fmax(tr->vtr[p], 0) + fmax(-tr->vtr[p - l->stride_j], 0)
-                                 + fmax(tr->wtr[p], 0) + (k ? fmax(-tr->wtr[p - l->stride_k], 0) : 0);
+                    double out = fmax(tr->utr[p], 0) + fmax(-tr->utr[p - 1], 0) +
+                                 fmax(tr->vtr[p], 0) + fmax(-tr->vtr[p - l->stride_j], 0) +
+                                 fmax(tr->wtr[p], 0) + (k ? fmax(-tr->wtr[p - l->stride_k], 0) : 0);
                     double volume = g->dxt[b->j0 + j + 1] * g->dy * g->dz[k];
                     largest = fmax(largest, out * g->dt / volume);
                 }
@@ -166,7 +177,9 @@ void pop_tracers_create(pop_tracers *tr, const pop_grid *g, esm_halo_engine engi
  * or select (measured: the sweep 25 % faster than upwind selects per tracer). Every face's
  * flux is computed once, from its two weights, and used by the cells on both sides: they
  * cancel. */
-typedef struct { double left, right; } face_weights;
+typedef struct {
+    double left, right;
+} face_weights;
 
 static inline face_weights weights_of(double transport, double conductance)
 {
@@ -180,7 +193,10 @@ static inline double face_flux(double weight_left, double left, double weight_ri
 }
 
 /* The active levels of a face: those of the shallower of the cells on its sides. */
-static inline double face_levels(double kmt_a, double kmt_b) { return kmt_a < kmt_b ? kmt_a : kmt_b; }
+static inline double face_levels(double kmt_a, double kmt_b)
+{
+    return kmt_a < kmt_b ? kmt_a : kmt_b;
+}
 
 /* 1 when level k is wet on both sides of a face (active levels kmt_a and kmt_b), else 0. */
 static inline double open(int k, double kmt_a, double kmt_b)
@@ -193,7 +209,9 @@ static inline double open(int k, double kmt_a, double kmt_b)
  * last level has no diffusion through the floor; dry levels get the identity (inverse 1,
  * upper -0). So one factorisation per level, with the operations, in the order, of one
  * column's (the sub-diagonal is -up), replaces a division per point. */
-typedef struct { double up, inverse, upper, inverse_last; } mix_factors;
+typedef struct {
+    double up, inverse, upper, inverse_last;
+} mix_factors;
 
 static void mix_factors_of(const pop_tracers *tr, const pop_grid *g, mix_factors *m)
 {
@@ -225,7 +243,10 @@ typedef struct {
 
 enum { ROWS = 6 };
 
-static long scratch_width(const pop_grid *g) { return lanes_for(g->l3.sx) + LANES; }
+static long scratch_width(const pop_grid *g)
+{
+    return lanes_for(g->l3.sx) + LANES;
+}
 
 static size_t scratch_doubles(const pop_grid *g)
 {
@@ -239,9 +260,9 @@ static row_scratch scratch_of(const pop_tracers *tr, const pop_grid *g)
     double *r[ROWS];
     for (int i = 0; i < ROWS; i++)
         r[i] = row + i * width;
-    return (row_scratch){width, {s, s + plane}, {s + 2 * plane, s + 3 * plane}, {r[0], r[1]},
-                         r[2], r[3], r[4], r[5],
-                         (mix_factors *)(row + ROWS * width)};
+    return (row_scratch){width,        {s, s + plane}, {s + 2 * plane, s + 3 * plane},
+                         {r[0], r[1]}, r[2],           r[3],
+                         r[4],         r[5],           (mix_factors *)(row + ROWS * width)};
 }
 
 /* The active levels of the cells of row j and of their faces, as rows of lanes; dry beyond. */
@@ -259,8 +280,8 @@ static void row_kmt(const pop_grid *g, int lb, const esm_block *b, int j, const 
 
 /* Fluxes through the north faces of row j (all levels, both tracers) into out[f][k*width+i]:
  * the same weights, operations and order as sweep_down's north faces. */
-ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
-                         int j, double *out[2])
+ESM_SIMD static void north_fluxes(const pop_tracers *tr, const pop_grid *g, int lb,
+                                  const esm_block *b, int j, double *out[2])
 {
     const esm_layout *l = &g->l3;
     const double *kmt = g->kmt + esm_at(&g->l2, lb, 0, j, 0), *kmt_n = kmt + g->l2.stride_j;
@@ -303,8 +324,8 @@ static void prefetch_next_row(const pop_tracers *tr, const pop_grid *g, long p0)
  * and bottom fluxes are kept as the next row's south and the next level's top ones. */
 static inline void cell_update(const double *c, long i, long sj, long down, face_weights w,
                                face_weights e, face_weights n, face_weights b, double keep,
-                               double carry, double gain, double *south, double *above,
-                               double *d, const double *d_above)
+                               double carry, double gain, double *south, double *above, double *d,
+                               const double *d_above)
 {
     double west = face_flux(w.left, c[i - 1], w.right, c[i]);
     double east = face_flux(e.left, c[i], e.right, c[i + 1]);
@@ -323,8 +344,8 @@ static inline void cell_update(const double *c, long i, long sj, long down, face
  * the east one of the cell before it (recomputing it costs less than a second loop and a
  * round trip through memory), the north and bottom ones are kept as the next row's south and
  * the next level's top fluxes. */
-ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb, const esm_block *b,
-                                int j, const row_scratch *rs)
+ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb,
+                                const esm_block *b, int j, const row_scratch *rs)
 {
     const esm_layout *l = &g->l3;
     const long sj = l->stride_j, width = rs->width;
@@ -343,18 +364,22 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
         /* the sea floor below the last level: no transport, the level itself below */
         const double *w = k + 1 < nz ? tr->wtr + p0 : rs->zero;
         long down = k + 1 < nz ? l->stride_k : 0;
-        double kdz = tr->kappa_h * g->dz[k], east_conductance = kdz * cx, north_conductance = kdz * cn;
+        double kdz = tr->kappa_h * g->dz[k], east_conductance = kdz * cx,
+               north_conductance = kdz * cn;
         double rate = g->dt / (area * g->dz[k]), dz = g->dz[k];
         mix_factors m = rs->mix[k];
         prefetch_next_row(tr, g, p0);
         double *south_t = rs->south[0] + k * width, *d_t = rs->d[0] + k * width;
         double *south_s = rs->south[1] + k * width, *d_s = rs->d[1] + k * width;
-        const double *d_above_t = k ? d_t - width : rs->zero, *d_above_s = k ? d_s - width : rs->zero;
+        const double *d_above_t = k ? d_t - width : rs->zero,
+                     *d_above_s = k ? d_s - width : rs->zero;
 #pragma GCC ivdep
         for (int i = 0; i < n; i++) {
-            face_weights we = weights_of(u[i - 1], east_conductance * (k < east_levels[i - 1] ? 1.0 : 0.0));
+            face_weights we =
+                weights_of(u[i - 1], east_conductance * (k < east_levels[i - 1] ? 1.0 : 0.0));
             face_weights ea = weights_of(u[i], east_conductance * (k < east_levels[i] ? 1.0 : 0.0));
-            face_weights no = weights_of(v[i], north_conductance * (k < north_levels[i] ? 1.0 : 0.0));
+            face_weights no =
+                weights_of(v[i], north_conductance * (k < north_levels[i] ? 1.0 : 0.0));
             face_weights bo = weights_of(w[i], 0.0);
             /* the Thomas row of a wet cell: (dz * next + up * d_above) * inverse, next = c +
              * rate * in; a dry one comes out 0 */
@@ -362,8 +387,10 @@ ESM_SIMD static void sweep_down(const pop_tracers *tr, const pop_grid *g, int lb
             int wet = k < kmt[i];
             double keep = wet ? dz * inverse : 0.0, carry = wet ? m.up * inverse : 0.0;
             double gain = keep * rate;
-            cell_update(t, i, sj, down, we, ea, no, bo, keep, carry, gain, south_t, above_t, d_t, d_above_t);
-            cell_update(s, i, sj, down, we, ea, no, bo, keep, carry, gain, south_s, above_s, d_s, d_above_s);
+            cell_update(t, i, sj, down, we, ea, no, bo, keep, carry, gain, south_t, above_t, d_t,
+                        d_above_t);
+            cell_update(s, i, sj, down, we, ea, no, bo, keep, carry, gain, south_s, above_s, d_s,
+                        d_above_s);
         }
     }
 }

@@ -27,11 +27,11 @@ int intersect(const block *a, const block *b, block *out)
     for (int d = 0; d < 3; d++) {
         out->lo[d] = a->lo[d] > b->lo[d] ? a->lo[d] : b->lo[d];
         out->hi[d] = a->hi[d] < b->hi[d] ? a->hi[d] : b->hi[d];
-        if (out->lo[d] >= out->hi[d]) return 0;
+        if (out->lo[d] >= out->hi[d])
+            return 0;
     }
     return 1;
 }
-
 
 waves make_waves(const bench *b)
 {
@@ -43,8 +43,9 @@ waves make_waves(const bench *b)
         for (int f = 0; f < b->nfields; f++)
             for (int64_t x = 0; x < n; x++) {
                 double u = (double)x / (double)n;
-                w.t[d][f * n + x] = (1.0 + 0.25 * f) * sin(two_pi * (0.37 + 0.11 * f + 0.05 * d) * u + 0.3 * d) +
-                                    0.5 / (1 + d) * sin(two_pi * (2.3 + 0.7 * f + 1.3 * d) * u + 0.1 * f);
+                w.t[d][f * n + x] =
+                    (1.0 + 0.25 * f) * sin(two_pi * (0.37 + 0.11 * f + 0.05 * d) * u + 0.3 * d) +
+                    0.5 / (1 + d) * sin(two_pi * (2.3 + 0.7 * f + 1.3 * d) * u + 0.1 * f);
             }
     }
     return w;
@@ -53,10 +54,18 @@ waves make_waves(const bench *b)
 static void put_value(esm_type t, void *a, int64_t i, double v)
 {
     switch (t) {
-    case ESM_DOUBLE: ((double *)a)[i] = v; break;
-    case ESM_FLOAT: ((float *)a)[i] = (float)v; break;
-    case ESM_INT32: ((int32_t *)a)[i] = (int32_t)lrint(v * 1e6); break;
-    case ESM_INT64: ((int64_t *)a)[i] = (int64_t)llrint(v * 1e12); break;
+    case ESM_DOUBLE:
+        ((double *)a)[i] = v;
+        break;
+    case ESM_FLOAT:
+        ((float *)a)[i] = (float)v;
+        break;
+    case ESM_INT32:
+        ((int32_t *)a)[i] = (int32_t)lrint(v * 1e6);
+        break;
+    case ESM_INT64:
+        ((int64_t *)a)[i] = (int64_t)llrint(v * 1e12);
+        break;
     }
 }
 
@@ -65,10 +74,18 @@ static double value_error(esm_type t, const void *a, int64_t i, double v)
 {
     double e;
     switch (t) {
-    case ESM_DOUBLE: e = fabs(((const double *)a)[i] - v); break;
-    case ESM_FLOAT: e = fabs((double)((const float *)a)[i] - (double)(float)v); break;
-    case ESM_INT32: e = fabs((double)((const int32_t *)a)[i] - (double)(int32_t)lrint(v * 1e6)); break;
-    default: e = fabs((double)((const int64_t *)a)[i] - (double)(int64_t)llrint(v * 1e12)); break;
+    case ESM_DOUBLE:
+        e = fabs(((const double *)a)[i] - v);
+        break;
+    case ESM_FLOAT:
+        e = fabs((double)((const float *)a)[i] - (double)(float)v);
+        break;
+    case ESM_INT32:
+        e = fabs((double)((const int32_t *)a)[i] - (double)(int32_t)lrint(v * 1e6));
+        break;
+    default:
+        e = fabs((double)((const int64_t *)a)[i] - (double)(int64_t)llrint(v * 1e12));
+        break;
     }
     return e == e ? e : INFINITY;
 }
@@ -77,7 +94,7 @@ static double value_error(esm_type t, const void *a, int64_t i, double v)
 #define FOR_BLOCK(b, w, k, f, idx, v, body)                                                        \
     do {                                                                                           \
         int64_t idx = (int64_t)(f) * block_count(k);                                               \
-        const double *t0 = (w)->t[0] + (f) * (b)->dims[0], *t1 = (w)->t[1] + (f) * (b)->dims[1],  \
+        const double *t0 = (w)->t[0] + (f) * (b)->dims[0], *t1 = (w)->t[1] + (f) * (b)->dims[1],   \
                      *t2 = (w)->t[2] + (f) * (b)->dims[2];                                         \
         for (int64_t gk = (k)->lo[2]; gk < (k)->hi[2]; gk++)                                       \
             for (int64_t gj = (k)->lo[1]; gj < (k)->hi[1]; gj++) {                                 \
@@ -91,7 +108,8 @@ static double value_error(esm_type t, const void *a, int64_t i, double v)
 
 void fill_source(const bench *b, const waves *w)
 {
-    for (int f = 0; f < b->nfields; f++) FOR_BLOCK(b, w, &b->src_block, f, idx, v, put_value(b->type, b->src, idx, v));
+    for (int f = 0; f < b->nfields; f++)
+        FOR_BLOCK(b, w, &b->src_block, f, idx, v, put_value(b->type, b->src, idx, v));
 }
 
 double check_destination(const bench *b, const waves *w)
@@ -102,16 +120,17 @@ double check_destination(const bench *b, const waves *w)
             const double *d = b->dst;
             FOR_BLOCK(b, w, &b->dst_block, f, idx, v, {
                 double e = fabs(d[idx] - v);
-                if (!(e <= worst)) worst = e == e ? e : INFINITY;
+                if (!(e <= worst))
+                    worst = e == e ? e : INFINITY;
             });
         } else {
             FOR_BLOCK(b, w, &b->dst_block, f, idx, v, {
                 double e = value_error(b->type, b->dst, idx, v);
-                if (e > worst) worst = e;
+                if (e > worst)
+                    worst = e;
             });
         }
     }
     MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, b->comm);
     return worst;
 }
-

@@ -15,7 +15,10 @@ struct peer {
 
 static MPI_Datatype mpi_type_of(esm_type t)
 {
-    return t == ESM_DOUBLE ? MPI_DOUBLE : t == ESM_FLOAT ? MPI_FLOAT : t == ESM_INT32 ? MPI_INT32_T : MPI_INT64_T;
+    return t == ESM_DOUBLE  ? MPI_DOUBLE
+           : t == ESM_FLOAT ? MPI_FLOAT
+           : t == ESM_INT32 ? MPI_INT32_T
+                            : MPI_INT64_T;
 }
 
 /* The part `o` of the local block `k` of a bundle of nfields, as a subarray (C order: field slowest). */
@@ -43,7 +46,8 @@ static int setup(const bench *b, peer **out, char *why, size_t why_size)
         p->types[s] = malloc(b->nranks * sizeof(MPI_Datatype));
     }
     for (int q = 0; q < b->nranks; q++) {
-        block theirs_dst = block_of(b, b->dst_parts, q), theirs_src = block_of(b, b->src_parts, q), o;
+        block theirs_dst = block_of(b, b->dst_parts, q), theirs_src = block_of(b, b->src_parts, q),
+              o;
         p->types[0][q] = p->types[1][q] = MPI_BYTE;
         if (intersect(&b->src_block, &theirs_dst, &o)) {
             p->types[0][q] = subarray(b, &b->src_block, &o);
@@ -61,16 +65,18 @@ static int setup(const bench *b, peer **out, char *why, size_t why_size)
 
 static int run(const bench *b, peer *p)
 {
-    return MPI_Alltoallw(b->src, p->counts[0], p->displs[0], p->types[0], b->dst, p->counts[1], p->displs[1],
-                         p->types[1], b->comm) != MPI_SUCCESS;
+    return MPI_Alltoallw(b->src, p->counts[0], p->displs[0], p->types[0], b->dst, p->counts[1],
+                         p->displs[1], p->types[1], b->comm) != MPI_SUCCESS;
 }
 
 static void destroy(peer *p)
 {
-    if (!p) return;
+    if (!p)
+        return;
     for (int s = 0; s < 2; s++) {
         for (int q = 0; q < p->nranks; q++)
-            if (p->counts[s][q]) MPI_Type_free(&p->types[s][q]);
+            if (p->counts[s][q])
+                MPI_Type_free(&p->types[s][q]);
         free(p->counts[s]);
         free(p->displs[s]);
         free(p->types[s]);
@@ -81,7 +87,8 @@ static void destroy(peer *p)
 static const char *unavailable(const bench *b)
 {
     for (int d = 0; d < 3; d++)
-        if (b->dims[d] > 0x7fffffff) return "the grid is over 2^31 points in a dimension (subarray sizes are int)";
+        if (b->dims[d] > 0x7fffffff)
+            return "the grid is over 2^31 points in a dimension (subarray sizes are int)";
     return NULL;
 }
 

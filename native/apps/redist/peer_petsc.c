@@ -16,23 +16,31 @@ struct peer {
     VecScatter scatter;
 };
 
-#define TRY(call)                                                                  \
-    do {                                                                           \
-        PetscErrorCode e_ = (call);                                                \
-        if (e_) {                                                                  \
-            snprintf(why, why_size, "%s failed with PETSc error %d", #call, (int)e_); \
-            return 1;                                                              \
-        }                                                                          \
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        PetscErrorCode e_ = (call);                                                                \
+        if (e_) {                                                                                  \
+            snprintf(why, why_size, "%s failed with PETSc error %d", #call, (int)e_);              \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
-void petsc_start(void) { PetscInitializeNoArguments(); }
-void petsc_stop(void) { PetscFinalize(); }
+void petsc_start(void)
+{
+    PetscInitializeNoArguments();
+}
+void petsc_stop(void)
+{
+    PetscFinalize();
+}
 
 static const char *unavailable(const bench *b)
 {
-    if (b->type != ESM_DOUBLE) return "PETSc vectors hold PetscScalar, a double here: use --type double";
+    if (b->type != ESM_DOUBLE)
+        return "PETSc vectors hold PetscScalar, a double here: use --type double";
     double entries = (double)b->dims[0] * b->dims[1] * b->dims[2] * b->nfields;
-    if (entries > (double)PETSC_MAX_INT) return "the bundle has over 2^31 entries and this PETSc has 32-bit indices";
+    if (entries > (double)PETSC_MAX_INT)
+        return "the bundle has over 2^31 entries and this PETSc has 32-bit indices";
     return NULL;
 }
 
@@ -41,7 +49,8 @@ static void parts_along(const bench *b, const int parts[3], int d, int *part, in
 {
     int p = 0;
     for (int64_t g = 0; g < b->dims[d]; g++) {
-        while (b->dims[d] * (p + 1) / parts[d] <= g) p++;
+        while (b->dims[d] * (p + 1) / parts[d] <= g)
+            p++;
         part[g] = p;
         offset[g] = g - b->dims[d] * p / parts[d];
     }
@@ -76,15 +85,18 @@ static int setup(const bench *b, peer **out, char *why, size_t why_size)
         for (int64_t gk = k->lo[2]; gk < k->hi[2]; gk++)
             for (int64_t gj = k->lo[1]; gj < k->hi[1]; gj++)
                 for (int64_t gi = k->lo[0]; gi < k->hi[0]; gi++) {
-                    int q = part[0][gi] + b->src_parts[0] * (part[1][gj] + b->src_parts[1] * part[2][gk]);
+                    int q = part[0][gi] +
+                            b->src_parts[0] * (part[1][gj] + b->src_parts[1] * part[2][gk]);
                     if (q != last) { /* the source block changes only at block edges */
                         block s = block_of(b, b->src_parts, q);
-                        ex = s.hi[0] - s.lo[0], ey = s.hi[1] - s.lo[1], count = block_count(&s), last = q;
+                        ex = s.hi[0] - s.lo[0], ey = s.hi[1] - s.lo[1], count = block_count(&s),
+                        last = q;
                     }
                     int64_t local = offset[0][gi] + ex * (offset[1][gj] + ey * offset[2][gk]);
                     from[n++] = ranges[q] + (PetscInt)(f * count + local);
                 }
-    for (int d = 0; d < 3; d++) free(part[d]), free(offset[d]);
+    for (int d = 0; d < 3; d++)
+        free(part[d]), free(offset[d]);
     IS ix, iy;
     TRY(ISCreateGeneral(b->comm, ny, from, PETSC_OWN_POINTER, &ix));
     TRY(ISCreateStride(b->comm, ny, ystart, 1, &iy));
@@ -103,10 +115,14 @@ static int run(const bench *b, peer *p)
 
 static void destroy(peer *p)
 {
-    if (!p) return;
-    if (p->scatter) VecScatterDestroy(&p->scatter);
-    if (p->x) VecDestroy(&p->x);
-    if (p->y) VecDestroy(&p->y);
+    if (!p)
+        return;
+    if (p->scatter)
+        VecScatterDestroy(&p->scatter);
+    if (p->x)
+        VecDestroy(&p->x);
+    if (p->y)
+        VecDestroy(&p->y);
     free(p);
 }
 
@@ -118,15 +134,26 @@ static void destroy(peer *p)
 
 void petsc_start(void) {}
 void petsc_stop(void) {}
-static const char *unavailable(const bench *b) { (void)b; return ESM_PETSC_WHY; }
+static const char *unavailable(const bench *b)
+{
+    (void)b;
+    return ESM_PETSC_WHY;
+}
 static int setup(const bench *b, peer **out, char *why, size_t why_size)
 {
     (void)b, (void)out;
     snprintf(why, why_size, "%s", ESM_PETSC_WHY);
     return 1;
 }
-static int run(const bench *b, peer *p) { (void)b, (void)p; return 1; }
-static void destroy(peer *p) { (void)p; }
+static int run(const bench *b, peer *p)
+{
+    (void)b, (void)p;
+    return 1;
+}
+static void destroy(peer *p)
+{
+    (void)p;
+}
 
 #endif
 

@@ -39,13 +39,15 @@ static int64_t rng_range(int64_t lo, int64_t hi) /* [lo, hi] */
 
 static void die(const char *what, int status)
 {
-    fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, what, esm_status_name(status), esm_error_message());
+    fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, what, esm_status_name(status),
+            esm_error_message());
     MPI_Abort(MPI_COMM_WORLD, 4);
 }
-#define CHECK(call)                         \
-    do {                                    \
-        int status_ = (call);               \
-        if (status_ != ESM_OK) die(#call, status_); \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int status_ = (call);                                                                      \
+        if (status_ != ESM_OK)                                                                     \
+            die(#call, status_);                                                                   \
     } while (0)
 
 /* ---- random decompositions ---- */
@@ -63,7 +65,10 @@ static esm_distgrid *random_blocks(const space *s)
     int parts[4] = {1, 1, 1, 1};
     int left = nranks;
     for (int f = 2; left > 1;) { /* spread the prime factors of nranks over the dimensions */
-        if (left % f) { f++; continue; }
+        if (left % f) {
+            f++;
+            continue;
+        }
         parts[rng_range(0, s->ndims - 1)] *= f;
         left /= f;
     }
@@ -73,20 +78,27 @@ static esm_distgrid *random_blocks(const space *s)
         int64_t *c = cut_store[d];
         c[0] = 0;
         c[parts[d]] = s->dims[d];
-        for (int p = 1; p < parts[d]; p++) c[p] = rng_range(0, s->dims[d]);
+        for (int p = 1; p < parts[d]; p++)
+            c[p] = rng_range(0, s->dims[d]);
         for (int p = 1; p < parts[d]; p++) /* sort the inner cuts */
             for (int q = p + 1; q < parts[d]; q++)
-                if (c[q] < c[p]) { int64_t t = c[p]; c[p] = c[q]; c[q] = t; }
+                if (c[q] < c[p]) {
+                    int64_t t = c[p];
+                    c[p] = c[q];
+                    c[q] = t;
+                }
         cuts[d] = c;
     }
     int even = rng_range(0, 3) == 0;
     esm_distgrid *d;
-    CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, s->ndims, s->dims, parts, even ? NULL : cuts, &d));
+    CHECK(esm_distgrid_create_blocks(MPI_COMM_WORLD, s->ndims, s->dims, parts, even ? NULL : cuts,
+                                     &d));
     return d;
 }
 
 /* Recursive bisection of `box` into n boxes (some may be empty), appended to out. */
-static void bisect(int ndims, const int64_t lo[], const int64_t hi[], int n, int64_t (*out)[8], int *count)
+static void bisect(int ndims, const int64_t lo[], const int64_t hi[], int n, int64_t (*out)[8],
+                   int *count)
 {
     if (n == 1) {
         memcpy(out[*count], lo, ndims * sizeof(int64_t));
@@ -114,7 +126,8 @@ static esm_distgrid *random_boxes(const space *s)
     int count = 0;
     bisect(s->ndims, lo, hi, nranks, boxes, &count);
     int *perm = malloc(nranks * sizeof(int));
-    for (int r = 0; r < nranks; r++) perm[r] = r;
+    for (int r = 0; r < nranks; r++)
+        perm[r] = r;
     for (int r = nranks - 1; r > 0; r--) {
         int j = (int)rng_range(0, r), t = perm[r];
         perm[r] = perm[j];
@@ -133,12 +146,14 @@ static esm_distgrid *random_indices(const space *s)
     int64_t levels = s->ndims > 1 && rng_range(0, 1) ? s->dims[s->ndims - 1] : 1;
     int64_t points = s->total / levels;
     /* runs of points to random ranks; each rank's runs in random order, some reversed */
-    int64_t *start = malloc((points + 1) * sizeof(int64_t)), *len = malloc((points + 1) * sizeof(int64_t));
+    int64_t *start = malloc((points + 1) * sizeof(int64_t)),
+            *len = malloc((points + 1) * sizeof(int64_t));
     int *owner = malloc((points + 1) * sizeof(int)), *rev = malloc((points + 1) * sizeof(int));
     int64_t nruns = 0;
     for (int64_t g = 0; g < points;) {
         int64_t n = rng_range(1, rng_range(0, 1) ? 3 : 40);
-        if (n > points - g) n = points - g;
+        if (n > points - g)
+            n = points - g;
         start[nruns] = g;
         len[nruns] = n;
         owner[nruns] = (int)rng_range(0, nranks - 1);
@@ -150,13 +165,18 @@ static esm_distgrid *random_indices(const space *s)
         int64_t j = rng_range(0, i), t;
         t = start[i], start[i] = start[j], start[j] = t;
         t = len[i], len[i] = len[j], len[j] = t;
-        int o = owner[i]; owner[i] = owner[j]; owner[j] = o;
-        o = rev[i]; rev[i] = rev[j]; rev[j] = o;
+        int o = owner[i];
+        owner[i] = owner[j];
+        owner[j] = o;
+        o = rev[i];
+        rev[i] = rev[j];
+        rev[j] = o;
     }
     int64_t *mine = malloc((points + 1) * sizeof(int64_t)), count = 0;
     for (int64_t i = 0; i < nruns; i++)
         if (owner[i] == rank)
-            for (int64_t k = 0; k < len[i]; k++) mine[count++] = rev[i] ? start[i] + len[i] - 1 - k : start[i] + k;
+            for (int64_t k = 0; k < len[i]; k++)
+                mine[count++] = rev[i] ? start[i] + len[i] - 1 - k : start[i] + k;
     esm_distgrid *d;
     CHECK(esm_distgrid_create_indices(MPI_COMM_WORLD, points, levels, count, mine, &d));
     free(start), free(len), free(owner), free(rev), free(mine);
@@ -170,25 +190,43 @@ static esm_distgrid *random_decomp(int kind, const space *s)
 
 /* ---- values: exact functions of the global index in every type ---- */
 static const esm_type types[] = {ESM_DOUBLE, ESM_FLOAT, ESM_INT32, ESM_INT64};
-static size_t type_bytes(esm_type t) { return t == ESM_DOUBLE || t == ESM_INT64 ? 8 : 4; }
-static double value_of(int64_t global, int field) { return (double)(global * 4 + field + 1); }
+static size_t type_bytes(esm_type t)
+{
+    return t == ESM_DOUBLE || t == ESM_INT64 ? 8 : 4;
+}
+static double value_of(int64_t global, int field)
+{
+    return (double)(global * 4 + field + 1);
+}
 
 static void fill(esm_type t, void *a, int64_t i, double v)
 {
     switch (t) {
-    case ESM_DOUBLE: ((double *)a)[i] = v; break;
-    case ESM_FLOAT: ((float *)a)[i] = (float)v; break;
-    case ESM_INT32: ((int32_t *)a)[i] = (int32_t)v; break;
-    case ESM_INT64: ((int64_t *)a)[i] = (int64_t)v; break;
+    case ESM_DOUBLE:
+        ((double *)a)[i] = v;
+        break;
+    case ESM_FLOAT:
+        ((float *)a)[i] = (float)v;
+        break;
+    case ESM_INT32:
+        ((int32_t *)a)[i] = (int32_t)v;
+        break;
+    case ESM_INT64:
+        ((int64_t *)a)[i] = (int64_t)v;
+        break;
     }
 }
 static double read_value(esm_type t, const void *a, int64_t i)
 {
     switch (t) {
-    case ESM_DOUBLE: return ((const double *)a)[i];
-    case ESM_FLOAT: return ((const float *)a)[i];
-    case ESM_INT32: return ((const int32_t *)a)[i];
-    case ESM_INT64: return (double)((const int64_t *)a)[i];
+    case ESM_DOUBLE:
+        return ((const double *)a)[i];
+    case ESM_FLOAT:
+        return ((const float *)a)[i];
+    case ESM_INT32:
+        return ((const int32_t *)a)[i];
+    case ESM_INT64:
+        return (double)((const int64_t *)a)[i];
     }
     return NAN;
 }
@@ -216,22 +254,28 @@ static void **make_bundle(const layout *l, esm_fields f, int fill_values)
 {
     void **b = malloc(f.count * sizeof(void *));
     for (int k = 0; k < f.count; k++) {
-        if (shared_memory) CHECK(esm_shared_alloc(l->d, (l->n + 1) * type_bytes(f.type), &b[k]));
-        else b[k] = malloc((l->n + 1) * type_bytes(f.type));
-        for (int64_t i = 0; i < l->n; i++) fill(f.type, b[k], i, fill_values ? value_of(l->global[i], k) : -7.0);
+        if (shared_memory)
+            CHECK(esm_shared_alloc(l->d, (l->n + 1) * type_bytes(f.type), &b[k]));
+        else
+            b[k] = malloc((l->n + 1) * type_bytes(f.type));
+        for (int64_t i = 0; i < l->n; i++)
+            fill(f.type, b[k], i, fill_values ? value_of(l->global[i], k) : -7.0);
     }
     return b;
 }
 static void clear_bundle(const layout *l, esm_fields f, void **b)
 {
     for (int k = 0; k < f.count; k++)
-        for (int64_t i = 0; i < l->n; i++) fill(f.type, b[k], i, -7.0);
+        for (int64_t i = 0; i < l->n; i++)
+            fill(f.type, b[k], i, -7.0);
 }
 static void free_bundle(esm_fields f, void **b)
 {
     for (int k = 0; k < f.count; k++) {
-        if (shared_memory) CHECK(esm_shared_free(&b[k]));
-        else free(b[k]);
+        if (shared_memory)
+            CHECK(esm_shared_free(&b[k]));
+        else
+            free(b[k]);
     }
     free(b);
 }
@@ -240,7 +284,8 @@ static int64_t wrong_values(const layout *l, esm_fields f, void **b)
     int64_t wrong = 0;
     for (int k = 0; k < f.count; k++)
         for (int64_t i = 0; i < l->n; i++)
-            if (read_value(f.type, b[k], i) != value_of(l->global[i], k)) wrong++;
+            if (read_value(f.type, b[k], i) != value_of(l->global[i], k))
+                wrong++;
     return wrong;
 }
 
@@ -257,8 +302,8 @@ static void options_of(int k, esm_route_options *o)
 enum { OPTION_COMBINATIONS = 192 };
 
 /* One option combination on A -> B -> A; returns the number of wrong elements (all ranks). */
-static int64_t check_options(const layout *A, const layout *B, esm_fields f, const esm_route_options *o,
-                             int64_t *moved)
+static int64_t check_options(const layout *A, const layout *B, esm_fields f,
+                             const esm_route_options *o, int64_t *moved)
 {
     esm_route *ab, *ba;
     CHECK(esm_route_store(A->d, B->d, f, f, o, &ab));
@@ -293,14 +338,20 @@ static int parse_range(const char *s, int *a, int *b)
 
 static int roundtrip(int argc, char **argv)
 {
-    int seed_lo = 1, seed_hi = 3, all_options = 0, option_lo = -1, option_hi = -1, pair_lo = 0, pair_hi = KINDS * KINDS - 1;
+    int seed_lo = 1, seed_hi = 3, all_options = 0, option_lo = -1, option_hi = -1, pair_lo = 0,
+        pair_hi = KINDS * KINDS - 1;
     int sample = 16;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) parse_range(argv[++i], &seed_lo, &seed_hi);
-        else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) parse_range(argv[++i], &pair_lo, &pair_hi);
-        else if (!strcmp(argv[i], "--all-options")) all_options = 1;
-        else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--options") && i + 1 < argc) parse_range(argv[++i], &option_lo, &option_hi);
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            parse_range(argv[++i], &seed_lo, &seed_hi);
+        else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
+            parse_range(argv[++i], &pair_lo, &pair_hi);
+        else if (!strcmp(argv[i], "--all-options"))
+            all_options = 1;
+        else if (!strcmp(argv[i], "--sample") && i + 1 < argc)
+            sample = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--options") && i + 1 < argc)
+            parse_range(argv[++i], &option_lo, &option_hi);
     }
     int64_t cases = 0, runs_checked = 0, wrong = 0, moved = 0, elements = 0;
     int kinds_seen[KINDS][KINDS] = {{0}}, options_seen[OPTION_COMBINATIONS] = {0};
@@ -316,16 +367,21 @@ static int roundtrip(int argc, char **argv)
                 s.total *= s.dims[d];
             }
             int ka = pair / KINDS, kb = pair % KINDS;
-            if (pair < pair_lo || pair > pair_hi) continue;
+            if (pair < pair_lo || pair > pair_hi)
+                continue;
             layout A = make_layout(random_decomp(ka, &s));
             layout B = make_layout(random_decomp(kb, &s));
             esm_fields f = {(int)rng_range(1, 3), types[rng_range(0, 3)]};
             /* every combination, or a rotating sample (--sample per pair, from a random start) */
             int first = (int)rng_range(0, OPTION_COMBINATIONS - 1);
             for (int k = 0; k < OPTION_COMBINATIONS; k++) {
-                int chosen = all_options || (option_lo >= 0 ? k >= option_lo && k <= option_hi
-                                                            : (k - first + OPTION_COMBINATIONS) % OPTION_COMBINATIONS < sample);
-                if (!chosen) continue;
+                int chosen =
+                    all_options ||
+                    (option_lo >= 0
+                         ? k >= option_lo && k <= option_hi
+                         : (k - first + OPTION_COMBINATIONS) % OPTION_COMBINATIONS < sample);
+                if (!chosen)
+                    continue;
                 esm_route_options o;
                 options_of(k, &o);
                 wrong += check_options(&A, &B, f, &o, &moved);
@@ -346,10 +402,13 @@ static int roundtrip(int argc, char **argv)
     MPI_Allreduce(&moved, &all_moved, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     int pairs = 0, options = 0;
     for (int a = 0; a < KINDS; a++)
-        for (int b = 0; b < KINDS; b++) pairs += kinds_seen[a][b];
-    for (int k = 0; k < OPTION_COMBINATIONS; k++) options += options_seen[k];
+        for (int b = 0; b < KINDS; b++)
+            pairs += kinds_seen[a][b];
+    for (int k = 0; k < OPTION_COMBINATIONS; k++)
+        options += options_seen[k];
     if (rank == 0) {
-        printf("{\"ranks\": %d, \"seeds\": [%d, %d], \"cases\": %" PRId64 ", \"runs_checked\": %" PRId64
+        printf("{\"ranks\": %d, \"seeds\": [%d, %d], \"cases\": %" PRId64
+               ", \"runs_checked\": %" PRId64
                ", \"kind_pairs\": %d, \"option_combinations\": %d, \"wrong_elements\": %" PRId64
                ", \"bytes_moved\": %" PRId64 ", \"passed\": %s}\n",
                nranks, seed_lo, seed_hi, cases, runs_checked, pairs, options, all_wrong, all_moved,
@@ -361,16 +420,18 @@ static int roundtrip(int argc, char **argv)
 }
 
 /* ---- error cases ---- */
-static const char *error_cases[] = {"blocks_gap", "blocks_overlap", "blocks_parts", "boxes_overlap", "boxes_gap",
-                                    "box_outside", "indices_duplicate", "indices_outside", "indices_overlap",
-                                    "indices_gap", "size_mismatch", "fields_mismatch", "type_mismatch",
-                                    "inconsistent_fields", "inconsistent_options", "inconsistent_layout",
-                                    "bad_options", "run_end_first", "layout_only"};
+static const char *error_cases[] = {
+    "blocks_gap",      "blocks_overlap",      "blocks_parts",         "boxes_overlap",
+    "boxes_gap",       "box_outside",         "indices_duplicate",    "indices_outside",
+    "indices_overlap", "indices_gap",         "size_mismatch",        "fields_mismatch",
+    "type_mismatch",   "inconsistent_fields", "inconsistent_options", "inconsistent_layout",
+    "bad_options",     "run_end_first",       "layout_only"};
 static const char *current_case;
 
 static int report(int status, esm_status expected)
 {
-    printf("rank %d: %s: %s: %s\n", rank, current_case, esm_status_name(status), status ? esm_error_message() : "no error");
+    printf("rank %d: %s: %s: %s\n", rank, current_case, esm_status_name(status),
+           status ? esm_error_message() : "no error");
     fflush(stdout);
     return status == (int)expected ? 0 : 3;
 }
@@ -386,48 +447,63 @@ static int error_case(const char *name)
     int st;
     if (!strcmp(name, "blocks_gap")) { /* the last cut stops short of the edge */
         int64_t c0[64], c1[2] = {0, 10};
-        for (int p = 0; p <= nranks; p++) c0[p] = p * 11 / nranks;
+        for (int p = 0; p <= nranks; p++)
+            c0[p] = p * 11 / nranks;
         const int64_t *cuts[2] = {c0, c1};
-        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a),
+                      ESM_ERR_TILING);
     }
     if (!strcmp(name, "blocks_overlap")) { /* cuts go back */
         int64_t c0[64], c1[2] = {0, 10};
-        for (int p = 0; p <= nranks; p++) c0[p] = p * 12 / nranks;
+        for (int p = 0; p <= nranks; p++)
+            c0[p] = p * 12 / nranks;
         c0[1] = c0[2] + 1;
         const int64_t *cuts[2] = {c0, c1};
-        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &a),
+                      ESM_ERR_TILING);
     }
     if (!strcmp(name, "blocks_parts")) {
         int wrong[2] = {nranks + 1, 1};
-        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, wrong, NULL, &a), ESM_ERR_ARGUMENT);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, wrong, NULL, &a),
+                      ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "boxes_overlap") || !strcmp(name, "boxes_gap")) {
         int64_t lo[2] = {rank * 12 / nranks, 0}, hi[2] = {(rank + 1) * 12 / nranks, 10};
         if (rank == 1) {
-            if (!strcmp(name, "boxes_overlap")) lo[0]--; /* into rank 0's box */
-            else lo[0]++;                               /* leave a row to nobody */
+            if (!strcmp(name, "boxes_overlap"))
+                lo[0]--; /* into rank 0's box */
+            else
+                lo[0]++;                               /* leave a row to nobody */
         }
-        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a),
+                      ESM_ERR_TILING);
     }
     if (!strcmp(name, "box_outside")) { /* one rank only: every rank must still fail */
-        int64_t lo[2] = {rank * 12 / nranks, 0}, hi[2] = {(rank + 1) * 12 / nranks, rank == nranks - 1 ? 11 : 10};
-        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a), ESM_ERR_ARGUMENT);
+        int64_t lo[2] = {rank * 12 / nranks, 0},
+                hi[2] = {(rank + 1) * 12 / nranks, rank == nranks - 1 ? 11 : 10};
+        return report(esm_distgrid_create_boxes(MPI_COMM_WORLD, 2, dims, lo, hi, &a),
+                      ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "indices_duplicate")) {
         int64_t idx[2] = {rank, rank};
-        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 2, idx, &a), ESM_ERR_TILING);
+        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 2, idx, &a),
+                      ESM_ERR_TILING);
     }
     if (!strcmp(name, "indices_outside")) {
         int64_t idx[1] = {rank == 0 ? -1 : rank};
-        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 1, idx, &a), ESM_ERR_ARGUMENT);
+        return report(esm_distgrid_create_indices(MPI_COMM_WORLD, nranks, 1, 1, idx, &a),
+                      ESM_ERR_ARGUMENT);
     }
     if (!strcmp(name, "indices_overlap") || !strcmp(name, "indices_gap")) {
         /* every rank holds points rank*10 .. rank*10+9 of 10*nranks; rank 1 also holds 0, or gives up 19 */
         int64_t idx[11], n = 0;
-        for (int k = 0; k < 10; k++) idx[n++] = rank * 10 + k;
+        for (int k = 0; k < 10; k++)
+            idx[n++] = rank * 10 + k;
         if (rank == 1) {
-            if (!strcmp(name, "indices_overlap")) idx[n++] = 0;
-            else n--;
+            if (!strcmp(name, "indices_overlap"))
+                idx[n++] = 0;
+            else
+                n--;
         }
         CHECK(esm_distgrid_create_indices(MPI_COMM_WORLD, 10 * nranks, 1, n, idx, &a));
         int64_t d1[1] = {10 * nranks};
@@ -462,11 +538,14 @@ static int error_case(const char *name)
     }
     if (!strcmp(name, "inconsistent_layout")) { /* rank 0 cuts elsewhere */
         int64_t c0[64], c1[2] = {0, 10};
-        for (int p = 0; p <= nranks; p++) c0[p] = p * 12 / nranks;
-        if (rank == 0) c0[1]++;
+        for (int p = 0; p <= nranks; p++)
+            c0[p] = p * 12 / nranks;
+        if (rank == 0)
+            c0[1]++;
         const int64_t *cuts[2] = {c0, c1};
         esm_distgrid *c = NULL;
-        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &c), ESM_ERR_INCONSISTENT);
+        return report(esm_distgrid_create_blocks(MPI_COMM_WORLD, 2, dims, parts, cuts, &c),
+                      ESM_ERR_INCONSISTENT);
     }
     if (!strcmp(name, "bad_options")) {
         esm_route_options o;
@@ -483,7 +562,8 @@ static int error_case(const char *name)
         CHECK(esm_distgrid_create_blocks(MPI_COMM_NULL, 2, dims, parts, NULL, &l));
         return report(esm_route_store(l, b, f, f, NULL, &route), ESM_ERR_UNSUPPORTED);
     }
-    if (rank == 0) fprintf(stderr, "redist_check: unknown error case %s\n", name);
+    if (rank == 0)
+        fprintf(stderr, "redist_check: unknown error case %s\n", name);
     return 1;
 }
 
@@ -493,15 +573,21 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     int rc = 1;
-    if (argc >= 2 && !strcmp(argv[1], "roundtrip")) rc = roundtrip(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "roundtrip"))
+        rc = roundtrip(argc, argv);
     else if (argc >= 3 && !strcmp(argv[1], "error") && !strcmp(argv[2], "all")) {
         /* every case in one run: each must fail alike on every rank and leave the library usable */
         rc = 0;
-        for (size_t i = 0; i < sizeof error_cases / sizeof *error_cases; i++) rc |= error_case(error_cases[i]);
+        for (size_t i = 0; i < sizeof error_cases / sizeof *error_cases; i++)
+            rc |= error_case(error_cases[i]);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0) printf("error cases: %zu\n", sizeof error_cases / sizeof *error_cases);
-    } else if (argc >= 3 && !strcmp(argv[1], "error")) rc = error_case(argv[2]);
-    else if (rank == 0) fprintf(stderr, "usage: redist_check roundtrip [--seeds A-B] [--pairs P-Q] [--all-options | --options K-L | --sample N] | error NAME|all\n");
+        if (rank == 0)
+            printf("error cases: %zu\n", sizeof error_cases / sizeof *error_cases);
+    } else if (argc >= 3 && !strcmp(argv[1], "error"))
+        rc = error_case(argv[2]);
+    else if (rank == 0)
+        fprintf(stderr, "usage: redist_check roundtrip [--seeds A-B] [--pairs P-Q] [--all-options "
+                        "| --options K-L | --sample N] | error NAME|all\n");
     MPI_Finalize();
     return rc;
 }

@@ -58,8 +58,14 @@ class Launcher:
         """The run's simulated time read from its output; None for a run measured here."""
         return None
 
-    def failure(self, planned: PlannedRun, status: str, reason: str | None, output: str,
-                result: dict[str, Any] | None) -> tuple[str, str | None]:
+    def failure(
+        self,
+        planned: PlannedRun,
+        status: str,
+        reason: str | None,
+        output: str,
+        result: dict[str, Any] | None,
+    ) -> tuple[str, str | None]:
         """(status, reason) of a repetition as this launcher explains it (e.g. a failed MPI
         plug-in of srun); by default as classified."""
         return status, reason

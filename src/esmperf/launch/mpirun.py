@@ -50,8 +50,9 @@ def run_environment(stack: Stack, base: Mapping[str, str] | None = None) -> dict
     return env
 
 
-def mpirun_command(stack: Stack, ranks: int, program_args: Sequence[str],
-                   launcher_args: Sequence[str] = ()) -> list[str]:
+def mpirun_command(
+    stack: Stack, ranks: int, program_args: Sequence[str], launcher_args: Sequence[str] = ()
+) -> list[str]:
     """The command running `program_args` on `ranks` ranks with `stack`'s launcher and the
     options a knob setting asks for: for the smpi stack, smpirun with -platform, -hostfile and
     the --cfg flags of `knobs.smpi_setting` (its files written with `knobs.write_files`)."""

@@ -33,8 +33,14 @@ class SbatchLauncher(Launcher):
             return srun_ranks(planned)
         return MpirunLauncher().command(planned)
 
-    def failure(self, planned: PlannedRun, status: str, reason: str | None, output: str,
-                result: dict[str, Any] | None) -> tuple[str, str | None]:
+    def failure(
+        self,
+        planned: PlannedRun,
+        status: str,
+        reason: str | None,
+        output: str,
+        result: dict[str, Any] | None,
+    ) -> tuple[str, str | None]:
         if planned.slurm.mpi_launcher == "srun":
             return srun_explained(planned, status, reason, output, result)
         return status, reason

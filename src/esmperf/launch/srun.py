@@ -17,15 +17,23 @@ if TYPE_CHECKING:
 def srun_ranks(planned: PlannedRun) -> list[str]:
     """srun starting the ranks of `planned` (here, or inside a batch job)."""
     if planned.launcher_args:
-        raise NotRunnable(f"its knobs need mpirun options ({' '.join(planned.launcher_args)})"
-                          " that srun does not take: set mpi_launcher = \"mpirun\" in [slurm]")
+        raise NotRunnable(
+            f"its knobs need mpirun options ({' '.join(planned.launcher_args)})"
+            ' that srun does not take: set mpi_launcher = "mpirun" in [slurm]'
+        )
     config, stack = planned.config, planned.stack
-    return srun_command(planned.slurm, config.ranks, config.nodes, config.ranks_per_node,
-                        stack.family if stack else None)
+    return srun_command(
+        planned.slurm,
+        config.ranks,
+        config.nodes,
+        config.ranks_per_node,
+        stack.family if stack else None,
+    )
 
 
-def srun_explained(planned: PlannedRun, status: str, reason: str | None, output: str,
-                   result: dict[str, Any] | None) -> tuple[str, str | None]:
+def srun_explained(
+    planned: PlannedRun, status: str, reason: str | None, output: str, result: dict[str, Any] | None
+) -> tuple[str, str | None]:
     """A failed srun's MPI plug-in said in words (slurm/mpi.py)."""
     return srun_failure(status, reason, output, result, planned.config.ranks, planned.argv)
 
@@ -43,6 +51,12 @@ class SrunLauncher(Launcher):
     def command(self, planned: PlannedRun) -> list[str]:
         return srun_ranks(planned)
 
-    def failure(self, planned: PlannedRun, status: str, reason: str | None, output: str,
-                result: dict[str, Any] | None) -> tuple[str, str | None]:
+    def failure(
+        self,
+        planned: PlannedRun,
+        status: str,
+        reason: str | None,
+        output: str,
+        result: dict[str, Any] | None,
+    ) -> tuple[str, str | None]:
         return srun_explained(planned, status, reason, output, result)

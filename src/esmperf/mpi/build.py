@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from esmperf.errors import EsmperfError
-from esmperf.paths import build_root, repo_root
 from esmperf.mpi.stacks import Stack
+from esmperf.paths import build_root, repo_root
 
 TEST_PROGRAMS = ("prof_test_c", "prof_test_f", "prof_test_f08")
 
@@ -34,8 +34,11 @@ class BuildResult:
         directory = build_dir(self.stack)
         if self.stack.simulated:
             programs = [*directory.glob("apps/*/*"), *directory.glob("bench/*")]
-            return sorted(path for path in programs if path.is_file()
-                          and path.stat().st_mode & 0o111 and path.suffix == "")
+            return sorted(
+                path
+                for path in programs
+                if path.is_file() and path.stat().st_mode & 0o111 and path.suffix == ""
+            )
         candidates = [directory / "prof" / "libesmprof.so"]
         candidates += [directory / "tests" / name for name in TEST_PROGRAMS]
         return [path for path in candidates if path.is_file()]
@@ -81,7 +84,13 @@ def build_stack(stack: Stack) -> BuildResult:
     directory = build_dir(stack)
     directory.mkdir(parents=True, exist_ok=True)
     configure = [
-        str(build_tool("cmake")), "-S", str(source), "-B", str(directory), "-G", "Ninja",
+        str(build_tool("cmake")),
+        "-S",
+        str(source),
+        "-B",
+        str(directory),
+        "-G",
+        "Ninja",
         f"-DCMAKE_MAKE_PROGRAM={build_tool('ninja')}",
         "-DCMAKE_BUILD_TYPE=Release",
         f"-DCMAKE_C_COMPILER={stack.mpicc}",
@@ -96,8 +105,14 @@ def build_stack(stack: Stack) -> BuildResult:
         ok = all(  # stops at the first step that fails
             # in the build directory: smpicc leaves a stray `.o` in the working directory
             # when cmake identifies the compiler
-            subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, cwd=directory,
-                           env=stack.environment()).returncode == 0
+            subprocess.run(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=directory,
+                env=stack.environment(),
+            ).returncode
+            == 0
             for command in (configure, compile_)
         )
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])

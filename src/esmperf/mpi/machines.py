@@ -66,9 +66,11 @@ class Machine:
 
     def environment(self, ranks_per_node: int) -> dict[str, str]:
         """What the workload core reads (esm_fold.h)."""
-        return {"ESM_NODE_RANKS": str(ranks_per_node),
-                "ESM_NODE_BANDWIDTH": f"{self.bandwidth:.6g}",
-                "ESM_CORE_SPEED": f"{self.core_speed:.6g}"}
+        return {
+            "ESM_NODE_RANKS": str(ranks_per_node),
+            "ESM_NODE_BANDWIDTH": f"{self.bandwidth:.6g}",
+            "ESM_CORE_SPEED": f"{self.core_speed:.6g}",
+        }
 
     def preconnect_limit(self, ranks_per_node: int, bytes_per_rank: float = 0.0) -> int:
         """The largest rank count whose ranks, pre-connected to every other rank, still fit
@@ -96,21 +98,45 @@ DDR3_1066 = 8.533e9
 MACHINES: dict[str, Machine] = {
     m.name: m
     for m in (
-        Machine("dell-m610", "Dell PowerEdge M610: 2x Xeon X5670 (6 cores, 2.93 GHz)", 12,
-                24e9, 2 * 3 * DDR3_1333, 2.93, 0.6, ("ib-qdr", "gige"),
-                "CESM deck (seed 000): 38 nodes, 2x six-core X5670 2.93 GHz, 24 GB DDR3-1333, "
-                "ConnectX-2 QDR and 1GigE; Westmere-EP: 3 DDR3 channels per socket. IPC ratio "
-                "0.6 against this machine's EPYC core: a guess"),
-        Machine("dell-r815", "Dell PowerEdge R815: 4x Opteron 6174 (12 cores, 2.2 GHz)", 48,
-                128e9, 4 * 4 * DDR3_1333, 2.2, 0.5, ("ib-qdr", "10gige", "gige"),
-                "HYCOM and PFLOTRAN decks (seeds 001, 004): 11 nodes, 4x twelve-core Opteron "
-                "6174 2.2 GHz, 128 GB DDR3-1333, ConnectX-2 QDR (dual rail), 10GigE, 1GigE; "
-                "Magny-Cours: 2 dies of 2 DDR3 channels per socket. IPC ratio 0.5: a guess"),
-        Machine("juropa", "JUROPA: 2x Xeon X5570 (4 cores, 2.93 GHz)", 8, 24e9,
-                2 * 3 * DDR3_1066, 2.93, 0.55, ("ib-qdr",),
-                "HOMME/POPperf white paper (seed 002): 2,208 nodes of 2x quad-core X5570 "
-                "Nehalem-EP, Mellanox QDR fat tree; 24 GB DDR3-1066 per node (public JUROPA "
-                "specification; 3 channels per socket). IPC ratio 0.55: a guess"),
+        Machine(
+            "dell-m610",
+            "Dell PowerEdge M610: 2x Xeon X5670 (6 cores, 2.93 GHz)",
+            12,
+            24e9,
+            2 * 3 * DDR3_1333,
+            2.93,
+            0.6,
+            ("ib-qdr", "gige"),
+            "CESM deck (seed 000): 38 nodes, 2x six-core X5670 2.93 GHz, 24 GB DDR3-1333, "
+            "ConnectX-2 QDR and 1GigE; Westmere-EP: 3 DDR3 channels per socket. IPC ratio "
+            "0.6 against this machine's EPYC core: a guess",
+        ),
+        Machine(
+            "dell-r815",
+            "Dell PowerEdge R815: 4x Opteron 6174 (12 cores, 2.2 GHz)",
+            48,
+            128e9,
+            4 * 4 * DDR3_1333,
+            2.2,
+            0.5,
+            ("ib-qdr", "10gige", "gige"),
+            "HYCOM and PFLOTRAN decks (seeds 001, 004): 11 nodes, 4x twelve-core Opteron "
+            "6174 2.2 GHz, 128 GB DDR3-1333, ConnectX-2 QDR (dual rail), 10GigE, 1GigE; "
+            "Magny-Cours: 2 dies of 2 DDR3 channels per socket. IPC ratio 0.5: a guess",
+        ),
+        Machine(
+            "juropa",
+            "JUROPA: 2x Xeon X5570 (4 cores, 2.93 GHz)",
+            8,
+            24e9,
+            2 * 3 * DDR3_1066,
+            2.93,
+            0.55,
+            ("ib-qdr",),
+            "HOMME/POPperf white paper (seed 002): 2,208 nodes of 2x quad-core X5570 "
+            "Nehalem-EP, Mellanox QDR fat tree; 24 GB DDR3-1066 per node (public JUROPA "
+            "specification; 3 channels per socket). IPC ratio 0.55: a guess",
+        ),
     )
 }
 MACHINE_NAMES = ("none", *MACHINES)
@@ -120,5 +146,7 @@ def machine(name: str) -> Machine:
     try:
         return MACHINES[name]
     except KeyError:
-        raise MachineError(f"unknown machine {name!r} (machines: {', '.join(MACHINES)}; "
-                           "`esmperf knobs --stack smpi` lists them)") from None
+        raise MachineError(
+            f"unknown machine {name!r} (machines: {', '.join(MACHINES)}; "
+            "`esmperf knobs --stack smpi` lists them)"
+        ) from None

@@ -50,20 +50,45 @@ class Interconnect:
 INTERCONNECTS: dict[str, Interconnect] = {
     net.name: net
     for net in (
-        Interconnect("gige", "1 Gigabit Ethernet (TCP)", 1e9 / 8, 50e-6,
-                     "1 Gb/s line rate; 50 us: MPI over TCP on GigE measures 30-60 us one way "
-                     "(the HPC Advisory Council decks' 1GigE clusters)"),
-        Interconnect("10gige", "10 Gigabit Ethernet (TCP)", 10e9 / 8, 10e-6,
-                     "10 Gb/s line rate; 10 us: MPI over kernel TCP on 10GbE, 8-15 us"),
-        Interconnect("ib-qdr", "InfiniBand QDR 4x", 32e9 / 8, 1.3e-6,
-                     "40 Gb/s signalling, 8b/10b encoding: 32 Gb/s data; 1.3 us: ConnectX-2 "
-                     "QDR MPI latency in the HPC Advisory Council decks"),
-        Interconnect("ib-fdr", "InfiniBand FDR 4x", 54.5e9 / 8, 0.7e-6,
-                     "56 Gb/s signalling, 64b/66b: 54.5 Gb/s data; 0.7 us: ConnectX-3 FDR "
-                     "MPI latency (Mellanox)"),
-        Interconnect("ib-hdr", "InfiniBand HDR 4x", 200e9 * 64 / 66 / 8, 1.0e-6,
-                     "200 Gb/s, 64b/66b encoding; 1.0 us: osu_latency across one HDR switch "
-                     "(ConnectX-6 adapter alone: 0.6 us)"),
+        Interconnect(
+            "gige",
+            "1 Gigabit Ethernet (TCP)",
+            1e9 / 8,
+            50e-6,
+            "1 Gb/s line rate; 50 us: MPI over TCP on GigE measures 30-60 us one way "
+            "(the HPC Advisory Council decks' 1GigE clusters)",
+        ),
+        Interconnect(
+            "10gige",
+            "10 Gigabit Ethernet (TCP)",
+            10e9 / 8,
+            10e-6,
+            "10 Gb/s line rate; 10 us: MPI over kernel TCP on 10GbE, 8-15 us",
+        ),
+        Interconnect(
+            "ib-qdr",
+            "InfiniBand QDR 4x",
+            32e9 / 8,
+            1.3e-6,
+            "40 Gb/s signalling, 8b/10b encoding: 32 Gb/s data; 1.3 us: ConnectX-2 "
+            "QDR MPI latency in the HPC Advisory Council decks",
+        ),
+        Interconnect(
+            "ib-fdr",
+            "InfiniBand FDR 4x",
+            54.5e9 / 8,
+            0.7e-6,
+            "56 Gb/s signalling, 64b/66b: 54.5 Gb/s data; 0.7 us: ConnectX-3 FDR "
+            "MPI latency (Mellanox)",
+        ),
+        Interconnect(
+            "ib-hdr",
+            "InfiniBand HDR 4x",
+            200e9 * 64 / 66 / 8,
+            1.0e-6,
+            "200 Gb/s, 64b/66b encoding; 1.0 us: osu_latency across one HDR switch "
+            "(ConnectX-6 adapter alone: 0.6 us)",
+        ),
     )
 }
 # Within a node: this machine's shared memory (DESIGN.md: 0.12-0.2 us, 9-13 GB/s measured).
@@ -86,14 +111,17 @@ def interconnect(name: str) -> Interconnect:
     try:
         return INTERCONNECTS[name]
     except KeyError:
-        raise PlatformError(f"unknown platform {name!r} (platforms: "
-                            f"{', '.join(INTERCONNECTS)}; see docs/simulate.md)") from None
+        raise PlatformError(
+            f"unknown platform {name!r} (platforms: "
+            f"{', '.join(INTERCONNECTS)}; see docs/simulate.md)"
+        ) from None
 
 
 def check_topology(name: str) -> None:
     if name not in TOPOLOGIES:
-        raise PlatformError(f"unknown topology {name!r} (topologies: {', '.join(TOPOLOGIES)}; "
-                            "see docs/simulate.md)")
+        raise PlatformError(
+            f"unknown topology {name!r} (topologies: {', '.join(TOPOLOGIES)}; see docs/simulate.md)"
+        )
 
 
 def describe_topology(name: str) -> str:
@@ -102,11 +130,15 @@ def describe_topology(name: str) -> str:
     if name == "crossbar":
         return "each node on its own link to one non-blocking switch"
     if name == "torus":
-        return ("3-D torus, the most cubic a x b x c = nodes, a ring per dimension, "
-                "dimension-order routing, the latency per hop")
+        return (
+            "3-D torus, the most cubic a x b x c = nodes, a ring per dimension, "
+            "dimension-order routing, the latency per hop"
+        )
     blocking = FAT_TREE_BLOCKING[name]
-    return (f"2-level fat-tree: leaves of {LEAF_NODES} nodes, each with {LEAF_NODES // blocking} "
-            f"uplink(s), one per spine switch: {blocking}:1{blocking_word(blocking)}")
+    return (
+        f"2-level fat-tree: leaves of {LEAF_NODES} nodes, each with {LEAF_NODES // blocking} "
+        f"uplink(s), one per spine switch: {blocking}:1{blocking_word(blocking)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -125,9 +157,12 @@ def wiring(topology: str, net: Interconnect, nodes: int) -> Wiring:
         return Wiring(nodes, net.latency / 2, {}, "non-blocking crossbar")
     if topology == "torus":  # a hop is one link: nearest neighbours see the table's latency
         dims = torus_dimensions(nodes)
-        return Wiring(nodes, net.latency, {"topology": "TORUS",
-                                           "topo_parameters": ",".join(map(str, dims))},
-                      f"{'x'.join(map(str, dims))} torus")
+        return Wiring(
+            nodes,
+            net.latency,
+            {"topology": "TORUS", "topo_parameters": ",".join(map(str, dims))},
+            f"{'x'.join(map(str, dims))} torus",
+        )
     blocking = FAT_TREE_BLOCKING[topology]
     leaves = -(-nodes // LEAF_NODES)
     uplinks = LEAF_NODES // blocking
@@ -135,11 +170,14 @@ def wiring(topology: str, net: Interconnect, nodes: int) -> Wiring:
     # spines, one link to each; a leaf switch has LEAF_NODES hosts, a spine one link per leaf.
     # The crossbar's links: under one leaf, the crossbar's figures exactly.
     parameters = f"2;{LEAF_NODES},{leaves};1,{uplinks};1,1"
-    return Wiring(leaves * LEAF_NODES, net.latency / 2,
-                  {"topology": "FAT_TREE", "topo_parameters": parameters},
-                  f"2-level fat-tree, {leaves} leaves of {LEAF_NODES} nodes"
-                  f"{idle_note(leaves * LEAF_NODES - nodes)}, {uplinks} spines, "
-                  f"{blocking}:1{blocking_word(blocking)}")
+    return Wiring(
+        leaves * LEAF_NODES,
+        net.latency / 2,
+        {"topology": "FAT_TREE", "topo_parameters": parameters},
+        f"2-level fat-tree, {leaves} leaves of {LEAF_NODES} nodes"
+        f"{idle_note(leaves * LEAF_NODES - nodes)}, {uplinks} spines, "
+        f"{blocking}:1{blocking_word(blocking)}",
+    )
 
 
 def blocking_word(blocking: int) -> str:
@@ -154,18 +192,22 @@ def torus_dimensions(nodes: int) -> tuple[int, ...]:
     """The most cubic 3-D shape a x b x c = nodes (a >= b >= c, a smallest), sizes 1 dropped:
     16 -> 4x2x2, 8 -> 2x2x2, 12 -> 3x2x2, 6 -> 3x2, 7 -> 7 (a ring). The first dimension
     varies fastest, so consecutive nodes are neighbours along it."""
-    shapes = [(nodes // (b * c), b, c)
-              for c in range(1, round(nodes ** (1 / 3)) + 2)
-              for b in range(c, isqrt(nodes // c) + 1)
-              if nodes % (b * c) == 0 and nodes // (b * c) >= b]
+    shapes = [
+        (nodes // (b * c), b, c)
+        for c in range(1, round(nodes ** (1 / 3)) + 2)
+        for b in range(c, isqrt(nodes // c) + 1)
+        if nodes % (b * c) == 0 and nodes // (b * c) >= b
+    ]
     return tuple(size for size in min(shapes) if size > 1) or (1,)
 
 
 def check_shape(nodes: int, ranks_per_node: int) -> None:
     if nodes < 1 or ranks_per_node < 1:
-        raise PlatformError(f"a simulated cluster needs at least one node and one rank per "
-                            f"node (got {nodes} nodes, {ranks_per_node} ranks per node): "
-                            "e.g. --nodes 1,2,4,8 --ranks-per-node 2")
+        raise PlatformError(
+            f"a simulated cluster needs at least one node and one rank per "
+            f"node (got {nodes} nodes, {ranks_per_node} ranks per node): "
+            "e.g. --nodes 1,2,4,8 --ranks-per-node 2"
+        )
 
 
 def nodes_for(ranks: int, ranks_per_node: int) -> int:
@@ -178,9 +220,14 @@ def platform_xml(net: Interconnect, nodes: int, cores: int, topology: str = "cro
     check_shape(nodes, cores)
     wires = wiring(topology, net, nodes)
     cluster = {
-        "id": net.name, "prefix": NODE_PREFIX, "suffix": "", "radical": f"0-{wires.hosts - 1}",
-        "speed": f"{HOST_SPEED:.0f}f", "core": str(cores),
-        "bw": f"{net.bandwidth:.15g}Bps", "lat": f"{wires.link_latency:.15g}s",
+        "id": net.name,
+        "prefix": NODE_PREFIX,
+        "suffix": "",
+        "radical": f"0-{wires.hosts - 1}",
+        "speed": f"{HOST_SPEED:.0f}f",
+        "core": str(cores),
+        "bw": f"{net.bandwidth:.15g}Bps",
+        "lat": f"{wires.link_latency:.15g}s",
         "sharing_policy": "SPLITDUPLEX",
         "loopback_bw": f"{LOOPBACK_BANDWIDTH:.15g}Bps",
         "loopback_lat": f"{LOOPBACK_LATENCY:.15g}s",

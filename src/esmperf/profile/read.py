@@ -114,8 +114,10 @@ def _read_partial(path: Path, header: dict[str, Any]) -> Profile:
             "still running; set ESMPROF_SNAPSHOT_SECONDS to keep snapshots, or fix the run and "
             "profile it again"
         )
-    partial = {"reasons": {rank: record.get("partial", "unknown") for rank, record in ranks.items()},
-               "missing": [rank for rank in range(size) if rank not in ranks]}
+    partial = {
+        "reasons": {rank: record.get("partial", "unknown") for rank, record in ranks.items()},
+        "missing": [rank for rank in range(size) if rank not in ranks],
+    }
     return Profile(path, header, [ranks[rank] for rank in sorted(ranks)], partial)
 
 

@@ -8,8 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from esmperf.mpi.stacks import Discovery, library_name
-from esmperf.profile.summary import UNITS
 from esmperf.profile.regions import PROBLEM_TEXT, TIMED
+from esmperf.profile.summary import UNITS
 
 TOP = 10  # rows shown in each "top" table; `esmperf show --json` has them all
 
@@ -34,7 +34,9 @@ def format_seconds(seconds: float) -> str:
 def render_summary(summary: dict[str, Any], console: Console) -> None:
     console.print(f"[bold]esmperf profile[/] {escape(summary['file'])}")
     if summary.get("partial"):
-        console.print(f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}")
+        console.print(
+            f"[bold yellow]partial profile:[/] {escape(_partial_text(summary['partial']))}"
+        )
     console.print(_overview(summary))
     console.print()
     if summary.get("regions"):
@@ -53,8 +55,10 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[bold yellow]warning:[/] {escape(summary['fortran_warning'])}")
     if summary.get("unwrapped_communicating"):
         names = ", ".join(summary["unwrapped_communicating"])
-        console.print(f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
-                      f"and the profiler does not wrap: {escape(names)}")
+        console.print(
+            f"[bold yellow]not counted:[/] the MPI library exports calls that communicate "
+            f"and the profiler does not wrap: {escape(names)}"
+        )
     for problem in summary.get("region_problems") or []:
         console.print(f"[bold yellow]regions:[/] {escape(_problem_text(problem))}")
     spawn = summary.get("spawn") or {}
@@ -65,8 +69,10 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
 
 
 def _partial_text(partial: dict[str, Any]) -> str:
-    parts = [f"ranks {_ranks(ranks)} wrote what they had at {reason}"
-             for reason, ranks in partial["reasons"].items()]
+    parts = [
+        f"ranks {_ranks(ranks)} wrote what they had at {reason}"
+        for reason, ranks in partial["reasons"].items()
+    ]
     if partial["missing"]:
         parts.append(f"ranks {_ranks(partial['missing'])} wrote nothing")
     return "the run did not reach MPI_Finalize; " + "; ".join(parts)
@@ -78,22 +84,48 @@ def _ranks(ranks: list[int]) -> str:
 
 
 def _files(summary: dict[str, Any]) -> Table:
-    table = _table("Top files by bytes (POSIX and stdio, outside MPI)", "file", "written", "read",
-                   "of which stdio", "calls", "time", "ranks")
+    table = _table(
+        "Top files by bytes (POSIX and stdio, outside MPI)",
+        "file",
+        "written",
+        "read",
+        "of which stdio",
+        "calls",
+        "time",
+        "ranks",
+    )
     for row in summary["files"][:TOP]:
-        table.add_row(escape(row["name"]), format_bytes(row["write_bytes"]),
-                      format_bytes(row["read_bytes"]), format_bytes(row["stdio_bytes"]),
-                      str(row["calls"]), format_seconds(row["time"]), str(row["ranks"]))
+        table.add_row(
+            escape(row["name"]),
+            format_bytes(row["write_bytes"]),
+            format_bytes(row["read_bytes"]),
+            format_bytes(row["stdio_bytes"]),
+            str(row["calls"]),
+            format_seconds(row["time"]),
+            str(row["ranks"]),
+        )
     return table
 
 
 def _callsites(summary: dict[str, Any]) -> Table:
-    table = _table("Top call sites by MPI time (innermost first)", "function", "call site",
-                   "time", "calls", "bytes", "ranks")
+    table = _table(
+        "Top call sites by MPI time (innermost first)",
+        "function",
+        "call site",
+        "time",
+        "calls",
+        "bytes",
+        "ranks",
+    )
     for row in summary["callsites"][:TOP]:
-        table.add_row(row["function"], escape(" < ".join(row["stack"])),
-                      format_seconds(row["time"]), str(row["calls"]),
-                      format_bytes(row["sent"] + row["recv"]), str(row["ranks"]))
+        table.add_row(
+            row["function"],
+            escape(" < ".join(row["stack"])),
+            format_seconds(row["time"]),
+            str(row["calls"]),
+            format_bytes(row["sent"] + row["recv"]),
+            str(row["ranks"]),
+        )
     return table
 
 
@@ -141,44 +173,73 @@ def _shown(summary: dict[str, Any]) -> str:
     region = summary.get("region")
     if region is None:
         return "the whole run, MPI_Init to MPI_Finalize" + (
-            " (one region: esmperf show --region PATH)" if summary.get("regions") else "")
+            " (one region: esmperf show --region PATH)" if summary.get("regions") else ""
+        )
     what = "the timed loop" if region == TIMED else "this region"
-    return (f"region {escape(region)} ({what}; the whole run: esmperf show --region all); I/O, "
-            "communicators and overhead: the whole run")
+    return (
+        f"region {escape(region)} ({what}; the whole run: esmperf show --region all); I/O, "
+        "communicators and overhead: the whole run"
+    )
 
 
 def _problem_text(problem: dict[str, Any]) -> str:
     what = PROBLEM_TEXT.get(problem["kind"], problem["kind"])
-    subject = (f"MPI_Pcontrol({problem['name']})" if problem["kind"] == "pcontrol_ignored"
-               else f"region {problem['name']!r}")
+    subject = (
+        f"MPI_Pcontrol({problem['name']})"
+        if problem["kind"] == "pcontrol_ignored"
+        else f"region {problem['name']!r}"
+    )
     return f"{subject}: {what}, {problem['count']} time(s) on {problem['ranks']} rank(s)"
 
 
 def _regions(summary: dict[str, Any]) -> Table:
-    table = _table("Regions (inclusive of the regions inside)", "region", "ranks", "enters",
-                   "wall (longest rank)", "% MPI", "calls", "bytes sent", "open at end")
+    table = _table(
+        "Regions (inclusive of the regions inside)",
+        "region",
+        "ranks",
+        "enters",
+        "wall (longest rank)",
+        "% MPI",
+        "calls",
+        "bytes sent",
+        "open at end",
+    )
     table.columns[0].overflow = "fold"
     for row in summary["regions"]:
-        table.add_row(escape(row["region"]), str(row["ranks"]), str(row["enters"]),
-                      format_seconds(row["wall"]), f"{row['mpi_percent']:.2f}", str(row["calls"]),
-                      format_bytes(row["sent"]), str(row["open"]) if row["open"] else "")
+        table.add_row(
+            escape(row["region"]),
+            str(row["ranks"]),
+            str(row["enters"]),
+            format_seconds(row["wall"]),
+            f"{row['mpi_percent']:.2f}",
+            str(row["calls"]),
+            format_bytes(row["sent"]),
+            str(row["open"]) if row["open"] else "",
+        )
     return table
+
+
 def _efficiency_text(efficiency: dict[str, float] | None) -> str:
     if not efficiency:
         return "-"
-    return (f"{efficiency['parallel_efficiency']:.3f} = load balance "
-            f"{efficiency['load_balance']:.3f} x communication efficiency "
-            f"{efficiency['communication_efficiency']:.3f} (POP, {efficiency['scope']}; 1 is "
-            "ideal)")
+    return (
+        f"{efficiency['parallel_efficiency']:.3f} = load balance "
+        f"{efficiency['load_balance']:.3f} x communication efficiency "
+        f"{efficiency['communication_efficiency']:.3f} (POP, {efficiency['scope']}; 1 is "
+        "ideal)"
+    )
 
 
 def _receive_wait_text(wait: dict[str, Any]) -> str:
     if not wait["calls"]:
         return "-"
-    top = ", ".join(f"{row['function']} {format_seconds(row['time'])}"
-                    for row in wait["by_function"][:3])
-    return (f"{format_seconds(wait['time'])} in {wait['calls']} calls that completed a "
-            f"receive, {wait['percent_of_mpi_time']:.1f} % of MPI time ({top})")
+    top = ", ".join(
+        f"{row['function']} {format_seconds(row['time'])}" for row in wait["by_function"][:3]
+    )
+    return (
+        f"{format_seconds(wait['time'])} in {wait['calls']} calls that completed a "
+        f"receive, {wait['percent_of_mpi_time']:.1f} % of MPI time ({top})"
+    )
 
 
 def _io_total(total: dict[str, Any]) -> str:
@@ -222,8 +283,9 @@ def _message_sizes(summary: dict[str, Any]) -> Table:
 
 
 def _communicators(summary: dict[str, Any]) -> Table:
-    table = _table("Time per communicator", "communicator", "size", "ranks", "time", "calls",
-                   "bytes")
+    table = _table(
+        "Time per communicator", "communicator", "size", "ranks", "time", "calls", "bytes"
+    )
     for row in summary["communicators"][:TOP]:
         table.add_row(
             escape(row["communicator"]),

@@ -91,7 +91,9 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
         "files": _files(ranks),
         "partial": _partial(profile),
-        "unwrapped_communicating": (header.get("mpi_binding") or {}).get("unwrapped_communicating", []),
+        "unwrapped_communicating": (header.get("mpi_binding") or {}).get(
+            "unwrapped_communicating", []
+        ),
         "spawn": header.get("spawn"),
         "region": shown,
         "regions": regions_table(profile),
@@ -113,9 +115,18 @@ def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     files: dict[str, dict[str, Any]] = {}
     for rank in ranks:
         for entry in rank.get("files", []):
-            total = files.setdefault(entry["name"], {
-                "name": entry["name"], "write_bytes": 0, "read_bytes": 0, "stdio_bytes": 0,
-                "calls": 0, "time": 0.0, "ranks": 0})
+            total = files.setdefault(
+                entry["name"],
+                {
+                    "name": entry["name"],
+                    "write_bytes": 0,
+                    "read_bytes": 0,
+                    "stdio_bytes": 0,
+                    "calls": 0,
+                    "time": 0.0,
+                    "ranks": 0,
+                },
+            )
             total["ranks"] += 1
             for field in FILE_FIELDS:
                 calls, nbytes, seconds = entry.get(field, (0, 0, 0.0))
@@ -123,8 +134,7 @@ def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 total["stdio_bytes"] += nbytes if field.startswith("stdio") else 0
                 total["calls"] += calls
                 total["time"] += seconds
-    return sorted(files.values(),
-                  key=lambda f: (-(f["write_bytes"] + f["read_bytes"]), f["name"]))
+    return sorted(files.values(), key=lambda f: (-(f["write_bytes"] + f["read_bytes"]), f["name"]))
 
 
 def _partial(profile: Profile) -> dict[str, Any] | None:
@@ -180,7 +190,11 @@ def _calls_by_count(functions: dict[str, dict[str, float]]) -> list[dict[str, An
 def _message_sizes(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     messages: dict[int, int] = defaultdict(int)
     for rank in ranks:
-        histograms = [rank["hist"]] if "hist" in rank else [c.get("hist", []) for c in rank["calls"].values()]
+        histograms = (
+            [rank["hist"]]
+            if "hist" in rank
+            else [c.get("hist", []) for c in rank["calls"].values()]
+        )
         for histogram in histograms:
             for bucket, count in histogram:
                 messages[bucket] += count
@@ -198,8 +212,14 @@ def _message_sizes(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _bytes_per_rank(ranks: list[dict[str, Any]]) -> dict[str, Any]:
     totals = [
-        (sum(c.get("sent", 0) + c.get("recv", 0)
-             for name, c in rank["calls"].items() if not _is_io(name)), rank["rank"])
+        (
+            sum(
+                c.get("sent", 0) + c.get("recv", 0)
+                for name, c in rank["calls"].items()
+                if not _is_io(name)
+            ),
+            rank["rank"],
+        )
         for rank in ranks
     ]
     low = min(totals)
@@ -221,8 +241,16 @@ def _communicators(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             label = comm.get("name") or comm.get("created_by") or f"comm {comm.get('id')}"
             key = (label, comm.get("size", 0))
             row = rows.setdefault(
-                key, {"communicator": label, "size": key[1], "ranks": 0,
-                      "calls": 0, "time": 0.0, "bytes": 0})
+                key,
+                {
+                    "communicator": label,
+                    "size": key[1],
+                    "ranks": 0,
+                    "calls": 0,
+                    "time": 0.0,
+                    "bytes": 0,
+                },
+            )
             row["ranks"] += 1
             for field in ("calls", "time", "bytes"):
                 row[field] += comm.get(field, 0)

@@ -11,11 +11,11 @@ from typing import Any
 
 from esmperf import stats
 from esmperf.profile.pop_metrics import receive_wait_of, run_efficiency
+from esmperf.profile.regions import FUNCTION_FIELDS, TIMED
 from esmperf.store.database import Store
 from esmperf.store.results import RunResult
-from esmperf.study.file import baseline_value
-from esmperf.profile.regions import FUNCTION_FIELDS, TIMED
 from esmperf.store.schema import REGION_TABLES
+from esmperf.study.file import baseline_value
 
 MPI_IO_PREFIX = "MPI_File_"
 
@@ -55,8 +55,10 @@ class ProfileData:
         100 (threads)."""
         shares = []
         for b in self.bins:
-            rank_time = sum(max(0.0, min(b["width"], wall - b["start"]))
-                            for wall in self.run_wall_per_rank or self.wall_per_rank)
+            rank_time = sum(
+                max(0.0, min(b["width"], wall - b["start"]))
+                for wall in self.run_wall_per_rank or self.wall_per_rank
+            )
             shares.append(min(100.0, 100 * b["mpi_time"] / rank_time) if rank_time > 0 else 0.0)
         return shares
 
@@ -71,8 +73,9 @@ class ProfileData:
     @property
     def transfer(self) -> float:
         """Aggregated transfer: bytes sent by all ranks (MPI-IO excluded)."""
-        return sum(f["sent"] for name, f in self.functions.items()
-                   if not name.startswith(MPI_IO_PREFIX))
+        return sum(
+            f["sent"] for name, f in self.functions.items() if not name.startswith(MPI_IO_PREFIX)
+        )
 
     def time_share(self, function: str) -> float:
         total = self.total_time
@@ -145,8 +148,10 @@ class Group:
                 knob_values[knob].add(value)
         for label, points in curves.items():
             knobs = points[0].knobs
-            if all(value == baseline_value(knob, sorted(knob_values[knob]))
-                   for knob, value in knobs.items()):
+            if all(
+                value == baseline_value(knob, sorted(knob_values[knob]))
+                for knob, value in knobs.items()
+            ):
                 return label
         return next(iter(curves))
 
@@ -159,12 +164,16 @@ class Group:
         return wanted[0] if wanted else min(points, key=lambda p: p.ranks)
 
     def profiled(self, label: str) -> list[tuple[RunResult, ProfileData]]:
-        return [(r, self.profiles[r.key]) for r in self.series().get(label, [])
-                if r.key in self.profiles]
+        return [
+            (r, self.profiles[r.key])
+            for r in self.series().get(label, [])
+            if r.key in self.profiles
+        ]
 
 
-def build_groups(results: list[RunResult], base_ranks: int | None,
-                 store: Store | None = None) -> list[Group]:
+def build_groups(
+    results: list[RunResult], base_ranks: int | None, store: Store | None = None
+) -> list[Group]:
     grouped: dict[tuple[str, str], list[RunResult]] = {}
     for result in results:
         grouped.setdefault(result.group, []).append(result)
@@ -176,8 +185,9 @@ def build_groups(results: list[RunResult], base_ranks: int | None,
         if store is not None:
             for result in measured:
                 if result.profile_rep is not None:
-                    group.profiles[result.key] = load_profile_data(store, result.key,
-                                                                   result.profile_rep)
+                    group.profiles[result.key] = load_profile_data(
+                        store, result.key, result.profile_rep
+                    )
         groups.append(group)
     return groups
 
@@ -208,16 +218,17 @@ def comparisons(group: Group, alpha: float = 0.05) -> list[Comparison]:
         if len(stacks) > 1 and result.stack != stacks[0]:
             base = by_identity.get(_identity_key(dict(identity, stack=stacks[0])))
             if base is not None:
-                found.append(_compare("stack", stacks[0], result.stack, base, result, group,
-                                      alpha))
+                found.append(_compare("stack", stacks[0], result.stack, base, result, group, alpha))
     return found
 
 
-def _compare(what: str, baseline: str, value: str, a: RunResult, b: RunResult, group: Group,
-             alpha: float) -> Comparison:
+def _compare(
+    what: str, baseline: str, value: str, a: RunResult, b: RunResult, group: Group, alpha: float
+) -> Comparison:
     confidence = a.summary.confidence if a.summary else 0.95
-    difference = stats.relative_change(a.values, b.values, group.higher_is_better,
-                                       max(0.95, confidence), alpha)
+    difference = stats.relative_change(
+        a.values, b.values, group.higher_is_better, max(0.95, confidence), alpha
+    )
     return Comparison(what, baseline, value, a, b, difference)
 
 
@@ -225,37 +236,65 @@ def _identity_key(identity: dict[str, Any]) -> str:
     return json.dumps(identity, sort_keys=True)
 
 
-def load_profile_data(store: Store, run_key: str, rep: int, region: str | None = TIMED) -> ProfileData:
+def load_profile_data(
+    store: Store, run_key: str, rep: int, region: str | None = TIMED
+) -> ProfileData:
     """A stored profile, as seen in `region` when it has it (default: the timed loop), else
     the whole run."""
     where = "WHERE run_key = ? AND rep = ?"
     key = [run_key, rep]
-    ranks = store.rows(f"SELECT rank, wall, mpi_time, io_write_bytes, io_read_bytes "
-                       f"FROM profile_rank {where} ORDER BY rank", key)
+    ranks = store.rows(
+        f"SELECT rank, wall, mpi_time, io_write_bytes, io_read_bytes "
+        f"FROM profile_rank {where} ORDER BY rank",
+        key,
+    )
     size = len(ranks)
-    functions = {row["function"]: {"calls": float(row["calls"]), "time": float(row["time"]),
-                                   "sent": float(row["sent"]), "recv": float(row["recv"])}
-                 for row in store.rows(
-                     f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
-                     f" sum(recv) AS recv FROM profile_function {where} GROUP BY function", key)}
-    histogram = {int(row["bucket"]): int(row["messages"]) for row in store.rows(
-        f"SELECT bucket, sum(messages) AS messages FROM profile_histogram {where} "
-        "GROUP BY bucket ORDER BY bucket", key)}
-    per_rank = {int(row["rank"]): float(row["bytes"]) for row in store.rows(
-        f"SELECT rank, sum(sent + recv) AS bytes FROM profile_function {where} AND function "
-        f"NOT LIKE '{MPI_IO_PREFIX}%' GROUP BY rank", key)}
+    functions = {
+        row["function"]: {
+            "calls": float(row["calls"]),
+            "time": float(row["time"]),
+            "sent": float(row["sent"]),
+            "recv": float(row["recv"]),
+        }
+        for row in store.rows(
+            f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
+            f" sum(recv) AS recv FROM profile_function {where} GROUP BY function",
+            key,
+        )
+    }
+    histogram = {
+        int(row["bucket"]): int(row["messages"])
+        for row in store.rows(
+            f"SELECT bucket, sum(messages) AS messages FROM profile_histogram {where} "
+            "GROUP BY bucket ORDER BY bucket",
+            key,
+        )
+    }
+    per_rank = {
+        int(row["rank"]): float(row["bytes"])
+        for row in store.rows(
+            f"SELECT rank, sum(sent + recv) AS bytes FROM profile_function {where} AND function "
+            f"NOT LIKE '{MPI_IO_PREFIX}%' GROUP BY rank",
+            key,
+        )
+    }
     peers = [[0.0] * size for _ in range(size)]
-    for row in store.rows(f"SELECT rank, peer, bytes FROM profile_peer {where} AND "
-                          "direction = 'sent'", key):
+    for row in store.rows(
+        f"SELECT rank, peer, bytes FROM profile_peer {where} AND direction = 'sent'", key
+    ):
         if 0 <= row["rank"] < size and 0 <= row["peer"] < size:
             peers[row["rank"]][row["peer"]] += float(row["bytes"])
-    bins = store.rows(f"SELECT bin, min(start) AS start, max(width) AS width, "
-                      f"sum(mpi_time) AS mpi_time, sum(io_write) AS io_write, "
-                      f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
-                      "ORDER BY bin", key)
+    bins = store.rows(
+        f"SELECT bin, min(start) AS start, max(width) AS width, "
+        f"sum(mpi_time) AS mpi_time, sum(io_write) AS io_write, "
+        f"sum(io_read) AS io_read FROM profile_bin {where} GROUP BY bin "
+        "ORDER BY bin",
+        key,
+    )
     data = ProfileData(
-        receive_wait=_receive_wait(store, run_key, rep, size,
-                                   sum(float(r["mpi_time"]) for r in ranks)),
+        receive_wait=_receive_wait(
+            store, run_key, rep, size, sum(float(r["mpi_time"]) for r in ranks)
+        ),
         efficiency=_efficiency(store, run_key, rep, ranks),
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
@@ -273,37 +312,53 @@ def load_profile_data(store: Store, run_key: str, rep: int, region: str | None =
     inside = stored_region(store, run_key, rep, region) if region else None
     if inside is None:
         return data
-    return dataclasses.replace(data, region=region, run_wall_per_rank=data.wall_per_rank,
-                               wall_sum=sum(inside["wall_per_rank"]),
-                               mpi_sum=sum(inside["mpi_per_rank"]), **inside)
+    return dataclasses.replace(
+        data,
+        region=region,
+        run_wall_per_rank=data.wall_per_rank,
+        wall_sum=sum(inside["wall_per_rank"]),
+        mpi_sum=sum(inside["mpi_per_rank"]),
+        **inside,
+    )
 
 
-def _efficiency(store: Store, run_key: str, rep: int,
-                ranks: list[dict[str, Any]]) -> dict[str, Any]:
+def _efficiency(
+    store: Store, run_key: str, rep: int, ranks: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The POP metrics computed when the profile was stored (of the timed region when it had
     one); for stores written before, of the whole run, from the ranks' times."""
-    if store.rows("SELECT 1 FROM information_schema.tables WHERE table_name = "
-                  "'profile_efficiency'"):
-        rows = store.rows("SELECT * FROM profile_efficiency WHERE run_key = ? AND rep = ?",
-                          [run_key, rep])
+    if store.rows(
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'profile_efficiency'"
+    ):
+        rows = store.rows(
+            "SELECT * FROM profile_efficiency WHERE run_key = ? AND rep = ?", [run_key, rep]
+        )
         if rows:
             return {k: v for k, v in rows[0].items() if k not in ("run_key", "rep")}
-    metrics = run_efficiency([float(r["wall"]) for r in ranks],
-                             [float(r["mpi_time"]) for r in ranks])
+    metrics = run_efficiency(
+        [float(r["wall"]) for r in ranks], [float(r["mpi_time"]) for r in ranks]
+    )
     return metrics.as_dict() | {"scope": "run"} if metrics else {}
 
 
-def _receive_wait(store: Store, run_key: str, rep: int, size: int,
-                  mpi_time: float) -> dict[str, Any]:
+def _receive_wait(
+    store: Store, run_key: str, rep: int, size: int, mpi_time: float
+) -> dict[str, Any]:
     """The receive wait of a stored profile (empty for stores written before it was recorded)."""
-    if not store.rows("SELECT 1 FROM information_schema.columns WHERE table_name = "
-                      "'profile_function' AND column_name = 'recv_wait_time'"):
+    if not store.rows(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = "
+        "'profile_function' AND column_name = 'recv_wait_time'"
+    ):
         return {}
-    rows = store.rows("SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
-                      "FROM profile_function WHERE run_key = ? AND rep = ? AND "
-                      "recv_wait_calls > 0", [run_key, rep])
-    return receive_wait_of(((row["rank"], row["function"], row["calls"], row["time"])
-                            for row in rows), size, mpi_time)
+    rows = store.rows(
+        "SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
+        "FROM profile_function WHERE run_key = ? AND rep = ? AND "
+        "recv_wait_calls > 0",
+        [run_key, rep],
+    )
+    return receive_wait_of(
+        ((row["rank"], row["function"], row["calls"], row["time"]) for row in rows), size, mpi_time
+    )
 
 
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:
@@ -312,40 +367,64 @@ def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[
     for profile in profiles:
         for name in profile.functions:
             share[name] += profile.call_share(name) if by == "calls" else profile.time_share(name)
-    return [name for name, _ in sorted(share.items(), key=lambda item: (-item[1], item[0]))
-            if share[name] > 0][:count]
+    return [
+        name
+        for name, _ in sorted(share.items(), key=lambda item: (-item[1], item[0]))
+        if share[name] > 0
+    ][:count]
 
 
 def stored_region(store: Store, run_key: str, rep: int, path: str = TIMED) -> dict[str, Any] | None:
     """Region `path` of a stored profile, as the figures analysis.ProfileData takes from a whole
     run (wall and MPI time per rank, functions, histogram, bytes per rank); None when the store or
     the profile has no such region (stores written before regions, programs that mark none)."""
-    present = {row["table_name"] for row in store.rows(
-        "SELECT table_name FROM information_schema.tables")}
+    present = {
+        row["table_name"] for row in store.rows("SELECT table_name FROM information_schema.tables")
+    }
     if not set(REGION_TABLES) <= present:
         return None
     key = [run_key, rep, path]
     where = "WHERE run_key = ? AND rep = ? AND region = ?"
-    entered = {int(row["rank"]): row for row in store.rows(
-        f"SELECT rank, wall, mpi_time FROM profile_region {where}", key)}
+    entered = {
+        int(row["rank"]): row
+        for row in store.rows(f"SELECT rank, wall, mpi_time FROM profile_region {where}", key)
+    }
     if not entered:
         return None
-    size = int(store.rows("SELECT count(*) AS n FROM profile_rank WHERE run_key = ? AND rep = ?",
-                          key[:2])[0]["n"])
-    functions = {row["function"]: {field: float(row[field]) for field in FUNCTION_FIELDS}
-                 for row in store.rows(
-                     f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
-                     f" sum(recv) AS recv FROM profile_region_function {where} GROUP BY function",
-                     key)}
-    histogram = {int(row["bucket"]): int(row["messages"]) for row in store.rows(
-        f"SELECT bucket, sum(messages) AS messages FROM profile_region_histogram {where} "
-        "GROUP BY bucket ORDER BY bucket", key)}
-    per_rank = {int(row["rank"]): float(row["bytes"]) for row in store.rows(
-        f"SELECT rank, sum(sent + recv) AS bytes FROM profile_region_function {where} AND "
-        "function NOT LIKE 'MPI_File_%' GROUP BY rank", key)}
+    size = int(
+        store.rows("SELECT count(*) AS n FROM profile_rank WHERE run_key = ? AND rep = ?", key[:2])[
+            0
+        ]["n"]
+    )
+    functions = {
+        row["function"]: {field: float(row[field]) for field in FUNCTION_FIELDS}
+        for row in store.rows(
+            f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
+            f" sum(recv) AS recv FROM profile_region_function {where} GROUP BY function",
+            key,
+        )
+    }
+    histogram = {
+        int(row["bucket"]): int(row["messages"])
+        for row in store.rows(
+            f"SELECT bucket, sum(messages) AS messages FROM profile_region_histogram {where} "
+            "GROUP BY bucket ORDER BY bucket",
+            key,
+        )
+    }
+    per_rank = {
+        int(row["rank"]): float(row["bytes"])
+        for row in store.rows(
+            f"SELECT rank, sum(sent + recv) AS bytes FROM profile_region_function {where} AND "
+            "function NOT LIKE 'MPI_File_%' GROUP BY rank",
+            key,
+        )
+    }
     return {
         "wall_per_rank": [float(entered[r]["wall"]) if r in entered else 0.0 for r in range(size)],
-        "mpi_per_rank": [float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)],
+        "mpi_per_rank": [
+            float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)
+        ],
         "functions": functions,
         "histogram": histogram,
         "bytes_per_rank": [per_rank.get(rank, 0.0) for rank in range(size)],

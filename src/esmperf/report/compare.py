@@ -78,8 +78,9 @@ def _load(path: Path) -> list[RunResult]:
         return load_results(store)
 
 
-def compare_stores(before: Path, after: Path, threshold: float = 0.05,
-                   alpha: float = 0.05) -> Comparison:
+def compare_stores(
+    before: Path, after: Path, threshold: float = 0.05, alpha: float = 0.05
+) -> Comparison:
     """Match configurations by what they run (workload, size, ranks, stack, knobs, options,
     command): the study names and repetition policies may differ."""
     a_results, b_results = _load(before), _load(after)
@@ -96,22 +97,40 @@ def compare_stores(before: Path, after: Path, threshold: float = 0.05,
             comparison.unmeasured.append(a.label)
             continue
         if a.higher_is_better != b.higher_is_better or a.unit != b.unit:
-            raise EsmperfError(f"{a.label}: the figure of merit differs between the stores "
-                               f"({a.unit!r} vs {b.unit!r}): they cannot be compared")
+            raise EsmperfError(
+                f"{a.label}: the figure of merit differs between the stores "
+                f"({a.unit!r} vs {b.unit!r}): they cannot be compared"
+            )
         d = stats.relative_change(a.values, b.values, a.higher_is_better, 0.95, alpha)
         assert a.summary and b.summary
         worse = d.significant and d.change < -threshold
         better = d.significant and d.change > threshold
-        comparison.changes.append(Change(
-            label=a.label, unit=a.unit, higher_is_better=a.higher_is_better,
-            median_a=a.summary.median, median_b=b.summary.median, n_a=d.n_a, n_b=d.n_b,
-            change=d.change, ci_low=d.ci_low, ci_high=d.ci_high, confidence=d.confidence,
-            p_value=d.p_value, significant=d.significant, regression=worse,
-            improvement=better, oversubscribed=a.oversubscribed or b.oversubscribed,
-            can_show=stats.can_reach(d.n_a, d.n_b, alpha)))
+        comparison.changes.append(
+            Change(
+                label=a.label,
+                unit=a.unit,
+                higher_is_better=a.higher_is_better,
+                median_a=a.summary.median,
+                median_b=b.summary.median,
+                n_a=d.n_a,
+                n_b=d.n_b,
+                change=d.change,
+                ci_low=d.ci_low,
+                ci_high=d.ci_high,
+                confidence=d.confidence,
+                p_value=d.p_value,
+                significant=d.significant,
+                regression=worse,
+                improvement=better,
+                oversubscribed=a.oversubscribed or b.oversubscribed,
+                can_show=stats.can_reach(d.n_a, d.n_b, alpha),
+            )
+        )
     if not comparison.changes and not comparison.unmeasured:
-        raise EsmperfError(f"{before} and {after} have no configuration in common: nothing "
-                           "to compare (they must run the same workloads, ranks, stacks, knobs)")
+        raise EsmperfError(
+            f"{before} and {after} have no configuration in common: nothing "
+            "to compare (they must run the same workloads, ranks, stacks, knobs)"
+        )
     return comparison
 
 
@@ -123,30 +142,41 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         style = "bold red" if change.regression else "green" if change.improvement else ""
         over = " (oversubscribed)" if change.oversubscribed else ""
         table.add_row(
-            escape(change.label + over), f"{change.median_a:.4g} {escape(change.unit)}",
-            f"{change.median_b:.4g}", stats.format_change(change.change),
-            stats.format_change_ci(change.ci_low, change.ci_high), f"{change.p_value:.2g}",
-            f"[{style}]{change.verdict}[/]" if style else change.verdict)
+            escape(change.label + over),
+            f"{change.median_a:.4g} {escape(change.unit)}",
+            f"{change.median_b:.4g}",
+            stats.format_change(change.change),
+            stats.format_change_ci(change.ci_low, change.ci_high),
+            f"{change.p_value:.2g}",
+            f"[{style}]{change.verdict}[/]" if style else change.verdict,
+        )
     console.print(table)
-    for title, labels in (("only in A", comparison.only_before),
-                          ("only in B", comparison.only_after),
-                          ("not measured in one of them", comparison.unmeasured)):
+    for title, labels in (
+        ("only in A", comparison.only_before),
+        ("only in B", comparison.only_after),
+        ("not measured in one of them", comparison.unmeasured),
+    ):
         if labels:
-            console.print(f"{title}: " + "; ".join(escape(label) for label in labels),
-                          soft_wrap=True)
+            console.print(
+                f"{title}: " + "; ".join(escape(label) for label in labels), soft_wrap=True
+            )
     regressions = comparison.regressions
     threshold = f"{comparison.threshold:.0%}"
     blind = [change for change in comparison.changes if not change.can_show]
     if blind:
-        console.print(f"[yellow]{len(blind)} of {len(comparison.changes)} configurations have "
-                      f"too few repetitions to show p < {comparison.alpha:g}[/] (at least "
-                      f"{stats.fewest_repetitions(comparison.alpha)} per store): inconclusive, "
-                      "not unchanged")
+        console.print(
+            f"[yellow]{len(blind)} of {len(comparison.changes)} configurations have "
+            f"too few repetitions to show p < {comparison.alpha:g}[/] (at least "
+            f"{stats.fewest_repetitions(comparison.alpha)} per store): inconclusive, "
+            "not unchanged"
+        )
     if regressions:
-        console.print(f"[bold red]{len(regressions)} significant regression"
-                      f"{'s' if len(regressions) > 1 else ''} beyond {threshold}[/] "
-                      f"(alpha {comparison.alpha:g})")
+        console.print(
+            f"[bold red]{len(regressions)} significant regression"
+            f"{'s' if len(regressions) > 1 else ''} beyond {threshold}[/] "
+            f"(alpha {comparison.alpha:g})"
+        )
     else:
-        console.print(f"[green]no significant regression beyond {threshold}[/] "
-                      f"(alpha {comparison.alpha:g})")
-
+        console.print(
+            f"[green]no significant regression beyond {threshold}[/] (alpha {comparison.alpha:g})"
+        )

@@ -15,14 +15,33 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 
-COLORS = ("#1f5fa8", "#d1495b", "#2a9d8f", "#edae49", "#6a4c93", "#00798c", "#8d6a9f",
-          "#3d405b", "#f28482", "#84a59d")
+COLORS = (
+    "#1f5fa8",
+    "#d1495b",
+    "#2a9d8f",
+    "#edae49",
+    "#6a4c93",
+    "#00798c",
+    "#8d6a9f",
+    "#3d405b",
+    "#f28482",
+    "#84a59d",
+)
 OTHER = "other"
-plt.rcParams.update({
-    "font.size": 9, "axes.titlesize": 10, "axes.spines.top": False,
-    "axes.spines.right": False, "svg.fonttype": "none", "figure.dpi": 100,
-    "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8, "legend.frameon": False,
-})
+plt.rcParams.update(
+    {
+        "font.size": 9,
+        "axes.titlesize": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "svg.fonttype": "none",
+        "figure.dpi": 100,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "legend.fontsize": 8,
+        "legend.frameon": False,
+    }
+)
 
 
 @dataclass
@@ -97,13 +116,29 @@ def _shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
         return
     low = cores * 1.25 if axes.get_xscale() == "log" else cores + 0.5
     axes.axvspan(low, max(over) * 1.5, color="#999999", alpha=0.12, lw=0)
-    axes.text(0.99, 0.02, f"oversubscribed: ranks > {cores} cores\n(hollow points)",
-              transform=axes.transAxes, ha="right", va="bottom", fontsize=7, color="#555555")
+    axes.text(
+        0.99,
+        0.02,
+        f"oversubscribed: ranks > {cores} cores\n(hollow points)",
+        transform=axes.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color="#555555",
+    )
 
 
-def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: str,
-                   higher_is_better: bool, cores: int, ideal: Series | None,
-                   x_label: str = "MPI ranks", caption: str = "") -> Figure:
+def scaling_figure(
+    figure_id: str,
+    title: str,
+    series: Sequence[Series],
+    unit: str,
+    higher_is_better: bool,
+    cores: int,
+    ideal: Series | None,
+    x_label: str = "MPI ranks",
+    caption: str = "",
+) -> Figure:
     """Performance vs ranks: medians with CI error bars, the ideal line, oversubscription."""
     figure, axes = plt.subplots(figsize=(6.4, 3.8))
     xs = [p.x for s in series for p in s.points]
@@ -111,18 +146,32 @@ def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: s
     for index, line in enumerate(series):
         color = COLORS[index % len(COLORS)]
         points = sorted(line.points, key=lambda p: p.x)
-        axes.plot([p.x for p in points], [p.median for p in points], color=color, lw=1.5,
-                  label=line.label)
+        axes.plot(
+            [p.x for p in points], [p.median for p in points], color=color, lw=1.5, label=line.label
+        )
         for p in points:
-            axes.errorbar([p.x], [p.median], yerr=[[p.median - p.low], [p.high - p.median]],
-                          fmt="o", color=color, ms=5, capsize=3, lw=1,
-                          mfc="white" if p.oversubscribed else color)
+            axes.errorbar(
+                [p.x],
+                [p.median],
+                yerr=[[p.median - p.low], [p.high - p.median]],
+                fmt="o",
+                color=color,
+                ms=5,
+                capsize=3,
+                lw=1,
+                mfc="white" if p.oversubscribed else color,
+            )
     if ideal and ideal.points:
         points = sorted(ideal.points, key=lambda p: p.x)
-        axes.plot([p.x for p in points], [p.median for p in points], ls="--", color="#777777",
-                  lw=1, label="ideal (linear) scaling")
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
-                          cores)
+        axes.plot(
+            [p.x for p in points],
+            [p.median for p in points],
+            ls="--",
+            color="#777777",
+            lw=1,
+            label="ideal (linear) scaling",
+        )
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
     axes.set_ylabel(f"{unit}\n({direction(higher_is_better)})")
     axes.set_title(title)
     axes.legend(loc="best")
@@ -130,8 +179,15 @@ def scaling_figure(figure_id: str, title: str, series: Sequence[Series], unit: s
     return _finish(figure, figure_id, "performance", title, caption)
 
 
-def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base: int,
-                      cores: int, caption: str = "", x_label: str = "MPI ranks") -> Figure:
+def efficiency_figure(
+    figure_id: str,
+    title: str,
+    series: Sequence[Series],
+    base: int,
+    cores: int,
+    caption: str = "",
+    x_label: str = "MPI ranks",
+) -> Figure:
     """Scaling efficiency (%) against the base rank count (stats.scaling_efficiency); 100 % is
     ideal."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
@@ -141,51 +197,87 @@ def efficiency_figure(figure_id: str, title: str, series: Sequence[Series], base
     for index, line in enumerate(series):
         color = COLORS[index % len(COLORS)]
         points = sorted(line.points, key=lambda p: p.x)
-        axes.plot([p.x for p in points], [p.median for p in points], color=color, lw=1.5,
-                  label=line.label)
+        axes.plot(
+            [p.x for p in points], [p.median for p in points], color=color, lw=1.5, label=line.label
+        )
         for p in points:
-            axes.plot([p.x], [p.median], "o", color=color, ms=5,
-                      mfc="white" if p.oversubscribed else color)
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
-                          cores)
-    axes.set_ylabel(f"scaling efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n"
-                    "(higher is better)")
+            axes.plot(
+                [p.x],
+                [p.median],
+                "o",
+                color=color,
+                ms=5,
+                mfc="white" if p.oversubscribed else color,
+            )
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
+    axes.set_ylabel(
+        f"scaling efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n(higher is better)"
+    )
     axes.set_title(title)
     axes.set_ylim(bottom=0)
     axes.legend(loc="best")
     return _finish(figure, figure_id, "efficiency", title, caption)
 
 
-def bar_figure(figure_id: str, kind: str, title: str, bars: Sequence[Bar], y_label: str,
-               caption: str = "", percent_labels: bool = False, zero_line: bool = False,
-               log_y: bool = False) -> Figure:
+def bar_figure(
+    figure_id: str,
+    kind: str,
+    title: str,
+    bars: Sequence[Bar],
+    y_label: str,
+    caption: str = "",
+    percent_labels: bool = False,
+    zero_line: bool = False,
+    log_y: bool = False,
+) -> Figure:
     """Grouped bars (groups on x, names in the legend), with CI error bars where given;
     hatched bars are not significant (or oversubscribed)."""
     groups = list(dict.fromkeys(bar.group for bar in bars))
     names = list(dict.fromkeys(bar.name for bar in bars))
     width = 0.8 / max(1, len(names))
-    figure, axes = plt.subplots(figsize=(max(6.4, 0.5 * len(groups) * max(1, len(names))
-                                             * 0.35 + 3), 3.8))
+    figure, axes = plt.subplots(
+        figsize=(max(6.4, 0.5 * len(groups) * max(1, len(names)) * 0.35 + 3), 3.8)
+    )
     for index, name in enumerate(names):
         color = COLORS[index % len(COLORS)]
         for bar in (b for b in bars if b.name == name):
             x = groups.index(bar.group) - 0.4 + width * (index + 0.5)
-            axes.bar([x], [bar.value], width=width * 0.92, color=color if bar.solid else "white",
-                     edgecolor=color, hatch=None if bar.solid else "///", lw=1,
-                     label=name if bar is next(b for b in bars if b.name == name) else None)
+            axes.bar(
+                [x],
+                [bar.value],
+                width=width * 0.92,
+                color=color if bar.solid else "white",
+                edgecolor=color,
+                hatch=None if bar.solid else "///",
+                lw=1,
+                label=name if bar is next(b for b in bars if b.name == name) else None,
+            )
             if bar.low is not None and bar.high is not None:
-                axes.errorbar([x], [bar.value], yerr=[[max(0.0, bar.value - bar.low)],
-                                                      [max(0.0, bar.high - bar.value)]],
-                              fmt="none", ecolor="#333333", capsize=2, lw=0.8)
+                axes.errorbar(
+                    [x],
+                    [bar.value],
+                    yerr=[[max(0.0, bar.value - bar.low)], [max(0.0, bar.high - bar.value)]],
+                    fmt="none",
+                    ecolor="#333333",
+                    capsize=2,
+                    lw=0.8,
+                )
             if percent_labels and math.isfinite(bar.value):
-                axes.annotate(f"{bar.value:+.0f}%" if zero_line else f"{bar.value:.0f}%",
-                              (x, bar.value), ha="center",
-                              va="bottom" if bar.value >= 0 else "top", fontsize=7,
-                              xytext=(0, 2 if bar.value >= 0 else -2),
-                              textcoords="offset points")
+                axes.annotate(
+                    f"{bar.value:+.0f}%" if zero_line else f"{bar.value:.0f}%",
+                    (x, bar.value),
+                    ha="center",
+                    va="bottom" if bar.value >= 0 else "top",
+                    fontsize=7,
+                    xytext=(0, 2 if bar.value >= 0 else -2),
+                    textcoords="offset points",
+                )
     axes.set_xticks(range(len(groups)))
-    axes.set_xticklabels(groups, rotation=0 if max(map(len, groups), default=0) < 12 else 30,
-                         ha="center" if max(map(len, groups), default=0) < 12 else "right")
+    axes.set_xticklabels(
+        groups,
+        rotation=0 if max(map(len, groups), default=0) < 12 else 30,
+        ha="center" if max(map(len, groups), default=0) < 12 else "right",
+    )
     if zero_line:
         axes.axhline(0, color="#333333", lw=0.8)
     if log_y:
@@ -198,19 +290,37 @@ def bar_figure(figure_id: str, kind: str, title: str, bars: Sequence[Bar], y_lab
     return _finish(figure, figure_id, kind, title, caption)
 
 
-def stacked_share_figure(figure_id: str, title: str, groups: Sequence[str],
-                         shares: dict[str, Sequence[float]], y_label: str,
-                         caption: str = "") -> Figure:
+def stacked_share_figure(
+    figure_id: str,
+    title: str,
+    groups: Sequence[str],
+    shares: dict[str, Sequence[float]],
+    y_label: str,
+    caption: str = "",
+) -> Figure:
     """Stacked 100 % bars, e.g. MPI vs user (compute) time per rank count."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
     bottom = [0.0] * len(groups)
     for index, (name, values) in enumerate(shares.items()):
-        axes.bar(range(len(groups)), values, bottom=bottom, color=COLORS[index % len(COLORS)],
-                 label=name, width=0.6)
+        axes.bar(
+            range(len(groups)),
+            values,
+            bottom=bottom,
+            color=COLORS[index % len(COLORS)],
+            label=name,
+            width=0.6,
+        )
         for position, (value, start) in enumerate(zip(values, bottom)):
             if value >= 6:
-                axes.text(position, start + value / 2, f"{value:.0f}%", ha="center",
-                          va="center", fontsize=7, color="white")
+                axes.text(
+                    position,
+                    start + value / 2,
+                    f"{value:.0f}%",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white",
+                )
         bottom = [b + v for b, v in zip(bottom, values)]
     axes.set_xticks(range(len(groups)))
     axes.set_xticklabels(groups)
@@ -221,12 +331,14 @@ def stacked_share_figure(figure_id: str, title: str, groups: Sequence[str],
     return _finish(figure, figure_id, "mpi_user", title, caption)
 
 
-def per_rank_figure(figure_id: str, title: str, panels: dict[str, Sequence[float]],
-                    y_label: str, caption: str = "") -> Figure:
+def per_rank_figure(
+    figure_id: str, title: str, panels: dict[str, Sequence[float]], y_label: str, caption: str = ""
+) -> Figure:
     """Small multiples: one bar per rank, one panel per rank count (data per rank)."""
     count = max(1, len(panels))
-    figure, axes_list = plt.subplots(1, count, figsize=(min(max(6.4, 3.2 * count), 12.8), 3.4),
-                                     squeeze=False, sharey=True)
+    figure, axes_list = plt.subplots(
+        1, count, figsize=(min(max(6.4, 3.2 * count), 12.8), 3.4), squeeze=False, sharey=True
+    )
     for axes, (name, values) in zip(axes_list[0], panels.items()):
         axes.bar(range(len(values)), values, color=COLORS[0])
         axes.set_title(name, fontsize=9)
@@ -238,8 +350,16 @@ def per_rank_figure(figure_id: str, title: str, panels: dict[str, Sequence[float
     return _finish(figure, figure_id, "data_per_rank", title, caption)
 
 
-def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series], y_label: str,
-                cores: int, caption: str = "", x_label: str = "MPI ranks") -> Figure:
+def line_figure(
+    figure_id: str,
+    kind: str,
+    title: str,
+    series: Sequence[Series],
+    y_label: str,
+    cores: int,
+    caption: str = "",
+    x_label: str = "MPI ranks",
+) -> Figure:
     """Plain lines vs ranks (e.g. aggregated transfer), oversubscribed points hollow."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
     xs = [p.x for s in series for p in s.points]
@@ -247,13 +367,14 @@ def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series],
     for index, line in enumerate(series):
         color = COLORS[index % len(COLORS)]
         points = sorted(line.points, key=lambda p: p.x)
-        axes.plot([p.x for p in points], [p.median for p in points], "-", color=color,
-                  label=line.label)
+        axes.plot(
+            [p.x for p in points], [p.median for p in points], "-", color=color, label=line.label
+        )
         for p in points:
-            axes.plot([p.x], [p.median], "o", color=color,
-                      mfc="white" if p.oversubscribed else color)
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed],
-                          cores)
+            axes.plot(
+                [p.x], [p.median], "o", color=color, mfc="white" if p.oversubscribed else color
+            )
+    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
     axes.set_ylabel(y_label)
     axes.set_title(title)
     axes.set_ylim(bottom=0)
@@ -261,28 +382,52 @@ def line_figure(figure_id: str, kind: str, title: str, series: Sequence[Series],
     return _finish(figure, figure_id, kind, title, caption)
 
 
-def timeline_figure(figure_id: str, title: str, starts: Sequence[float],
-                    mpi_percent: Sequence[float], io_write: Sequence[float],
-                    io_read: Sequence[float], width: float, end: float,
-                    caption: str = "") -> Figure:
+def timeline_figure(
+    figure_id: str,
+    title: str,
+    starts: Sequence[float],
+    mpi_percent: Sequence[float],
+    io_write: Sequence[float],
+    io_read: Sequence[float],
+    width: float,
+    end: float,
+    caption: str = "",
+) -> Figure:
     """MPI time share and I/O volume over the run's time bins of `width` seconds; the run
     ended at `end` (the last rank's MPI_Finalize)."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4))
     # each bin's share held to the bin's end, the last to the run's (a step needs its last
     # edge: one bin is a line)
     last_edge = max(starts[-1], min(starts[-1] + width, end))
-    axes.step([*starts, last_edge], [*mpi_percent, mpi_percent[-1]], where="post",
-              color=COLORS[0], label="time in MPI (%)")
+    axes.step(
+        [*starts, last_edge],
+        [*mpi_percent, mpi_percent[-1]],
+        where="post",
+        color=COLORS[0],
+        label="time in MPI (%)",
+    )
     axes.set_ylabel("time in MPI (% of rank time)")
     axes.set_xlabel("seconds since MPI_Init")
     axes.set_ylim(0, 100)
     axes.set_xlim(0, last_edge * 1.02)
     twin = axes.twinx()
     spans = [max(min(width, end - s), width / 100) for s in starts]  # the run's part of a bin
-    twin.bar([s + 0.3 * w for s, w in zip(starts, spans)], [w / 2**20 for w in io_write],
-             width=[0.4 * w for w in spans], color=COLORS[1], alpha=0.7, label="written (MiB)")
-    twin.bar([s + 0.7 * w for s, w in zip(starts, spans)], [r / 2**20 for r in io_read],
-             width=[0.4 * w for w in spans], color=COLORS[2], alpha=0.7, label="read (MiB)")
+    twin.bar(
+        [s + 0.3 * w for s, w in zip(starts, spans)],
+        [w / 2**20 for w in io_write],
+        width=[0.4 * w for w in spans],
+        color=COLORS[1],
+        alpha=0.7,
+        label="written (MiB)",
+    )
+    twin.bar(
+        [s + 0.7 * w for s, w in zip(starts, spans)],
+        [r / 2**20 for r in io_read],
+        width=[0.4 * w for w in spans],
+        color=COLORS[2],
+        alpha=0.7,
+        label="read (MiB)",
+    )
     twin.set_ylabel("I/O per bin (MiB)")
     twin.set_ylim(0, 1.15 * max([*io_write, *io_read, 0.0]) / 2**20 or 1.0)  # no negative MiB
     twin.grid(False)
@@ -293,13 +438,18 @@ def timeline_figure(figure_id: str, title: str, starts: Sequence[float],
     return _finish(figure, figure_id, "timeline", title, caption)
 
 
-def matrix_figure(figure_id: str, title: str, matrix: Sequence[Sequence[float]],
-                  caption: str = "") -> Figure:
+def matrix_figure(
+    figure_id: str, title: str, matrix: Sequence[Sequence[float]], caption: str = ""
+) -> Figure:
     """Peer-to-peer bytes: row = sender, column = receiver."""
     size = len(matrix)
     figure, axes = plt.subplots(figsize=(4.8, 4.0))
-    image = axes.imshow([[value / 2**20 for value in row] for row in matrix], cmap="Blues",
-                        origin="upper", interpolation="nearest")
+    image = axes.imshow(
+        [[value / 2**20 for value in row] for row in matrix],
+        cmap="Blues",
+        origin="upper",
+        interpolation="nearest",
+    )
     axes.set_xlabel("receiving rank")
     axes.set_ylabel("sending rank")
     axes.grid(False)
@@ -312,19 +462,38 @@ def matrix_figure(figure_id: str, title: str, matrix: Sequence[Sequence[float]],
     return _finish(figure, figure_id, "peers", title, caption)
 
 
-def claims_figure(figure_id: str, title: str, labels: Sequence[str], ratios: Sequence[float],
-                  tolerances: Sequence[float | None], reproduced: Sequence[bool],
-                  caption: str = "") -> Figure:
+def claims_figure(
+    figure_id: str,
+    title: str,
+    labels: Sequence[str],
+    ratios: Sequence[float],
+    tolerances: Sequence[float | None],
+    reproduced: Sequence[bool],
+    caption: str = "",
+) -> Figure:
     """A seed's numeric claims: our figure over the seed's, one marker per claim on a log axis,
     1 (the seed's figure) marked and each claim's tolerance as a band."""
     figure, axes = plt.subplots(figsize=(6.4, max(2.4, 0.28 * len(labels) + 1.2)))
     positions = list(range(len(labels)))[::-1]
     for y, ratio, tolerance, ok in zip(positions, ratios, tolerances, reproduced):
         if tolerance:
-            axes.plot([1 / (1 + tolerance), 1 + tolerance], [y, y], color="#bbbbbb", lw=6,
-                      solid_capstyle="butt", zorder=1)
-        axes.plot([ratio], [y], "o", color=COLORS[2] if ok else COLORS[1], ms=6, zorder=2,
-                  mfc=COLORS[2] if ok else "white")
+            axes.plot(
+                [1 / (1 + tolerance), 1 + tolerance],
+                [y, y],
+                color="#bbbbbb",
+                lw=6,
+                solid_capstyle="butt",
+                zorder=1,
+            )
+        axes.plot(
+            [ratio],
+            [y],
+            "o",
+            color=COLORS[2] if ok else COLORS[1],
+            ms=6,
+            zorder=2,
+            mfc=COLORS[2] if ok else "white",
+        )
     axes.axvline(1, color="#333333", lw=0.8)
     axes.set_xscale("log")
     axes.set_yticks(positions)
@@ -335,20 +504,40 @@ def claims_figure(figure_id: str, title: str, labels: Sequence[str], ratios: Seq
     return _finish(figure, figure_id, "seed_claims", title, caption)
 
 
-def seed_points_figure(figure_id: str, title: str, ours: dict[str, Sequence[tuple[float, float]]],
-                       seed: Sequence[tuple[float, float]], y_label: str, x_label: str,
-                       caption: str = "", log_y: bool = False) -> Figure:
+def seed_points_figure(
+    figure_id: str,
+    title: str,
+    ours: dict[str, Sequence[tuple[float, float]]],
+    seed: Sequence[tuple[float, float]],
+    y_label: str,
+    x_label: str,
+    caption: str = "",
+    log_y: bool = False,
+) -> Figure:
     """Our curves with the seed's own numbers beside them (black stars, labelled "seed")."""
     figure, axes = plt.subplots(figsize=(6.4, 3.6))
     xs = [x for points in ours.values() for x, _ in points] + [x for x, _ in seed]
     _rank_axis(axes, [int(x) for x in xs], x_label)
     for index, (label, points) in enumerate(ours.items()):
         points = sorted(points)
-        axes.plot([x for x, _ in points], [y for _, y in points], "o-",
-                  color=COLORS[index % len(COLORS)], ms=4, lw=1.5, label=f"ours: {label}")
+        axes.plot(
+            [x for x, _ in points],
+            [y for _, y in points],
+            "o-",
+            color=COLORS[index % len(COLORS)],
+            ms=4,
+            lw=1.5,
+            label=f"ours: {label}",
+        )
     seed = sorted(seed)
-    axes.plot([x for x, _ in seed], [y for _, y in seed], "*", color="#111111", ms=10,
-              label="seed (stated)")
+    axes.plot(
+        [x for x, _ in seed],
+        [y for _, y in seed],
+        "*",
+        color="#111111",
+        ms=10,
+        label="seed (stated)",
+    )
     if log_y:
         axes.set_yscale("log")
     else:

@@ -15,9 +15,19 @@ from esmperf.store.database import Store
 from esmperf.store.result_keys import current_name
 from esmperf.store.results import RunResult
 
-PROFILE_QUANTITIES = ("mpi_share", "bytes_per_rank", "transfer", "io_write_over_read",
-                      "modal_message_bytes", "max_bytes_per_rank", "time_rank:",
-                      "time_share:", "call_share:", "small_messages:")
+PROFILE_QUANTITIES = (
+    "mpi_share",
+    "bytes_per_rank",
+    "transfer",
+    "io_write_over_read",
+    "modal_message_bytes",
+    "max_bytes_per_rank",
+    "time_rank:",
+    "time_share:",
+    "call_share:",
+    "small_messages:",
+)
+
 
 @dataclass
 class Evidence:
@@ -33,12 +43,16 @@ class Evidence:
         return [r for r in self.results if r.summary is not None]
 
 
-
-def load_evidence(store: Store, results: list[RunResult],
-                  profiles: dict[str, ProfileData]) -> Evidence:
+def load_evidence(
+    store: Store, results: list[RunResult], profiles: dict[str, ProfileData]
+) -> Evidence:
     """The metrics of the measured repetitions of `results`, with the results and profiles."""
-    measured = {(r.key, rep["rep"]) for r in results for rep in r.repetitions
-                if rep["kind"] == "measure" and rep["status"] == "ok"}
+    measured = {
+        (r.key, rep["rep"])
+        for r in results
+        for rep in r.repetitions
+        if rep["kind"] == "measure" and rep["status"] == "ok"
+    }
     workload = {r.key: r.workload for r in results}
     metrics: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in store.rows("SELECT run_key, rep, name, value FROM metric ORDER BY run_key, rep"):
@@ -48,8 +62,8 @@ def load_evidence(store: Store, results: list[RunResult],
     return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
 
 
-
 # --- matching --------------------------------------------------------------------------------
+
 
 def matches(result: RunResult, config: dict[str, Any]) -> bool:
     """Whether a run has every setting of a claim's configuration."""
@@ -57,10 +71,7 @@ def matches(result: RunResult, config: dict[str, Any]) -> bool:
         if key == "options":
             if any(result.options.get(k) != str(v) for k, v in value.items()):
                 return False
-        elif key in ("workload", "size", "stack"):
-            if getattr(result, key) != value:
-                return False
-        elif key in ("ranks", "nodes"):
+        elif key in ("workload", "size", "stack") or key in ("ranks", "nodes"):
             if getattr(result, key) != value:
                 return False
         elif key in ("ranks_per_node", "steps"):
@@ -72,7 +83,7 @@ def matches(result: RunResult, config: dict[str, Any]) -> bool:
 
 
 def describe(config: dict[str, Any]) -> str:
-    """"hycom, 504 ranks, 48 per node, platform=10gige"."""
+    """ "hycom, 504 ranks, 48 per node, platform=10gige"."""
     parts = [str(config[k]) for k in ("workload", "size", "stack") if k in config]
     if "ranks" in config:
         parts.append(f"{config['ranks']} ranks")
@@ -109,13 +120,19 @@ def keys_of(config: dict[str, Any]) -> set[str]:
 
 
 def where(result: RunResult) -> str:
-    nodes = f" ({result.nodes} node{'s' if result.nodes != 1 else ''})" if result.simulated \
-        or result.run.get("ranks_per_node") else ""
-    return f"{result.workload} {result.size}".strip() + f", {result.series_label}, " \
+    nodes = (
+        f" ({result.nodes} node{'s' if result.nodes != 1 else ''})"
+        if result.simulated or result.run.get("ranks_per_node")
+        else ""
+    )
+    return (
+        f"{result.workload} {result.size}".strip() + f", {result.series_label}, "
         f"{result.ranks} rank{'s' if result.ranks != 1 else ''}{nodes}"
+    )
 
 
 # --- quantities ------------------------------------------------------------------------------
+
 
 def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
     """One run's value of a claim's quantity; None when the run does not have it."""
@@ -136,8 +153,11 @@ def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
     if name == "mpi_share":
         return profile.mpi_percent
     if name == "bytes_per_rank":
-        return sum(profile.bytes_per_rank) / len(profile.bytes_per_rank) \
-            if profile.bytes_per_rank else None
+        return (
+            sum(profile.bytes_per_rank) / len(profile.bytes_per_rank)
+            if profile.bytes_per_rank
+            else None
+        )
     if name == "max_bytes_per_rank":
         return max(profile.bytes_per_rank) if profile.bytes_per_rank else None
     if name == "transfer":

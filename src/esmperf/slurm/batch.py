@@ -17,12 +17,23 @@ from esmperf.slurm.jobs import SlurmError, run_slurm_command
 from esmperf.slurm.mpi import srun_mpi_for
 
 MPI_LAUNCHERS = ("mpirun", "srun")
-SLURM_KEYS = ("launcher", "partition", "account", "qos", "constraint", "exclusive", "extra",
-              "mpi_launcher", "srun_mpi", "poll")
+SLURM_KEYS = (
+    "launcher",
+    "partition",
+    "account",
+    "qos",
+    "constraint",
+    "exclusive",
+    "extra",
+    "mpi_launcher",
+    "srun_mpi",
+    "poll",
+)
 COMMANDS = ("sbatch", "squeue", "sacct")
 KILL_AFTER = 3  # seconds between TERM and KILL of a repetition that ran out of time
 SETUP_SECONDS = 120  # added to a job's time limit: node set-up, the environment, file system
 MAX_POLL = 60.0  # longest wait between two looks at the queue
+
 
 @dataclass(frozen=True)
 class SlurmOptions:
@@ -43,8 +54,10 @@ class SlurmOptions:
 def slurm_options(table: Any, source: str) -> SlurmOptions:
     """Check and read the [slurm] table of a study file."""
     if not isinstance(table, dict):
-        raise SlurmError(f"{source}: [slurm] must be a table, e.g.\n[slurm]\n"
-                         'partition = "compute"\naccount = "myproject"')
+        raise SlurmError(
+            f"{source}: [slurm] must be a table, e.g.\n[slurm]\n"
+            'partition = "compute"\naccount = "myproject"'
+        )
     for key in table:
         if key not in SLURM_KEYS:
             raise SlurmError(f"{source}: {unknown_key(key, SLURM_KEYS, '[slurm]')}")
@@ -52,14 +65,17 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
     for key in ("partition", "account", "qos", "constraint", "srun_mpi"):
         if key in table:
             if not isinstance(table[key], str) or not table[key].strip():
-                raise SlurmError(f"{source}: [slurm] {key} must be a non-empty string, got "
-                                 f"{table[key]!r}")
+                raise SlurmError(
+                    f"{source}: [slurm] {key} must be a non-empty string, got {table[key]!r}"
+                )
             values[key] = table[key].strip()
     for key, allowed in (("launcher", launcher_names()), ("mpi_launcher", MPI_LAUNCHERS)):
         if key in table:
             if table[key] not in allowed:
-                raise SlurmError(f"{source}: [slurm] {key} must be one of "
-                                 f"{', '.join(allowed)}, got {table[key]!r}")
+                raise SlurmError(
+                    f"{source}: [slurm] {key} must be one of "
+                    f"{', '.join(allowed)}, got {table[key]!r}"
+                )
             values[key] = table[key]
     if "exclusive" in table:
         if not isinstance(table["exclusive"], bool):
@@ -68,16 +84,21 @@ def slurm_options(table: Any, source: str) -> SlurmOptions:
     if "extra" in table:
         extra = table["extra"]
         extra = [extra] if isinstance(extra, str) else extra
-        if not isinstance(extra, list) or not all(isinstance(e, str) and e.startswith("-")
-                                                  for e in extra):
-            raise SlurmError(f"{source}: [slurm] extra is a list of sbatch options, e.g. "
-                             'extra = ["--mem=0", "--reservation=bench"]')
+        if not isinstance(extra, list) or not all(
+            isinstance(e, str) and e.startswith("-") for e in extra
+        ):
+            raise SlurmError(
+                f"{source}: [slurm] extra is a list of sbatch options, e.g. "
+                'extra = ["--mem=0", "--reservation=bench"]'
+            )
         values["extra"] = tuple(extra)
     if "poll" in table:
         poll = table["poll"]
         if isinstance(poll, bool) or not isinstance(poll, (int, float)) or poll <= 0:
-            raise SlurmError(f"{source}: [slurm] poll is the first wait between looks at "
-                             f"the queue in seconds (> 0), got {poll!r}")
+            raise SlurmError(
+                f"{source}: [slurm] poll is the first wait between looks at "
+                f"the queue in seconds (> 0), got {poll!r}"
+            )
         values["poll"] = float(poll)
     return SlurmOptions(**values)
 
@@ -86,19 +107,25 @@ def with_command_line(options: SlurmOptions, **overrides: Any) -> SlurmOptions:
     """`options` with the command line's values (None: not given) in place of the file's."""
     given = {key: value for key, value in overrides.items() if value is not None}
     if given.get("launcher") not in (None, *launcher_names()):
-        raise SlurmError(f"--launcher {given['launcher']}: one of "
-                         f"{', '.join(launcher_names())}")
+        raise SlurmError(f"--launcher {given['launcher']}: one of {', '.join(launcher_names())}")
     if given.get("mpi_launcher") not in (None, *MPI_LAUNCHERS):
-        raise SlurmError(f"--mpi-launcher {given['mpi_launcher']}: one of "
-                         f"{', '.join(MPI_LAUNCHERS)}")
+        raise SlurmError(
+            f"--mpi-launcher {given['mpi_launcher']}: one of {', '.join(MPI_LAUNCHERS)}"
+        )
     if "srun_mpi" in given and not given["srun_mpi"].strip():
-        raise SlurmError("--srun-mpi names one of srun's MPI plug-ins (`srun --mpi=list`), "
-                         "e.g. --srun-mpi pmix")
+        raise SlurmError(
+            "--srun-mpi names one of srun's MPI plug-ins (`srun --mpi=list`), e.g. --srun-mpi pmix"
+        )
     return replace(options, **given)
 
 
-def srun_command(options: SlurmOptions, ranks: int, nodes: int,
-                 ranks_per_node: int | None, family: str | None = None) -> list[str]:
+def srun_command(
+    options: SlurmOptions,
+    ranks: int,
+    nodes: int,
+    ranks_per_node: int | None,
+    family: str | None = None,
+) -> list[str]:
     """srun starting `ranks` ranks on `nodes` nodes of the allocation it runs in, with the MPI
     plug-in a stack of ABI `family` needs (slurm/mpi.py) unless srun_mpi names one."""
     command = ["srun", f"--nodes={nodes}", f"--ntasks={ranks}"]
@@ -113,10 +140,12 @@ def srun_command(options: SlurmOptions, ranks: int, nodes: int,
 def check_allocation(environ: dict[str, str]) -> None:
     """--launcher srun runs here, in an allocation: say how to get one when there is none."""
     if not environ.get("SLURM_JOB_ID"):
-        raise SlurmError("--launcher srun runs the study inside a Slurm allocation, and "
-                         "SLURM_JOB_ID is not set here: get one first (salloc --nodes=2 "
-                         "--exclusive, then the same esmperf command), or submit jobs from "
-                         "here with --launcher slurm")
+        raise SlurmError(
+            "--launcher srun runs the study inside a Slurm allocation, and "
+            "SLURM_JOB_ID is not set here: get one first (salloc --nodes=2 "
+            "--exclusive, then the same esmperf command), or submit jobs from "
+            "here with --launcher slurm"
+        )
     if not shutil.which("srun"):
         raise SlurmError("--launcher srun: srun is not on PATH (module load slurm?)")
 
@@ -124,13 +153,16 @@ def check_allocation(environ: dict[str, str]) -> None:
 def check_commands() -> None:
     missing = [name for name in COMMANDS if not shutil.which(name)]
     if missing:
-        raise SlurmError(f"--launcher slurm needs {', '.join(COMMANDS)} on PATH and "
-                         f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not: "
-                         "run esmperf on the cluster's login node (after `module load slurm` "
-                         "if your site needs it), or use --launcher local")
+        raise SlurmError(
+            f"--launcher slurm needs {', '.join(COMMANDS)} on PATH and "
+            f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not: "
+            "run esmperf on the cluster's login node (after `module load slurm` "
+            "if your site needs it), or use --launcher local"
+        )
 
 
 # --- the batch script -------------------------------------------------------------------------
+
 
 @dataclass
 class JobRep:
@@ -254,10 +286,12 @@ NODE_INFO = r"""# What the job runs on (esmperf records it with the session).
 def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
     """The batch script of `spec`: sbatch options, the run's environment, the repetitions."""
     quote = shlex.quote
-    lines = ["#!/bin/bash",
-             f"#SBATCH --job-name=esmperf-{spec.name}",
-             f"#SBATCH --nodes={spec.nodes}",
-             f"#SBATCH --ntasks={spec.ranks}"]
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name=esmperf-{spec.name}",
+        f"#SBATCH --nodes={spec.nodes}",
+        f"#SBATCH --ntasks={spec.ranks}",
+    ]
     if spec.ranks_per_node:
         lines.append(f"#SBATCH --ntasks-per-node={spec.ranks_per_node}")
     lines.append(f"#SBATCH --time={time_limit_minutes(spec)}")
@@ -270,11 +304,13 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
         lines.append("#SBATCH --exclusive")
     lines += [f"#SBATCH {option}" for option in options.extra]
     first, last = spec.reps[0].rep, spec.reps[-1].rep
-    lines += [f"# Written by esmperf (docs/slurm.md): repetitions {first}-{last} of",
-              f"# {spec.label}",
-              "set -u",
-              f"job_dir={quote(str(spec.directory))}",
-              f"scratch={quote(str(spec.scratch))}"]
+    lines += [
+        f"# Written by esmperf (docs/slurm.md): repetitions {first}-{last} of",
+        f"# {spec.label}",
+        "set -u",
+        f"job_dir={quote(str(spec.directory))}",
+        f"scratch={quote(str(spec.scratch))}",
+    ]
     lines += [f"export {name}={quote(value)}" for name, value in sorted(spec.exports.items())]
     if spec.unsets:
         lines.append("unset " + " ".join(sorted(spec.unsets)))
@@ -283,9 +319,13 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
     timeout = f"{spec.timeout:g}"
     walls = " ".join(repr(float(wall)) for wall in spec.bin_walls or [])
     functions = RUN_REP
-    for name, value in (("{kill_after}", str(KILL_AFTER)), ("{timeout}", timeout),
-                        ("{walls}", walls), ("{bins}", str(spec.timeline_bins)),
-                        ("{least}", f"{spec.min_bin_seconds:g}")):
+    for name, value in (
+        ("{kill_after}", str(KILL_AFTER)),
+        ("{timeout}", timeout),
+        ("{walls}", walls),
+        ("{bins}", str(spec.timeline_bins)),
+        ("{least}", f"{spec.min_bin_seconds:g}"),
+    ):
         functions = functions.replace(name, value)
     text += functions
     for rep in spec.reps:
@@ -294,14 +334,20 @@ def batch_script(spec: JobSpec, options: SlurmOptions) -> str:
             assert spec.profiler is not None
             if spec.bin_walls is not None:
                 text += "set_bin_seconds\n"
-            command = ["env", f"LD_PRELOAD={spec.profiler}",
-                       f"ESMPROF_OUT={rep.profile_file}", *command]
-        text += (f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)}"
-                 " || after_failure\n")
+            command = [
+                "env",
+                f"LD_PRELOAD={spec.profiler}",
+                f"ESMPROF_OUT={rep.profile_file}",
+                *command,
+            ]
+        text += (
+            f"run_rep {rep.rep} {rep.kind} {' '.join(quote(a) for a in command)} || after_failure\n"
+        )
     return text + 'exit "$((timed_out ? 124 : 0))"\n'
 
 
 # --- sbatch, squeue, sacct --------------------------------------------------------------------
+
 
 def submit(script: Path) -> str:
     """Submit `script` (sbatch --parsable); its job id, or SlurmError with sbatch's reason."""
@@ -322,16 +368,27 @@ def sbatch_message(text: str) -> str:
 def _sbatch_hint(message: str) -> str:
     lowered = message.lower()
     for word, fix in (
-            ("partition", "set [slurm] partition or --partition to one `sinfo -s` lists"),
-            ("account", "set [slurm] account or --account to one of yours (`sacctmgr show "
-                        "assoc user=$USER format=account`)"),
-            ("qos", "set [slurm] qos or --qos to one your account may use, or leave it out"),
-            ("time limit", "lower the study's timeout or repetitions, or choose a partition "
-                           "with a longer time limit"),
-            ("node count", "fewer nodes (ranks / ranks_per_node) or another partition"),
-            ("constraint", "set [slurm] constraint or --constraint to a feature `sinfo -o "
-                           "'%P %f'` lists")):
+        ("partition", "set [slurm] partition or --partition to one `sinfo -s` lists"),
+        (
+            "account",
+            "set [slurm] account or --account to one of yours (`sacctmgr show "
+            "assoc user=$USER format=account`)",
+        ),
+        ("qos", "set [slurm] qos or --qos to one your account may use, or leave it out"),
+        (
+            "time limit",
+            "lower the study's timeout or repetitions, or choose a partition "
+            "with a longer time limit",
+        ),
+        ("node count", "fewer nodes (ranks / ranks_per_node) or another partition"),
+        (
+            "constraint",
+            "set [slurm] constraint or --constraint to a feature `sinfo -o '%P %f'` lists",
+        ),
+    ):
         if word in lowered:
             return f" (fix: {fix}; stored results are kept, run the same command again)"
-    return (" (fix the [slurm] table of the study or the --partition/--account/--qos options; "
-            "stored results are kept, run the same command again)")
+    return (
+        " (fix the [slurm] table of the study or the --partition/--account/--qos options; "
+        "stored results are kept, run the same command again)"
+    )

@@ -39,8 +39,18 @@ if TYPE_CHECKING:
 SQUEUE_FAILURES = 10  # consecutive failed looks at the queue before giving up (jobs go on)
 SACCT_GRACE = 3  # looks at a job neither squeue nor sacct knows before it is given up
 # Variables that describe the submitting shell, not the run: never exported into a job.
-NOT_EXPORTED = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "PWD", "OLDPWD", "SHLVL", "_",
-                "HOSTNAME", "TMPDIR")
+NOT_EXPORTED = (
+    "SLURM_",
+    "SBATCH_",
+    "SALLOC_",
+    "SRUN_",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "_",
+    "HOSTNAME",
+    "TMPDIR",
+)
 
 
 def pause_between_looks(seconds: float) -> None:
@@ -75,9 +85,11 @@ class SlurmCampaign:
         self.planned = {planned.config.key: planned for planned in todo}
         for job in self._submitted_before():
             self.active[job.job_id] = job
-            self.console.print(f"[cyan]watching[/] job {job.job_id} (submitted before) of "
-                               f"{escape(self.planned[job.run_key].config.label)}",
-                               soft_wrap=True)
+            self.console.print(
+                f"[cyan]watching[/] job {job.job_id} (submitted before) of "
+                f"{escape(self.planned[job.run_key].config.label)}",
+                soft_wrap=True,
+            )
         waiting = {job.run_key for job in self.active.values()}
         try:
             for planned in todo:
@@ -87,9 +99,12 @@ class SlurmCampaign:
         except BaseException:
             if self.active:
                 ids = ",".join(sorted(self.active, key=int))
-                self.console.print(f"[yellow]Slurm jobs {ids} are still queued or running:[/] "
-                                   "the same esmperf command collects them (scancel "
-                                   f"{ids.replace(',', ' ')} cancels them)", soft_wrap=True)
+                self.console.print(
+                    f"[yellow]Slurm jobs {ids} are still queued or running:[/] "
+                    "the same esmperf command collects them (scancel "
+                    f"{ids.replace(',', ' ')} cancels them)",
+                    soft_wrap=True,
+                )
             raise
 
     # --- submission --------------------------------------------------------------------------
@@ -102,8 +117,11 @@ class SlurmCampaign:
         kinds: list[str] = []
         if not enough_repetitions(values, config):
             policy = config.repeats
-            count = (policy.min - len(values) if len(values) < policy.min
-                     else min(policy.min, policy.max - len(values)))
+            count = (
+                policy.min - len(values)
+                if len(values) < policy.min
+                else min(policy.min, policy.max - len(values))
+            )
             kinds += ["warmup"] * policy.warmup + ["measure"] * max(1, count)
         if config.profile == "once" and not has_profile(reps):
             kinds.append("profile")
@@ -125,17 +143,29 @@ class SlurmCampaign:
         job_id = submit(spec.script_path)
         self._record_submission(job_id, planned, spec)
         self.active[job_id] = Job(job_id, config.key, [(r.rep, r.kind) for r in job_reps])
-        self.console.print(f"[cyan]submitted[/] job {job_id}: {escape(config.label)} "
-                           f"(repetitions {first}-{job_reps[-1].rep})", soft_wrap=True)
+        self.console.print(
+            f"[cyan]submitted[/] job {job_id}: {escape(config.label)} "
+            f"(repetitions {first}-{job_reps[-1].rep})",
+            soft_wrap=True,
+        )
 
     def _record_submission(self, job_id: str, planned: PlannedRun, spec: JobSpec) -> None:
-        self.store.add_slurm_job(job_id, planned.config.key, self.recorder.session_id,
-                                 [(r.rep, r.kind) for r in spec.reps], spec.script_path, now())
+        self.store.add_slurm_job(
+            job_id,
+            planned.config.key,
+            self.recorder.session_id,
+            [(r.rep, r.kind) for r in spec.reps],
+            spec.script_path,
+            now(),
+        )
 
     def _submitted_before(self) -> list[Job]:
         rows = self.store.uncollected_slurm_jobs()
-        return [Job(row["job_id"], row["run_key"], [tuple(r) for r in json.loads(row["reps"])])
-                for row in rows if row["run_key"] in self.planned]
+        return [
+            Job(row["job_id"], row["run_key"], [tuple(r) for r in json.loads(row["reps"])])
+            for row in rows
+            if row["run_key"] in self.planned
+        ]
 
     # --- waiting -----------------------------------------------------------------------------
 
@@ -149,13 +179,18 @@ class SlurmCampaign:
             if queued is None:
                 failures += 1
                 if failures >= SQUEUE_FAILURES:
-                    raise SlurmError(f"squeue failed {failures} times in a row: Slurm does not "
-                                     "answer; the jobs go on and the same esmperf command "
-                                     "collects them later")
+                    raise SlurmError(
+                        f"squeue failed {failures} times in a row: Slurm does not "
+                        "answer; the jobs go on and the same esmperf command "
+                        "collects them later"
+                    )
                 continue
             failures = 0
-            left = [job_id for job_id in self.active
-                    if job_id not in queued or queued[job_id].outcome != "active"]
+            left = [
+                job_id
+                for job_id in self.active
+                if job_id not in queued or queued[job_id].outcome != "active"
+            ]
             if not left:
                 continue
             records: dict[str, JobRecord] = {}
@@ -168,8 +203,9 @@ class SlurmCampaign:
                     job.missing_records += 1
                     if job.missing_records < SACCT_GRACE:
                         continue
-                    record = JobRecord(job_id, "UNKNOWN",
-                                       "UNKNOWN (neither squeue nor sacct knows it)")
+                    record = JobRecord(
+                        job_id, "UNKNOWN", "UNKNOWN (neither squeue nor sacct knows it)"
+                    )
                 del self.active[job_id]
                 self._collect(job, record)
 
@@ -190,11 +226,16 @@ class SlurmCampaign:
                 continue
             status = read_key_values(directory / f"rep-{rep}" / "status")
             if status:
-                execution, measured = repetition_execution(directory / f"rep-{rep}", status,
-                                                           planned.config.timeout)
+                execution, measured = repetition_execution(
+                    directory / f"rep-{rep}", status, planned.config.timeout
+                )
                 profile_file = self.recorder.profile_file(planned, kind, rep)
-                if self.recorder.record_repetition(planned, kind, rep, execution, measured,
-                                                 profile_file) is None:
+                if (
+                    self.recorder.record_repetition(
+                        planned, kind, rep, execution, measured, profile_file
+                    )
+                    is None
+                ):
                     failed = True
                     break
             else:
@@ -205,20 +246,29 @@ class SlurmCampaign:
         state = record.state_text or record.state
         nodes = record.node_list or node.get("node_list", "")
         where = f" on {nodes}" if nodes else ""
-        self.console.print(f"[cyan]job {job.job_id}[/] {escape(state)}{escape(where)}: "
-                           f"{escape(planned.config.label)}", soft_wrap=True)
+        self.console.print(
+            f"[cyan]job {job.job_id}[/] {escape(state)}{escape(where)}: "
+            f"{escape(planned.config.label)}",
+            soft_wrap=True,
+        )
         if not failed:
             self._next_round(planned)
 
-    def _record_lost(self, planned: PlannedRun, kind: str, rep: int, job: Job,
-                     record: JobRecord, directory: Path) -> None:
+    def _record_lost(
+        self, planned: PlannedRun, kind: str, rep: int, job: Job, record: JobRecord, directory: Path
+    ) -> None:
         """A repetition the job never finished: a failure, with Slurm's reason."""
         config = planned.config
         outcome = record.outcome
         status = "timeout" if outcome == "timeout" else "failed"
-        detail = ", ".join(part for part in (
-            f"exit code {record.exit_code}" if record.exit_code not in ("", "0:0") else "",
-            f"reason {record.reason}" if record.reason else "") if part)
+        detail = ", ".join(
+            part
+            for part in (
+                f"exit code {record.exit_code}" if record.exit_code not in ("", "0:0") else "",
+                f"reason {record.reason}" if record.reason else "",
+            )
+            if part
+        )
         state = record.state_text or record.state
         output = directory / f"job-{job.job_id}.out"
         if output.exists():
@@ -227,66 +277,111 @@ class SlurmCampaign:
             where = "it never started on a node (no job output)"
         else:
             where = f"its output {output} is missing"
-        reason = (f"Slurm job {job.job_id} ended {state}" + (f" ({detail})" if detail else "") +
-                  f" before repetition {rep} finished; {where}")
+        reason = (
+            f"Slurm job {job.job_id} ended {state}"
+            + (f" ({detail})" if detail else "")
+            + f" before repetition {rep} finished; {where}"
+        )
         if outcome == "ok":
-            reason = (f"Slurm job {job.job_id} COMPLETED without running repetition {rep} "
-                      f"({where})")
+            reason = f"Slurm job {job.job_id} COMPLETED without running repetition {rep} ({where})"
         rep_dir = directory / f"rep-{rep}"
         stdout = _read_tail(rep_dir / "stdout")
-        stderr = _read_tail(rep_dir / "stderr") or _read_tail(directory /
-                                                              f"job-{job.job_id}.out")
-        self.store.add_repetition({
-            "run_key": config.key, "rep": rep, "kind": kind,
-            "session_id": self.recorder.session_id, "status": status, "stdout": stdout,
-            "stderr": stderr, "fom_unit": config.fom.unit,
-            "oversubscribed": planned.oversubscribed}, {})
+        stderr = _read_tail(rep_dir / "stderr") or _read_tail(directory / f"job-{job.job_id}.out")
+        self.store.add_repetition(
+            {
+                "run_key": config.key,
+                "rep": rep,
+                "kind": kind,
+                "session_id": self.recorder.session_id,
+                "status": status,
+                "stdout": stdout,
+                "stderr": stderr,
+                "fom_unit": config.fom.unit,
+                "oversubscribed": planned.oversubscribed,
+            },
+            {},
+        )
         self.recorder.outcome.repetitions += 1
         self.store.set_run_status(config.key, status, reason)
         self.recorder.count_final(status, planned, reason)
 
     def _record_end(self, job: Job, record: JobRecord, node: dict[str, str]) -> None:
-        self.store.end_slurm_job(job.job_id, now(), record.state_text or record.state,
-                                 record.exit_code, record.elapsed,
-                                 record.node_list or node.get("node_list", ""), record.reason,
-                                 node)
+        self.store.end_slurm_job(
+            job.job_id,
+            now(),
+            record.state_text or record.state,
+            record.exit_code,
+            record.elapsed,
+            record.node_list or node.get("node_list", ""),
+            record.reason,
+            node,
+        )
         if node and not self.node_recorded:  # the session ran on the cluster's nodes
             self.node_recorded = True
             memory = node.get("memory_kib", "")
-            self.store.set_session_machine(self.recorder.session_id, {
-                "hostname": node.get("node_list") or node.get("hostname", ""),
-                "cpu_model": node.get("cpu_model", ""), "cores": _int(node.get("cores")),
-                "usable_cores": _int(node.get("usable_cores")),
-                "memory_gib": round(int(memory) / 2**20, 1) if memory.isdigit() else None,
-                "kernel": node.get("kernel", "")})
+            self.store.set_session_machine(
+                self.recorder.session_id,
+                {
+                    "hostname": node.get("node_list") or node.get("hostname", ""),
+                    "cpu_model": node.get("cpu_model", ""),
+                    "cores": _int(node.get("cores")),
+                    "usable_cores": _int(node.get("usable_cores")),
+                    "memory_gib": round(int(memory) / 2**20, 1) if memory.isdigit() else None,
+                    "kernel": node.get("kernel", ""),
+                },
+            )
 
 
 # --- pure helpers (tested on their own) -------------------------------------------------------
+
 
 def job_directory(results: Path, run_key: str) -> Path:
     return results / "slurm" / run_key
 
 
-def job_spec(planned: PlannedRun, reps: list[JobRep], results: Path,
-             base: dict[str, str] | None = None, walls: list[float] | None = None) -> JobSpec:
+def job_spec(
+    planned: PlannedRun,
+    reps: list[JobRep],
+    results: Path,
+    base: dict[str, str] | None = None,
+    walls: list[float] | None = None,
+) -> JobSpec:
     """The job running `reps` of `planned`: the run's environment is what the runner adds to
     or removes from `base` (default: this environment; sbatch passes the rest on); `walls`:
     the wall times of its stored repetitions that count, for the profile's time bins."""
     config = planned.config
     base = dict(os.environ) if base is None else base
-    exports = {name: value for name, value in planned.env.items()
-               if base.get(name) != value and not name.startswith(NOT_EXPORTED)}
-    unsets = [name for name in base if name not in planned.env
-              and not name.startswith(NOT_EXPORTED)]
+    exports = {
+        name: value
+        for name, value in planned.env.items()
+        if base.get(name) != value and not name.startswith(NOT_EXPORTED)
+    }
+    unsets = [
+        name for name in base if name not in planned.env and not name.startswith(NOT_EXPORTED)
+    ]
     assert planned.scratch is not None
-    return JobSpec(name=f"{planned.position + 1}-{config.key}", label=config.label,
-                   directory=job_directory(results, config.key), scratch=planned.scratch,
-                   nodes=config.nodes, ranks=config.ranks, ranks_per_node=config.ranks_per_node,
-                   timeout=config.timeout, argv=list(planned.argv), reps=reps, exports=exports,
-                   unsets=unsets, profiler=planned.profiler,
-                   bin_walls=(None if "ESMPROF_BIN_SECONDS" in planned.env  # the study's wins
-                              else list(walls or [])),
-                   timeline_bins=TIMELINE_BINS, min_bin_seconds=MIN_BIN_SECONDS)
+    return JobSpec(
+        name=f"{planned.position + 1}-{config.key}",
+        label=config.label,
+        directory=job_directory(results, config.key),
+        scratch=planned.scratch,
+        nodes=config.nodes,
+        ranks=config.ranks,
+        ranks_per_node=config.ranks_per_node,
+        timeout=config.timeout,
+        argv=list(planned.argv),
+        reps=reps,
+        exports=exports,
+        unsets=unsets,
+        profiler=planned.profiler,
+        bin_walls=(
+            None
+            if "ESMPROF_BIN_SECONDS" in planned.env  # the study's wins
+            else list(walls or [])
+        ),
+        timeline_bins=TIMELINE_BINS,
+        min_bin_seconds=MIN_BIN_SECONDS,
+    )
 
 
 def read_key_values(path: Path) -> dict[str, str]:
@@ -297,19 +392,26 @@ def read_key_values(path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
-def repetition_execution(rep_dir: Path, status: dict[str, str], timeout: float
-                         ) -> tuple[Execution, dict[str, Any]]:
+def repetition_execution(
+    rep_dir: Path, status: dict[str, str], timeout: float
+) -> tuple[Execution, dict[str, Any]]:
     """A repetition run by a batch script (run_rep) as the runner sees a local one."""
     code = _int(status.get("exit_code"))
     start, end = _float(status.get("start")), _float(status.get("end"))
     elapsed = end - start if start is not None and end is not None else 0.0
     timed_out = code == 124 or (code == 137 and elapsed >= timeout)  # timeout(1)'s codes
-    execution = Execution(code, elapsed, _read_tail(rep_dir / "stdout"),
-                          _read_tail(rep_dir / "stderr"), timed_out)
-    started = (datetime.datetime.fromtimestamp(start).replace(microsecond=0)
-               if start is not None else None)
-    measured = {"started": started, "load_before": _float(status.get("load_before")),
-                "busy_cores_before": None, "load_after": _float(status.get("load_after"))}
+    execution = Execution(
+        code, elapsed, _read_tail(rep_dir / "stdout"), _read_tail(rep_dir / "stderr"), timed_out
+    )
+    started = (
+        datetime.datetime.fromtimestamp(start).replace(microsecond=0) if start is not None else None
+    )
+    measured = {
+        "started": started,
+        "load_before": _float(status.get("load_before")),
+        "busy_cores_before": None,
+        "load_after": _float(status.get("load_after")),
+    }
     return execution, measured
 
 
@@ -335,5 +437,4 @@ def _float(text: str | None) -> float | None:
         return None
 
 
-__all__ = ["SlurmCampaign", "job_spec", "repetition_execution", "read_key_values",
-           "sbatch_message"]
+__all__ = ["SlurmCampaign", "job_spec", "repetition_execution", "read_key_values", "sbatch_message"]

@@ -17,9 +17,23 @@ from esmperf.errors import EsmperfError
 COMMAND_TIMEOUT = 60.0  # seconds for one sbatch/squeue/sacct call
 
 # Job states (squeue %T, sacct State) and what they mean here.
-ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
-                           "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
-                           "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"})
+ACTIVE_STATES = frozenset(
+    {
+        "PENDING",
+        "CONFIGURING",
+        "RUNNING",
+        "COMPLETING",
+        "SUSPENDED",
+        "REQUEUED",
+        "REQUEUE_HOLD",
+        "REQUEUE_FED",
+        "RESIZING",
+        "SIGNALING",
+        "STAGE_OUT",
+        "STOPPED",
+        "RESV_DEL_HOLD",
+    }
+)
 TIMEOUT_STATES = frozenset({"TIMEOUT", "DEADLINE"})
 SQUEUE_FORMAT = "%i|%T|%r"
 SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList", "Reason")
@@ -34,14 +48,22 @@ class SlurmError(EsmperfError):
 def run_slurm_command(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     """Run one Slurm client command; one that does not answer in time fails like any other."""
     try:
-        return subprocess.run(list(argv), capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
-        raise SlurmError(f"{argv[0]} is not on PATH: run esmperf on the cluster's login "
-                         "node (module load slurm?)") from None
+        raise SlurmError(
+            f"{argv[0]} is not on PATH: run esmperf on the cluster's login "
+            "node (module load slurm?)"
+        ) from None
     except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(list(argv), 1, "",
-                                           f"{argv[0]} did not answer in {COMMAND_TIMEOUT:g} s")
+        return subprocess.CompletedProcess(
+            list(argv), 1, "", f"{argv[0]} did not answer in {COMMAND_TIMEOUT:g} s"
+        )
 
 
 @dataclass(frozen=True)
@@ -86,9 +108,13 @@ def parse_squeue(text: str) -> dict[str, JobRecord]:
         parts = line.strip().split("|")
         if len(parts) >= 2 and parts[0]:
             state = parts[1].strip()
-            records[parts[0]] = JobRecord(parts[0], state.split()[0] if state else "UNKNOWN",
-                                          state, reason=_reason(parts[2]) if len(parts) > 2
-                                          else "", source="squeue")
+            records[parts[0]] = JobRecord(
+                parts[0],
+                state.split()[0] if state else "UNKNOWN",
+                state,
+                reason=_reason(parts[2]) if len(parts) > 2 else "",
+                source="squeue",
+            )
     return records
 
 
@@ -103,9 +129,14 @@ def parse_sacct(text: str, fields: Sequence[str] = SACCT_FIELDS) -> dict[str, Jo
         state_text = values.get("State", "").strip()
         node_list = values.get("NodeList", "").strip()
         records[job_id] = JobRecord(
-            job_id, state_text.split()[0] if state_text else "UNKNOWN", state_text,
-            values.get("ExitCode", "").strip(), values.get("Elapsed", "").strip(),
-            "" if node_list == NO_NODE else node_list, _reason(values.get("Reason", "")))
+            job_id,
+            state_text.split()[0] if state_text else "UNKNOWN",
+            state_text,
+            values.get("ExitCode", "").strip(),
+            values.get("Elapsed", "").strip(),
+            "" if node_list == NO_NODE else node_list,
+            _reason(values.get("Reason", "")),
+        )
     return records
 
 
@@ -114,8 +145,9 @@ def queue_records(job_ids: Sequence[str]) -> dict[str, JobRecord] | None:
     the last MinJobAge seconds); None when squeue fails."""
     if not job_ids:
         return {}
-    result = run_slurm_command(["squeue", "-h", "-t", "all", "-j", ",".join(job_ids),
-                                "-o", SQUEUE_FORMAT])
+    result = run_slurm_command(
+        ["squeue", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", SQUEUE_FORMAT]
+    )
     if result.returncode != 0:
         # every id purged already: squeue refuses the list ("Invalid job id specified")
         return {} if "invalid job id" in result.stderr.lower() else None
@@ -130,8 +162,9 @@ def accounting(job_ids: Sequence[str]) -> tuple[dict[str, JobRecord], bool]:
         return {}, True
     fields: Sequence[str] = SACCT_FIELDS
     for _ in range(2):
-        result = run_slurm_command(["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids),
-                                    f"--format={','.join(fields)}"])
+        result = run_slurm_command(
+            ["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), f"--format={','.join(fields)}"]
+        )
         if result.returncode == 0:
             return parse_sacct(result.stdout, fields), True
         if ACCOUNTING_DISABLED in (result.stderr + result.stdout).lower():

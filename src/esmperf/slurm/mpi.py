@@ -38,8 +38,13 @@ def _plugins(path: str, conf: str) -> tuple[str, ...] | None:
     if not shutil.which("srun", path=path):
         return None
     try:
-        result = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True,
-                                timeout=30, stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            ["srun", "--mpi=list"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     names = parse_mpi_list(result.stdout + result.stderr)  # 22.05 prints the list on stderr
@@ -58,10 +63,12 @@ def srun_mpi_for(chosen: str | None, family: str | None) -> str | None:
     plugins = srun_mpi_plugins()
     if chosen:
         if plugins is not None and chosen not in plugins:
-            raise SlurmError(f"srun_mpi = {chosen!r} is not an MPI plug-in of this Slurm "
-                             f"(srun --mpi=list: {', '.join(plugins)}): set [slurm] srun_mpi "
-                             "or --srun-mpi to one of them, or leave it out for esmperf to "
-                             "choose")
+            raise SlurmError(
+                f"srun_mpi = {chosen!r} is not an MPI plug-in of this Slurm "
+                f"(srun --mpi=list: {', '.join(plugins)}): set [slurm] srun_mpi "
+                "or --srun-mpi to one of them, or leave it out for esmperf to "
+                "choose"
+            )
         return chosen
     for wanted in PLUGINS_FOR_FAMILY.get(family or "", ()):
         if plugins and wanted in plugins:
@@ -69,26 +76,34 @@ def srun_mpi_for(chosen: str | None, family: str | None) -> str | None:
     return None
 
 
-def srun_failure(status: str, reason: str | None, output: str, result: dict[str, Any] | None,
-                 ranks: int, argv: list[str]) -> tuple[str, str | None]:
+def srun_failure(
+    status: str,
+    reason: str | None,
+    output: str,
+    result: dict[str, Any] | None,
+    ranks: int,
+    argv: list[str],
+) -> tuple[str, str | None]:
     """(status, reason) of a repetition srun started, with the fix when the MPI library could
     not start under srun's plug-in: Open MPI stopping in MPI_Init for want of PMI support, or
     ranks that each ran alone (the result says 1 rank where `ranks` were started)."""
     used = next((a.split("=", 1)[1] for a in argv if a.startswith("--mpi=")), None)
     how = f"srun --mpi={used}" if used else "srun (the site's default --mpi)"
     if status != "ok" and OPENMPI_NO_PMI in " ".join(output.split()):
-        return "failed", (f"Open MPI could not start under {how}: it says \"OMPI was "
-                          "not built with SLURM's PMI support\" for that plug-in; fix: "
-                          'srun_mpi = "pmix" in [slurm] or --srun-mpi pmix (`srun --mpi=list` '
-                          "lists this site's plug-ins), or mpi_launcher = \"mpirun\"")
+        return "failed", (
+            f'Open MPI could not start under {how}: it says "OMPI was '
+            "not built with SLURM's PMI support\" for that plug-in; fix: "
+            'srun_mpi = "pmix" in [slurm] or --srun-mpi pmix (`srun --mpi=list` '
+            'lists this site\'s plug-ins), or mpi_launcher = "mpirun"'
+        )
     said = (result or {}).get("ranks")
-    if status == "ok" and isinstance(said, int) and not isinstance(said, bool) \
-            and said != ranks:
-        return "failed", (f"the program ran as {said} rank(s) under {how} where {ranks} "
-                          "were started: its MPI did not get its ranks from srun's PMI "
-                          "plug-in, so each ran alone; fix: srun_mpi in [slurm] or "
-                          "--srun-mpi naming the plug-in the MPI library speaks (MPICH: "
-                          "pmi2, Open MPI: pmix; `srun --mpi=list`), or "
-                          'mpi_launcher = "mpirun"')
+    if status == "ok" and isinstance(said, int) and not isinstance(said, bool) and said != ranks:
+        return "failed", (
+            f"the program ran as {said} rank(s) under {how} where {ranks} "
+            "were started: its MPI did not get its ranks from srun's PMI "
+            "plug-in, so each ran alone; fix: srun_mpi in [slurm] or "
+            "--srun-mpi naming the plug-in the MPI library speaks (MPICH: "
+            "pmi2, Open MPI: pmix; `srun --mpi=list`), or "
+            'mpi_launcher = "mpirun"'
+        )
     return status, reason
-

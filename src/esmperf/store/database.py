@@ -63,8 +63,9 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         if read_only and not self.path.is_file():
-            raise StoreError(f"no such study store: {self.path} (run the study first: "
-                             "esmperf study FILE)")
+            raise StoreError(
+                f"no such study store: {self.path} (run the study first: esmperf study FILE)"
+            )
         if not read_only:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,16 +91,24 @@ class Store:
         self.con.close()
 
     def _check_schema(self) -> None:
-        tables = {row[0] for row in self.con.execute(
-            "SELECT table_name FROM information_schema.tables").fetchall()}
+        tables = {
+            row[0]
+            for row in self.con.execute(
+                "SELECT table_name FROM information_schema.tables"
+            ).fetchall()
+        }
         if tables and "meta" not in tables:
-            raise StoreError(f"{self.path} is a DuckDB file but not an esmperf study store: "
-                             "choose another --out (it was left untouched)")
+            raise StoreError(
+                f"{self.path} is a DuckDB file but not an esmperf study store: "
+                "choose another --out (it was left untouched)"
+            )
         if "meta" in tables:
             row = self.con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row and row[0] != SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has store schema {row[0]}; this esmperf reads "
-                                 f"schema {SCHEMA_VERSION}: use the esmperf that wrote it")
+                raise StoreError(
+                    f"{self.path} has store schema {row[0]}; this esmperf reads "
+                    f"schema {SCHEMA_VERSION}: use the esmperf that wrote it"
+                )
         if self.read_only:
             if "meta" not in tables:
                 raise StoreError(f"{self.path} is an empty store: it holds no study yet")
@@ -115,7 +124,8 @@ class Store:
 
     def study_name(self) -> str | None:
         row = self.con.execute(
-            "SELECT name FROM study_file ORDER BY session_id DESC LIMIT 1").fetchone()
+            "SELECT name FROM study_file ORDER BY session_id DESC LIMIT 1"
+        ).fetchone()
         return row[0] if row else None
 
     def study_info(self) -> dict[str, Any]:
@@ -128,22 +138,37 @@ class Store:
         """Record a new session and the study file it runs; returns its id."""
         name = self.study_name()
         if name is not None and name != study["name"]:
-            raise StoreError(f"{self.path} holds the study {name!r}, not {study['name']!r}: "
-                             "give another --out (nothing was changed)")
+            raise StoreError(
+                f"{self.path} holds the study {name!r}, not {study['name']!r}: "
+                "give another --out (nothing was changed)"
+            )
         row = self.con.execute("SELECT coalesce(max(session_id), 0) + 1 FROM session").fetchone()
         session_id = int(row[0]) if row else 1
         values = {**environment, "session_id": session_id, "finished": None}
         self.con.execute("BEGIN")
         self._insert("session", SESSION_COLUMNS, [values])
-        self._insert("study_file", ("session_id", "name", "title", "description", "seed",
-                                    "base_ranks", "metric", "source", "text"),
-                     [{**study, "session_id": session_id}])
+        self._insert(
+            "study_file",
+            (
+                "session_id",
+                "name",
+                "title",
+                "description",
+                "seed",
+                "base_ranks",
+                "metric",
+                "source",
+                "text",
+            ),
+            [{**study, "session_id": session_id}],
+        )
         self.con.execute("COMMIT")
         return session_id
 
     def end_session(self, session_id: int, finished: str) -> None:
-        self.con.execute("UPDATE session SET finished = ? WHERE session_id = ?",
-                         [finished, session_id])
+        self.con.execute(
+            "UPDATE session SET finished = ? WHERE session_id = ?", [finished, session_id]
+        )
 
     # --- runs and repetitions --------------------------------------------------------------
 
@@ -151,17 +176,21 @@ class Store:
         """Insert or update a configuration's row (its repetitions are never touched)."""
         values = [_column_value(run.get(column)) for column in RUN_COLUMNS]
         placeholders = ", ".join("?" for _ in RUN_COLUMNS)
-        self.con.execute(f"INSERT OR REPLACE INTO run ({', '.join(RUN_COLUMNS)}) "
-                         f"VALUES ({placeholders})", values)
+        self.con.execute(
+            f"INSERT OR REPLACE INTO run ({', '.join(RUN_COLUMNS)}) VALUES ({placeholders})", values
+        )
 
     def set_run_status(self, run_key: str, status: str, reason: str | None = None) -> None:
-        self.con.execute("UPDATE run SET status = ?, reason = ? WHERE run_key = ?",
-                         [status, reason, run_key])
+        self.con.execute(
+            "UPDATE run SET status = ?, reason = ? WHERE run_key = ?", [status, reason, run_key]
+        )
 
     def set_run_fom(self, run_key: str, unit: str, higher_is_better: bool) -> None:
         """For a command whose JSON result line says its unit and direction."""
-        self.con.execute("UPDATE run SET fom_unit = ?, higher_is_better = ? WHERE run_key = ?",
-                         [unit, higher_is_better, run_key])
+        self.con.execute(
+            "UPDATE run SET fom_unit = ?, higher_is_better = ? WHERE run_key = ?",
+            [unit, higher_is_better, run_key],
+        )
 
     def run_row(self, run_key: str) -> dict[str, Any] | None:
         rows = self.rows("SELECT * FROM run WHERE run_key = ?", [run_key])
@@ -171,21 +200,28 @@ class Store:
         return self.rows("SELECT * FROM repetition WHERE run_key = ? ORDER BY rep", [run_key])
 
     def next_rep(self, run_key: str) -> int:
-        row = self.con.execute("SELECT coalesce(max(rep), 0) + 1 FROM repetition "
-                               "WHERE run_key = ?", [run_key]).fetchone()
+        row = self.con.execute(
+            "SELECT coalesce(max(rep), 0) + 1 FROM repetition WHERE run_key = ?", [run_key]
+        ).fetchone()
         return int(row[0]) if row else 1
 
-    def add_repetition(self, repetition: dict[str, Any], metrics: dict[str, float],
-                       profile: Profile | None = None) -> None:
+    def add_repetition(
+        self, repetition: dict[str, Any], metrics: dict[str, float], profile: Profile | None = None
+    ) -> None:
         """Commit one repetition with its metrics and imported profile, all or nothing."""
         key, rep = repetition["run_key"], repetition["rep"]
         self.con.execute("BEGIN")
         try:
             self._insert("repetition", REPETITION_COLUMNS, [repetition])
             if metrics:
-                self._insert("metric", ("run_key", "rep", "name", "value"),
-                             [{"run_key": key, "rep": rep, "name": name, "value": value}
-                              for name, value in sorted(metrics.items())])
+                self._insert(
+                    "metric",
+                    ("run_key", "rep", "name", "value"),
+                    [
+                        {"run_key": key, "rep": rep, "name": name, "value": value}
+                        for name, value in sorted(metrics.items())
+                    ],
+                )
             if profile is not None:
                 for table, columns in profile_tables(profile, key, rep).items():
                     self._insert_columns(table, columns)
@@ -201,44 +237,81 @@ class Store:
 
     def next_slurm_rep(self, run_key: str) -> int:
         """The next repetition number, counting those submitted in jobs not yet collected."""
-        row = self.con.execute("SELECT coalesce(max(rep), 0) + 1 FROM slurm_repetition "
-                               "WHERE run_key = ?", [run_key]).fetchone()
+        row = self.con.execute(
+            "SELECT coalesce(max(rep), 0) + 1 FROM slurm_repetition WHERE run_key = ?", [run_key]
+        ).fetchone()
         return max(self.next_rep(run_key), int(row[0]) if row else 1)
 
-    def add_slurm_job(self, job_id: str, run_key: str, session_id: int,
-                      reps: list[tuple[int, str]], script: Path, submitted: Any) -> None:
+    def add_slurm_job(
+        self,
+        job_id: str,
+        run_key: str,
+        session_id: int,
+        reps: list[tuple[int, str]],
+        script: Path,
+        submitted: Any,
+    ) -> None:
         """A submitted job and the repetitions it runs, committed together."""
         con = self.con
         con.execute("BEGIN")
-        con.execute("INSERT INTO slurm_job (job_id, run_key, session_id, reps, script, "
-                    "submitted, state, ingested) VALUES (?, ?, ?, ?, ?, ?, 'SUBMITTED', false)",
-                    [job_id, run_key, session_id, json.dumps([[rep, kind] for rep, kind in reps]),
-                     str(script), submitted])
+        con.execute(
+            "INSERT INTO slurm_job (job_id, run_key, session_id, reps, script, "
+            "submitted, state, ingested) VALUES (?, ?, ?, ?, ?, ?, 'SUBMITTED', false)",
+            [
+                job_id,
+                run_key,
+                session_id,
+                json.dumps([[rep, kind] for rep, kind in reps]),
+                str(script),
+                submitted,
+            ],
+        )
         for rep, _ in reps:
-            con.execute("INSERT OR REPLACE INTO slurm_repetition VALUES (?, ?, ?)",
-                        [run_key, rep, job_id])
+            con.execute(
+                "INSERT OR REPLACE INTO slurm_repetition VALUES (?, ?, ?)", [run_key, rep, job_id]
+            )
         con.execute("COMMIT")
 
     def uncollected_slurm_jobs(self) -> list[dict[str, Any]]:
         """Jobs submitted whose repetitions are not stored yet, oldest first."""
-        return self.rows("SELECT job_id, run_key, reps FROM slurm_job WHERE NOT ingested "
-                         "ORDER BY submitted, job_id")
+        return self.rows(
+            "SELECT job_id, run_key, reps FROM slurm_job WHERE NOT ingested "
+            "ORDER BY submitted, job_id"
+        )
 
-    def end_slurm_job(self, job_id: str, ended: Any, state: str, exit_code: str, elapsed: str,
-                      node_list: str, reason: str, node: dict[str, str]) -> None:
+    def end_slurm_job(
+        self,
+        job_id: str,
+        ended: Any,
+        state: str,
+        exit_code: str,
+        elapsed: str,
+        node_list: str,
+        reason: str,
+        node: dict[str, str],
+    ) -> None:
         """How a job ended; its repetitions are collected."""
         self.con.execute(
             "UPDATE slurm_job SET ended = ?, state = ?, exit_code = ?, elapsed = ?, "
             "node_list = ?, reason = ?, node = ?, ingested = true WHERE job_id = ?",
-            [ended, state, exit_code, elapsed, node_list, reason, json.dumps(node), job_id])
+            [ended, state, exit_code, elapsed, node_list, reason, json.dumps(node), job_id],
+        )
 
     def set_session_machine(self, session_id: int, machine: dict[str, Any]) -> None:
         """The machine a session ran on, when it is not this one (a job's node)."""
         self.con.execute(
             "UPDATE session SET hostname = ?, cpu_model = ?, cores = ?, usable_cores = ?, "
             "memory_gib = ?, kernel = ? WHERE session_id = ?",
-            [machine["hostname"], machine["cpu_model"], machine["cores"],
-             machine["usable_cores"], machine["memory_gib"], machine["kernel"], session_id])
+            [
+                machine["hostname"],
+                machine["cpu_model"],
+                machine["cores"],
+                machine["usable_cores"],
+                machine["memory_gib"],
+                machine["kernel"],
+                session_id,
+            ],
+        )
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -255,8 +328,11 @@ class Store:
 
     def measured_unit(self, run_key: str) -> str | None:
         """The unit of a configuration's measured figure of merit (its JSON result's own)."""
-        rows = self.rows("SELECT fom_unit FROM repetition WHERE run_key = ? AND "
-                         "kind = 'measure' AND status = 'ok' LIMIT 1", [run_key])
+        rows = self.rows(
+            "SELECT fom_unit FROM repetition WHERE run_key = ? AND "
+            "kind = 'measure' AND status = 'ok' LIMIT 1",
+            [run_key],
+        )
         return rows[0]["fom_unit"] if rows else None
 
     def export(self, directory: Path, fmt: str) -> list[Path]:
@@ -265,8 +341,12 @@ class Store:
             raise StoreError(f"unknown export format {fmt!r}: use parquet or csv")
         directory.mkdir(parents=True, exist_ok=True)
         written = []
-        present = {row[0] for row in self.con.execute(
-            "SELECT table_name FROM information_schema.tables").fetchall()}
+        present = {
+            row[0]
+            for row in self.con.execute(
+                "SELECT table_name FROM information_schema.tables"
+            ).fetchall()
+        }
         optional = [table for table in OPTIONAL_TABLES if table in present]
         for table in (*TABLES, *optional):
             target = directory / f"{table}.{fmt}"
@@ -280,8 +360,10 @@ class Store:
     def _insert(self, table: str, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
         placeholders = ", ".join("?" for _ in columns)
         for row in rows:
-            self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
-                             [_column_value(row.get(column)) for column in columns])
+            self.con.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
+                [_column_value(row.get(column)) for column in columns],
+            )
 
     def _insert_columns(self, table: str, columns: dict[str, list[Any]]) -> None:
         """Bulk insert (profiles have thousands of rows): columns as NumPy arrays."""
@@ -291,8 +373,9 @@ class Store:
         view = f"esmperf_rows_{table}"
         self.con.register(view, frame)
         try:
-            self.con.execute(f"INSERT INTO {table} ({', '.join(frame)}) "
-                             f"SELECT {', '.join(frame)} FROM {view}")
+            self.con.execute(
+                f"INSERT INTO {table} ({', '.join(frame)}) SELECT {', '.join(frame)} FROM {view}"
+            )
         finally:
             self.con.unregister(view)
 
@@ -320,8 +403,10 @@ def _sql_text(text: str) -> str:
 def _open_failure(path: Path, error: duckdb.Error) -> str:
     message = str(error)
     if "lock" in message.lower():
-        return (f"{path} is in use by another process (another `esmperf study` running on it?): "
-                "wait for it to finish, or give another --out")
+        return (
+            f"{path} is in use by another process (another `esmperf study` running on it?): "
+            "wait for it to finish, or give another --out"
+        )
     if "not a valid DuckDB database" in message:
         return f"{path} is not an esmperf study store (not a DuckDB file): choose another --out"
     if "newer" in message.lower() or "version" in message.lower():

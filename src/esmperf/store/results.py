@@ -85,8 +85,11 @@ class RunResult:
         """(median real seconds, peak resident bytes) of the simulation of a simulated run."""
         if not self.simulated:
             return None
-        elapsed = [float(r["elapsed"]) for r in self.repetitions
-                   if r["kind"] == "measure" and r["status"] == "ok" and r["elapsed"]]
+        elapsed = [
+            float(r["elapsed"])
+            for r in self.repetitions
+            if r["kind"] == "measure" and r["status"] == "ok" and r["elapsed"]
+        ]
         if not elapsed:
             return None
         return stats.median(elapsed), max(self.peak_rss) if self.peak_rss else None
@@ -118,15 +121,21 @@ class RunResult:
 
     @property
     def max_load(self) -> float | None:
-        loads = [r["load_before"] for r in self.repetitions
-                 if r["kind"] == "measure" and r["load_before"] is not None]
+        loads = [
+            r["load_before"]
+            for r in self.repetitions
+            if r["kind"] == "measure" and r["load_before"] is not None
+        ]
         return max(loads) if loads else None
 
     @property
     def max_busy(self) -> float | None:
         """The most cores other processes kept busy before a measured repetition."""
-        busy = [r["busy_cores_before"] for r in self.repetitions
-                if r["kind"] == "measure" and r.get("busy_cores_before") is not None]
+        busy = [
+            r["busy_cores_before"]
+            for r in self.repetitions
+            if r["kind"] == "measure" and r.get("busy_cores_before") is not None
+        ]
         return max(busy) if busy else None
 
     @property
@@ -141,17 +150,22 @@ def load_results(store: Store, metric: str | None = None) -> list[RunResult]:
     repetitions: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in store.rows("SELECT * FROM repetition ORDER BY run_key, rep"):
         repetitions[row["run_key"]].append(row)
-    profiled = {(row["run_key"], row["rep"]) for row in
-                store.rows("SELECT run_key, rep FROM profile")}
+    profiled = {
+        (row["run_key"], row["rep"]) for row in store.rows("SELECT run_key, rep FROM profile")
+    }
     peak_rss: dict[str, list[float]] = defaultdict(list)
-    for row in store.rows("SELECT run_key, value FROM metric WHERE name = 'peak_rss_bytes' "
-                          "ORDER BY run_key, rep"):
+    for row in store.rows(
+        "SELECT run_key, value FROM metric WHERE name = 'peak_rss_bytes' ORDER BY run_key, rep"
+    ):
         peak_rss[row["run_key"]].append(float(row["value"]))
     results = []
     for run in store.runs():
         reps = repetitions.get(run["run_key"], [])
-        measured = [r for r in reps if r["kind"] == "measure" and r["status"] == "ok"
-                    and r["fom"] is not None]
+        measured = [
+            r
+            for r in reps
+            if r["kind"] == "measure" and r["status"] == "ok" and r["fom"] is not None
+        ]
         walls = [float(r["wall"]) for r in measured if r["wall"]]
         confidence = float(json.loads(run["repeats"] or "{}").get("confidence", 0.95))
         if metric == "jobs_per_day":
@@ -163,11 +177,25 @@ def load_results(store: Store, metric: str | None = None) -> list[RunResult]:
             higher = bool(run["higher_is_better"])
         summary = stats.summarise(values, confidence) if values else None
         candidates = [r["rep"] for r in reps if (run["run_key"], r["rep"]) in profiled]
-        profile_kind = [r["rep"] for r in reps if r["kind"] == "profile"
-                        and (run["run_key"], r["rep"]) in profiled]
+        profile_kind = [
+            r["rep"]
+            for r in reps
+            if r["kind"] == "profile" and (run["run_key"], r["rep"]) in profiled
+        ]
         profile_rep = (profile_kind or candidates or [None])[-1]
-        results.append(RunResult(run, values, walls, unit, higher, summary, reps, profile_rep,
-                                 peak_rss[run["run_key"]]))
+        results.append(
+            RunResult(
+                run,
+                values,
+                walls,
+                unit,
+                higher,
+                summary,
+                reps,
+                profile_rep,
+                peak_rss[run["run_key"]],
+            )
+        )
     return results
 
 
@@ -181,7 +209,7 @@ def killed_after_result(repetitions: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
-    """"2 of 5 repetitions hung after their result ... and were killed", or ""."""
+    """ "2 of 5 repetitions hung after their result ... and were killed", or ""."""
     killed = killed_after_result(repetitions)
     if not killed:
         return ""
@@ -189,14 +217,18 @@ def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
     were, their = ("was", "its") if len(killed) == 1 else ("were", "their")
     if all(str(rep["killed_after_result"]).startswith(HUNG_AFTER_RESULT) for rep in killed):
         reasons = [str(rep["killed_after_result"]) for rep in killed]
-        when = ("at the timeout" if all("timeout" in reason for reason in reasons) else
-                "after the finalize grace" if all("grace" in reason for reason in reasons) else
-                "at the timeout or after the finalize grace")
-        what = (f"hung after {their} result (in MPI_Finalize or teardown) and {were} ended "
-                f"{when}" if when != "at the timeout" else
-                f"hung after {their} result (in MPI_Finalize or teardown) and {were} killed "
-                f"{when}")
+        when = (
+            "at the timeout"
+            if all("timeout" in reason for reason in reasons)
+            else "after the finalize grace"
+            if all("grace" in reason for reason in reasons)
+            else "at the timeout or after the finalize grace"
+        )
+        what = (
+            f"hung after {their} result (in MPI_Finalize or teardown) and {were} ended {when}"
+            if when != "at the timeout"
+            else f"hung after {their} result (in MPI_Finalize or teardown) and {were} killed {when}"
+        )
     else:
         what = f"{were} killed after {their} result (in MPI_Finalize or teardown)"
     return f"{count} {what}"
-

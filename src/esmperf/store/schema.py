@@ -6,10 +6,12 @@ SCHEMA_VERSION = "1"
 # ones it lacks (NULL in its old rows), so an older store keeps every result; readers of a
 # store opened read-only use row.get() for them. Adding a column keeps the schema version (an
 # older esmperf reads and writes the store as before); changing or dropping one would not.
-ADDED_COLUMNS = (("repetition", "killed_after_result", "VARCHAR"),
-                 ("run", "launched_by", "VARCHAR"),
-                 ("profile_function", "recv_wait_calls", "BIGINT"),
-                 ("profile_function", "recv_wait_time", "DOUBLE"))
+ADDED_COLUMNS = (
+    ("repetition", "killed_after_result", "VARCHAR"),
+    ("run", "launched_by", "VARCHAR"),
+    ("profile_function", "recv_wait_calls", "BIGINT"),
+    ("profile_function", "recv_wait_time", "DOUBLE"),
+)
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
 SCHEMA = """
@@ -81,26 +83,103 @@ CREATE TABLE IF NOT EXISTS profile_region_function (
 CREATE TABLE IF NOT EXISTS profile_region_histogram (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, bucket INTEGER, messages BIGINT);
 """
-TABLES = ("study_file", "session", "run", "repetition", "metric", "profile", "profile_rank",
-          "profile_function", "profile_histogram", "profile_peer", "profile_comm", "profile_bin",
-          "profile_efficiency")
+TABLES = (
+    "study_file",
+    "session",
+    "run",
+    "repetition",
+    "metric",
+    "profile",
+    "profile_rank",
+    "profile_function",
+    "profile_histogram",
+    "profile_peer",
+    "profile_comm",
+    "profile_bin",
+    "profile_efficiency",
+)
 # Tables of the regions of a profile (profile/regions.py).
 REGION_TABLES = ("profile_region", "profile_region_function", "profile_region_histogram")
 # Tables only some stores have: the Slurm jobs of a study run with --launcher slurm, the regions'
 # tables in stores written before regions.
 OPTIONAL_TABLES = ("slurm_job", "slurm_repetition", *REGION_TABLES)
-RUN_COLUMNS = ("run_key", "series", "position", "matrix", "label", "kind", "workload", "size",
-               "steps", "ranks", "ranks_per_node", "nodes", "stack", "mpi_library", "knobs",
-               "options", "env", "knob_env", "launcher_args", "argv", "fom_source", "fom_unit",
-               "higher_is_better", "profile", "timeout", "repeats", "cores", "oversubscribed",
-               "status", "reason", "identity", "session_id", "launched_by")
-REPETITION_COLUMNS = ("run_key", "rep", "kind", "session_id", "started", "elapsed", "wall",
-                      "fom", "fom_unit", "status", "exit_code", "verification", "load_before",
-                      "load_after", "busy_cores_before", "oversubscribed", "result", "stdout",
-                      "stderr", "profile_file", "profile_error", "killed_after_result")
-SESSION_COLUMNS = ("session_id", "started", "finished", "command", "hostname", "cpu_model",
-                   "cores", "usable_cores", "memory_gib", "kernel", "os", "python",
-                   "esmperf_version", "git_commit", "git_dirty", "load_at_start")
+RUN_COLUMNS = (
+    "run_key",
+    "series",
+    "position",
+    "matrix",
+    "label",
+    "kind",
+    "workload",
+    "size",
+    "steps",
+    "ranks",
+    "ranks_per_node",
+    "nodes",
+    "stack",
+    "mpi_library",
+    "knobs",
+    "options",
+    "env",
+    "knob_env",
+    "launcher_args",
+    "argv",
+    "fom_source",
+    "fom_unit",
+    "higher_is_better",
+    "profile",
+    "timeout",
+    "repeats",
+    "cores",
+    "oversubscribed",
+    "status",
+    "reason",
+    "identity",
+    "session_id",
+    "launched_by",
+)
+REPETITION_COLUMNS = (
+    "run_key",
+    "rep",
+    "kind",
+    "session_id",
+    "started",
+    "elapsed",
+    "wall",
+    "fom",
+    "fom_unit",
+    "status",
+    "exit_code",
+    "verification",
+    "load_before",
+    "load_after",
+    "busy_cores_before",
+    "oversubscribed",
+    "result",
+    "stdout",
+    "stderr",
+    "profile_file",
+    "profile_error",
+    "killed_after_result",
+)
+SESSION_COLUMNS = (
+    "session_id",
+    "started",
+    "finished",
+    "command",
+    "hostname",
+    "cpu_model",
+    "cores",
+    "usable_cores",
+    "memory_gib",
+    "kernel",
+    "os",
+    "python",
+    "esmperf_version",
+    "git_commit",
+    "git_dirty",
+    "load_at_start",
+)
 # The Slurm jobs of a study run with --launcher slurm (slurm/campaign.py): created in the stores
 # that need them.
 SLURM_SCHEMA = """

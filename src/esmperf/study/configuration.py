@@ -68,10 +68,18 @@ class Configuration:
     def identity(self) -> dict[str, Any]:
         """What is run: equal identities measure the same thing (resume, compare)."""
         return {
-            "kind": self.kind, "workload": self.workload, "command": list(self.command),
-            "launcher": self.launcher, "size": self.size, "steps": self.steps,
-            "ranks": self.ranks, "ranks_per_node": self.ranks_per_node, "stack": self.stack,
-            "knobs": dict(self.knobs), "options": dict(self.options), "env": dict(self.env),
+            "kind": self.kind,
+            "workload": self.workload,
+            "command": list(self.command),
+            "launcher": self.launcher,
+            "size": self.size,
+            "steps": self.steps,
+            "ranks": self.ranks,
+            "ranks_per_node": self.ranks_per_node,
+            "stack": self.stack,
+            "knobs": dict(self.knobs),
+            "options": dict(self.options),
+            "env": dict(self.env),
             "fom": {"source": self.fom.source, "regex": self.fom.regex},
         }
 

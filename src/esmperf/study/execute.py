@@ -38,8 +38,13 @@ class Execution:
     ended_after_result: bool = False  # ended FINALIZE_GRACE s after its verified result line
 
 
-def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float,
-            result_seen: Callable[[str], bool] | None = None) -> Execution:
+def execute(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,
+    result_seen: Callable[[str], bool] | None = None,
+) -> Execution:
     """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
     every rank), keeping the output so far. `result_seen(line)`: whether a line of stdout is
     the program's verified result; after the first such line the run has FINALIZE_GRACE
@@ -47,8 +52,15 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float,
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
-            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as error:
             return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
         timed_out = ended = False
@@ -64,9 +76,16 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, timeout: float,
             _kill_group(process)
             raise
         elapsed = time.monotonic() - started
-        return Execution(process.returncode, elapsed, tail(out), tail(err), timed_out,
-                         peak_rss=peak_rss, program_error=_program_error(err),
-                         ended_after_result=ended)
+        return Execution(
+            process.returncode,
+            elapsed,
+            tail(out),
+            tail(err),
+            timed_out,
+            peak_rss=peak_rss,
+            program_error=_program_error(err),
+            ended_after_result=ended,
+        )
 
 
 class _ResultWatch:
@@ -93,8 +112,9 @@ class _ResultWatch:
         return False
 
 
-def _wait(process: subprocess.Popen[bytes], deadline: float,
-          watch: _ResultWatch | None = None) -> float:
+def _wait(
+    process: subprocess.Popen[bytes], deadline: float, watch: _ResultWatch | None = None
+) -> float:
     """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
     when `watch` sees one (TimeoutExpired after it); return the peak resident memory in bytes
     of the process and of the descendants it waited for (Linux wait4: for smpirun, the

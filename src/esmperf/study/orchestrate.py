@@ -47,8 +47,15 @@ from esmperf.workloads import Workload
 class StudyRunner:
     """Runs a planned study into a store."""
 
-    def __init__(self, study: Study, store: Store, plan: list[PlannedRun], console: Console,
-                 retry_failed: bool = False, command: str = "esmperf study") -> None:
+    def __init__(
+        self,
+        study: Study,
+        store: Store,
+        plan: list[PlannedRun],
+        console: Console,
+        retry_failed: bool = False,
+        command: str = "esmperf study",
+    ) -> None:
         self.study = study
         self.store = store
         self.plan = plan
@@ -61,9 +68,17 @@ class StudyRunner:
         study = self.study
         self.recorder.session_id = self.store.begin_session(
             machine_environment(self.command),
-            {"name": study.name, "title": study.title, "description": study.description,
-             "seed": study.seed, "base_ranks": study.base_ranks, "metric": study.metric,
-             "source": study.source, "text": study.text})
+            {
+                "name": study.name,
+                "title": study.title,
+                "description": study.description,
+                "seed": study.seed,
+                "base_ranks": study.base_ranks,
+                "metric": study.metric,
+                "source": study.source,
+                "text": study.text,
+            },
+        )
         for note in study.notes:
             self.console.print(f"[yellow]note:[/] {escape(note)}")
         todo = self._record_plan()
@@ -85,11 +100,15 @@ class StudyRunner:
                 if previous and has_data:  # keep what was measured, note why it stops here
                     self.store.set_run_status(key, previous["status"], planned.skip_reason)
                 else:
-                    self.store.save_run(planned.run_row("skipped", planned.skip_reason,
-                                                        self.recorder.session_id))
+                    self.store.save_run(
+                        planned.run_row("skipped", planned.skip_reason, self.recorder.session_id)
+                    )
                 self.recorder.outcome.skipped += 1
-                self.console.print(f"[yellow]skipped[/] {escape(planned.config.label)}: "
-                                   f"{escape(planned.skip_reason)}", soft_wrap=True)
+                self.console.print(
+                    f"[yellow]skipped[/] {escape(planned.config.label)}: "
+                    f"{escape(planned.skip_reason)}",
+                    soft_wrap=True,
+                )
                 continue
             status = previous["status"] if previous else "pending"
             if status in ("failed", "timeout") and not self.retry_failed:
@@ -97,9 +116,13 @@ class StudyRunner:
                 self.recorder.count_final(status, planned, reason, resumed=True)
                 continue
             reason = previous.get("reason") if previous and status == "complete" else None
-            self.store.save_run(planned.run_row(
-                "pending" if status in ("failed", "timeout") else status, reason,
-                self.recorder.session_id))
+            self.store.save_run(
+                planned.run_row(
+                    "pending" if status in ("failed", "timeout") else status,
+                    reason,
+                    self.recorder.session_id,
+                )
+            )
             todo.append(planned)
         return todo
 
@@ -107,10 +130,17 @@ class StudyRunner:
         if todo and todo[0].launcher.measure_elsewhere(self.recorder, todo):
             return
         total = sum(self._expected(planned) for planned in todo)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-        with Progress(*columns, console=self.console, transient=True,
-                      disable=not self.console.is_terminal) as progress:
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        )
+        with Progress(
+            *columns, console=self.console, transient=True, disable=not self.console.is_terminal
+        ) as progress:
             task = progress.add_task("study", total=total)
             for planned in todo:
                 progress.update(task, description=escape(_short(planned.config.label)))
@@ -143,13 +173,17 @@ class StudyRunner:
                 values.append(row["fom"])
                 if len(values) > config.repeats.min:  # beyond the planned count: grow the bar
                     progress.update(task, total=progress.tasks[0].total + 1)
-        if (config.profile == "once" and not has_profile(self.store.repetitions(config.key))
-                and self._repetition(planned, "profile", progress, task) is None):
+        if (
+            config.profile == "once"
+            and not has_profile(self.store.repetitions(config.key))
+            and self._repetition(planned, "profile", progress, task) is None
+        ):
             return
         self.recorder.finish(planned, values)
 
-    def _repetition(self, planned: PlannedRun, kind: str, progress: Progress,
-                    task: Any) -> dict[str, Any] | None:
+    def _repetition(
+        self, planned: PlannedRun, kind: str, progress: Progress, task: Any
+    ) -> dict[str, Any] | None:
         """Run once and commit the repetition; None (after recording why) if it failed."""
         config = planned.config
         rep = self.store.next_rep(config.key)
@@ -172,8 +206,12 @@ class StudyRunner:
         started = now()
         watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
         execution = execute(planned.argv, env, scratch, config.timeout, result_seen=watch)
-        measured = {"started": started, "load_before": load_before,
-                    "busy_cores_before": busy_before, "load_after": load_average()}
+        measured = {
+            "started": started,
+            "load_before": load_before,
+            "busy_cores_before": busy_before,
+            "load_after": load_average(),
+        }
         row = self.recorder.record_repetition(planned, kind, rep, execution, measured, profile_file)
         progress.advance(task)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -188,11 +226,17 @@ def _short(label: str, width: int = 48) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-def run_study(study: Study, store_path: Path, stacks: list[Stack],
-              workloads: dict[str, Workload], console: Console, retry_failed: bool = False,
-              command: str = "esmperf study",
-              plan_hook: Callable[[list[PlannedRun]], None] | None = None,
-              slurm: SlurmOptions | None = None) -> Outcome:
+def run_study(
+    study: Study,
+    store_path: Path,
+    stacks: list[Stack],
+    workloads: dict[str, Workload],
+    console: Console,
+    retry_failed: bool = False,
+    command: str = "esmperf study",
+    plan_hook: Callable[[list[PlannedRun]], None] | None = None,
+    slurm: SlurmOptions | None = None,
+) -> Outcome:
     """Plan `study` for this machine and run it into the store at `store_path`: here, in this
     Slurm allocation (srun) or as Slurm jobs (slurm/campaign.py), as `slurm` or the study
     says."""

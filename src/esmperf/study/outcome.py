@@ -74,14 +74,16 @@ def has_profile(reps: list[dict[str, Any]]) -> bool:
     return any(r["kind"] == "profile" and r["status"] == "ok" for r in reps)
 
 
-def classify(execution: Execution, config: Configuration
-              ) -> tuple[str, str | None, dict[str, Any] | None]:
+def classify(
+    execution: Execution, config: Configuration
+) -> tuple[str, str | None, dict[str, Any] | None]:
     """(status, reason, JSON result) of one repetition. The reason says why it failed; for an
     "ok" repetition it is None, or what happened after its result when the program had to be
     killed (stored as killed_after_result)."""
     result = parse_result_line(execution.stdout) if config.fom.source == "json" else None
-    last_error = (execution.program_error or last_message(execution.stderr)
-                  or last_message(execution.stdout))
+    last_error = (
+        execution.program_error or last_message(execution.stderr) or last_message(execution.stdout)
+    )
     if _killed(execution) and _verified_result(result):
         # The measurement is complete and checked; only the teardown went wrong (MPICH 4
         # over TCP sometimes hangs in MPI_Finalize): the figure counts, the kill is kept.
@@ -93,8 +95,11 @@ def classify(execution: Execution, config: Configuration
     verification = (result or {}).get("verification")
     if isinstance(verification, dict) and verification.get("passed") is False:
         norms = json.dumps(verification.get("norms", {}))
-        return "verification_failed", f"verification FAILED ({verification.get('what', '')} " \
-                                      f"{norms})", result
+        return (
+            "verification_failed",
+            f"verification FAILED ({verification.get('what', '')} {norms})",
+            result,
+        )
     if execution.returncode != 0:
         if execution.returncode < 0:
             outcome = f"killed by signal {_signal_name(-execution.returncode)}"
@@ -103,10 +108,16 @@ def classify(execution: Execution, config: Configuration
         return "failed", f"{outcome}" + (f": {last_error}" if last_error else ""), result
     if _fom_value(execution, config, result) is None:
         if config.fom.source == "json":
-            return "failed", "no JSON result line with a figure of merit on stdout " \
-                             "(docs/workloads.md)", None
-        return "failed", f"the figure-of-merit regex {config.fom.regex!r} matched nothing " \
-                         "in the output", None
+            return (
+                "failed",
+                "no JSON result line with a figure of merit on stdout (docs/workloads.md)",
+                None,
+            )
+        return (
+            "failed",
+            f"the figure-of-merit regex {config.fom.regex!r} matched nothing in the output",
+            None,
+        )
     return "ok", None, result
 
 
@@ -114,8 +125,11 @@ def _killed(execution: Execution) -> bool:
     """Stopped from outside: at its timeout, or by a stopping signal (a crash, e.g. SIGSEGV,
     is not a kill and stays a failure even after a result)."""
     code = execution.returncode
-    return (execution.timed_out or execution.ended_after_result
-            or (code is not None and -code in STOPPING_SIGNALS))
+    return (
+        execution.timed_out
+        or execution.ended_after_result
+        or (code is not None and -code in STOPPING_SIGNALS)
+    )
 
 
 def verified_result_line(line: str) -> bool:
@@ -126,20 +140,27 @@ def verified_result_line(line: str) -> bool:
 def _verified_result(result: dict[str, Any] | None) -> bool:
     """A complete JSON result line with a figure of merit whose verification passed."""
     verification = (result or {}).get("verification")
-    return (result is not None and fom_from_result(result) is not None
-            and isinstance(verification, dict) and verification.get("passed") is True)
+    return (
+        result is not None
+        and fom_from_result(result) is not None
+        and isinstance(verification, dict)
+        and verification.get("passed") is True
+    )
 
 
 def _killed_after_result(execution: Execution, config: Configuration) -> str:
     if execution.ended_after_result:
         grace = execute_module.FINALIZE_GRACE
-        return (f"{HUNG_AFTER_RESULT}: ended {grace:g} s after its verified result "
-                "(the finalize grace)")
+        return (
+            f"{HUNG_AFTER_RESULT}: ended {grace:g} s after its verified result (the finalize grace)"
+        )
     if execution.timed_out:
         return f"{HUNG_AFTER_RESULT}: killed at the {config.timeout:g} s timeout"
     assert execution.returncode is not None
-    return (f"killed by signal {_signal_name(-execution.returncode)} after its result (in "
-            "MPI_Finalize or teardown)")
+    return (
+        f"killed by signal {_signal_name(-execution.returncode)} after its result (in "
+        "MPI_Finalize or teardown)"
+    )
 
 
 def _signal_name(number: int) -> str:
@@ -149,9 +170,11 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
-SIMULATOR_CHATTER = re.compile(r"^\[[^\]]*\] |^The simulation took |seconds were actual "
-                               r"computation|^You may want to use sampling|^Execution failed "
-                               r"with code")
+SIMULATOR_CHATTER = re.compile(
+    r"^\[[^\]]*\] |^The simulation took |seconds were actual "
+    r"computation|^You may want to use sampling|^Execution failed "
+    r"with code"
+)
 
 
 def last_message(output: str) -> str:
@@ -159,15 +182,19 @@ def last_message(output: str) -> str:
     says something (not a rule of dashes, not the simulator's chatter), shortened."""
     lines = [" ".join(line.split()) for line in output.splitlines()]
     errors = [line for line in lines if PROGRAM_ERROR.match(line)]
-    said = [line for line in lines if any(c.isalnum() for c in line)
-            and not SIMULATOR_CHATTER.search(line)]
+    said = [
+        line
+        for line in lines
+        if any(c.isalnum() for c in line) and not SIMULATOR_CHATTER.search(line)
+    ]
     for line in errors[-1:] or said[-1:]:
         return line if len(line) <= 200 else line[:199] + "…"
     return ""
 
 
-def _fom_value(execution: Execution, config: Configuration,
-               result: dict[str, Any] | None) -> float | None:
+def _fom_value(
+    execution: Execution, config: Configuration, result: dict[str, Any] | None
+) -> float | None:
     if config.fom.source == "json":
         return fom_from_result(result) if result else None
     if config.fom.source == "regex":
@@ -195,12 +222,16 @@ class Recorder:
         config = planned.config
         summary = stats.summarise(values, config.repeats.confidence)
         note = None
-        if summary.confidence < config.repeats.confidence or \
-                summary.ci_relative_width > config.repeats.ci_width:
-            note = (f"stopped at {summary.n} repetitions (max): the CI is "
-                    f"{summary.ci_relative_width:.1%} of the median at "
-                    f"{summary.confidence:.0%} confidence (target {config.repeats.ci_width:.1%}"
-                    f" at {config.repeats.confidence:.0%})")
+        if (
+            summary.confidence < config.repeats.confidence
+            or summary.ci_relative_width > config.repeats.ci_width
+        ):
+            note = (
+                f"stopped at {summary.n} repetitions (max): the CI is "
+                f"{summary.ci_relative_width:.1%} of the median at "
+                f"{summary.confidence:.0%} confidence (target {config.repeats.ci_width:.1%}"
+                f" at {config.repeats.confidence:.0%})"
+            )
         self.store.set_run_status(config.key, "complete", note)
         self.outcome.complete += 1
         self._report_line(planned, summary)
@@ -214,9 +245,15 @@ class Recorder:
             return profile_dir / f"{config.key}-{rep}.jsonl"
         return None
 
-    def record_repetition(self, planned: PlannedRun, kind: str, rep: int,
-                          execution: Execution, measured: dict[str, Any],
-                          profile_file: Path | None) -> dict[str, Any] | None:
+    def record_repetition(
+        self,
+        planned: PlannedRun,
+        kind: str,
+        rep: int,
+        execution: Execution,
+        measured: dict[str, Any],
+        profile_file: Path | None,
+    ) -> dict[str, Any] | None:
         """Classify and commit one repetition that ran (here or in a Slurm job); None (after
         recording the configuration as failed) if it failed. `measured`: started, load_before,
         busy_cores_before, load_after."""
@@ -224,16 +261,23 @@ class Recorder:
         if planned.simulated:
             execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
         row = {
-            "run_key": config.key, "rep": rep, "kind": kind, "session_id": self.session_id,
-            "elapsed": execution.elapsed, **measured,
+            "run_key": config.key,
+            "rep": rep,
+            "kind": kind,
+            "session_id": self.session_id,
+            "elapsed": execution.elapsed,
+            **measured,
             "oversubscribed": planned.oversubscribed,
-            "stdout": execution.stdout, "stderr": execution.stderr,
-            "exit_code": execution.returncode, "fom_unit": config.fom.unit,
+            "stdout": execution.stdout,
+            "stderr": execution.stderr,
+            "exit_code": execution.returncode,
+            "fom_unit": config.fom.unit,
         }
         status, reason, result = classify(execution, config)
         if config.launcher:  # as the launcher explains a failure (srun's MPI plug-in)
             status, reason = planned.launcher.failure(
-                planned, status, reason, execution.stdout + execution.stderr, result)
+                planned, status, reason, execution.stdout + execution.stderr, result
+            )
         metrics: dict[str, float] = {"elapsed": execution.elapsed}
         if execution.peak_rss is not None:  # for a simulated run: the simulator's cost
             metrics["peak_rss_bytes"] = execution.peak_rss
@@ -243,14 +287,16 @@ class Recorder:
             verification = result.get("verification")
             if isinstance(verification, dict) and "passed" in verification:
                 passed = verification["passed"]  # null: nothing to verify (a folded run)
-                row["verification"] = ("unverified" if passed is None else
-                                       "passed" if passed else "failed")
+                row["verification"] = (
+                    "unverified" if passed is None else "passed" if passed else "failed"
+                )
             fom = result.get("fom")
             if isinstance(fom, dict) and fom.get("unit"):
                 row["fom_unit"] = str(fom["unit"])
             if isinstance(fom, dict) and config.kind == "command" and config.fom.source == "json":
-                self.store.set_run_fom(config.key, row["fom_unit"],
-                                       bool(fom.get("higher_is_better", True)))
+                self.store.set_run_fom(
+                    config.key, row["fom_unit"], bool(fom.get("higher_is_better", True))
+                )
         row["status"] = status
         row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
         row["killed_after_result"] = reason if status == "ok" else None
@@ -274,8 +320,9 @@ class Recorder:
             return None
         return row
 
-    def count_final(self, status: str, planned: PlannedRun, reason: str | None,
-                     resumed: bool = False) -> None:
+    def count_final(
+        self, status: str, planned: PlannedRun, reason: str | None, resumed: bool = False
+    ) -> None:
         if status == "timeout":
             self.outcome.timeout += 1
         else:
@@ -284,8 +331,10 @@ class Recorder:
         self.outcome.failures.append(f"{label}: {reason}")
         prefix = "previously " if resumed else ""
         hint = " (--retry-failed runs it again)" if resumed else ""
-        self.console.print(f"[bold red]{prefix}{status}[/] {escape(label)}: "
-                           f"{escape(reason or '')}{hint}", soft_wrap=True)
+        self.console.print(
+            f"[bold red]{prefix}{status}[/] {escape(label)}: {escape(reason or '')}{hint}",
+            soft_wrap=True,
+        )
 
     def _report_line(self, planned: PlannedRun, summary: stats.Summary) -> None:
         config = planned.config
@@ -294,10 +343,16 @@ class Recorder:
         flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
         if planned.simulated:
             flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
-        spread = (f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, "
-                  f"n={summary.n}" if summary.n > 1 else "one run: no CI")
+        spread = (
+            f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, n={summary.n}"
+            if summary.n > 1
+            else "one run: no CI"
+        )
         killed = killed_after_result_text(self.store.repetitions(config.key))
         killed = f"; [yellow]{escape(killed)}: their figures count[/]" if killed else ""
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
-            f"({spread}){flag}{killed}", soft_wrap=True, highlight=False)
+            f"({spread}){flag}{killed}",
+            soft_wrap=True,
+            highlight=False,
+        )

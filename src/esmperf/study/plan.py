@@ -22,8 +22,20 @@ from esmperf.study.configuration import Configuration, Study, StudyError
 from esmperf.workloads import Workload, not_built_reason
 
 # Variables that tune an MPI library or the profiler: recorded with every run.
-KNOB_PREFIXES = ("ESM_", "OMPI_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "UCX_", "FI_",
-                 "I_MPI_", "PSP_", "HYDRA_", "ESMPROF_")
+KNOB_PREFIXES = (
+    "ESM_",
+    "OMPI_",
+    "PRTE_MCA_",
+    "PMIX_MCA_",
+    "MPIR_CVAR_",
+    "MPICH_",
+    "UCX_",
+    "FI_",
+    "I_MPI_",
+    "PSP_",
+    "HYDRA_",
+    "ESMPROF_",
+)
 PLACEHOLDERS = ("ranks", "nodes", "size", "steps", "stack", "build", "scratch", "mpirun")
 
 
@@ -68,53 +80,90 @@ class PlannedRun:
     def run_row(self, status: str, reason: str | None, session_id: int) -> dict[str, Any]:
         config = self.config
         return {
-            "run_key": config.key, "series": config.series, "position": self.position,
-            "matrix": config.matrix, "label": config.label, "kind": config.kind,
-            "workload": config.workload, "size": config.size, "steps": config.steps,
-            "ranks": config.ranks, "ranks_per_node": config.ranks_per_node,
-            "nodes": self.nodes, "stack": config.stack, "mpi_library": self.mpi_library,
-            "knobs": dict(config.knobs), "options": dict(config.options),
-            "env": dict(config.env), "knob_env": self.knob_env,
-            "launcher_args": list(self.launcher_args), "argv": self.argv,
-            "fom_source": config.fom.source, "fom_unit": config.fom.unit,
-            "higher_is_better": config.fom.higher_is_better, "profile": config.profile,
-            "timeout": config.timeout, "repeats": vars(config.repeats), "cores": self.cores,
-            "oversubscribed": self.oversubscribed, "status": status, "reason": reason,
-            "identity": config.identity(), "session_id": session_id,
+            "run_key": config.key,
+            "series": config.series,
+            "position": self.position,
+            "matrix": config.matrix,
+            "label": config.label,
+            "kind": config.kind,
+            "workload": config.workload,
+            "size": config.size,
+            "steps": config.steps,
+            "ranks": config.ranks,
+            "ranks_per_node": config.ranks_per_node,
+            "nodes": self.nodes,
+            "stack": config.stack,
+            "mpi_library": self.mpi_library,
+            "knobs": dict(config.knobs),
+            "options": dict(config.options),
+            "env": dict(config.env),
+            "knob_env": self.knob_env,
+            "launcher_args": list(self.launcher_args),
+            "argv": self.argv,
+            "fom_source": config.fom.source,
+            "fom_unit": config.fom.unit,
+            "higher_is_better": config.fom.higher_is_better,
+            "profile": config.profile,
+            "timeout": config.timeout,
+            "repeats": vars(config.repeats),
+            "cores": self.cores,
+            "oversubscribed": self.oversubscribed,
+            "status": status,
+            "reason": reason,
+            "identity": config.identity(),
+            "session_id": session_id,
             "launched_by": self.slurm.launcher,
         }
 
 
-def plan_study(study: Study, stacks: list[Stack], workloads: dict[str, Workload],
-               store_path: Path, cores: int | None = None,
-               slurm: SlurmOptions | None = None) -> list[PlannedRun]:
+def plan_study(
+    study: Study,
+    stacks: list[Stack],
+    workloads: dict[str, Workload],
+    store_path: Path,
+    cores: int | None = None,
+    slurm: SlurmOptions | None = None,
+) -> list[PlannedRun]:
     """`slurm`: how runs are launched (default: the study's [slurm] table, local unless it
     says otherwise); on Slurm a run has a core per rank (cores = ranks)."""
     slurm = slurm or study.slurm
     cores = cores or usable_cores()
     by_id = {stack.id: stack for stack in stacks}
     directory = results_dir(Path(store_path).absolute())
-    return [_plan(config, position, by_id, workloads, directory, cores, slurm)
-            for position, config in enumerate(study.configurations)]
+    return [
+        _plan(config, position, by_id, workloads, directory, cores, slurm)
+        for position, config in enumerate(study.configurations)
+    ]
 
 
-def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
-          workloads: dict[str, Workload], directory: Path, here: int,
-          slurm: SlurmOptions) -> PlannedRun:
+def _plan(
+    config: Configuration,
+    position: int,
+    stacks: dict[str, Stack],
+    workloads: dict[str, Workload],
+    directory: Path,
+    here: int,
+    slurm: SlurmOptions,
+) -> PlannedRun:
     launcher = launcher_for(slurm.launcher, simulated=config.stack == SMPI)
     cores = launcher.cores(config.ranks, here) if launcher else config.ranks
-    planned = PlannedRun(config, position, cores=cores,
-                         scratch=directory / "scratch" / config.key, slurm=slurm)
+    planned = PlannedRun(
+        config, position, cores=cores, scratch=directory / "scratch" / config.key, slurm=slurm
+    )
     if launcher is None:
-        planned.skip_reason = (f"the {config.stack} stack simulates a cluster on one machine: "
-                               f"run it with --launcher {' or '.join(simulated_launchers())}")
+        planned.skip_reason = (
+            f"the {config.stack} stack simulates a cluster on one machine: "
+            f"run it with --launcher {' or '.join(simulated_launchers())}"
+        )
         return planned
     planned.launcher = launcher
     stack = stacks.get(config.stack)
     if config.stack != "none" and stack is None:
         fix = "`make setup-more-mpi`" if config.stack.endswith("-pypi") else "`make setup`"
-        planned.skip_reason = (f"MPI stack {config.stack} is not installed here (see `esmperf "
-                               f"stacks`; {fix} installs it)")
+        planned.skip_reason = (
+            f"MPI stack {config.stack} is not installed here (see `esmperf "
+            f"stacks`; {fix} installs it)"
+        )
         return planned
     planned.stack = stack
     env = _clean_environment()
@@ -122,8 +171,14 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
         planned.mpi_library = library_name(stack.version)
         env = run_environment(stack, env)
         try:
-            setting = knob_setting(stack, dict(config.knobs), config.ranks, cores,
-                                   config.ranks_per_node, directory / "platforms")
+            setting = knob_setting(
+                stack,
+                dict(config.knobs),
+                config.ranks,
+                cores,
+                config.ranks_per_node,
+                directory / "platforms",
+            )
         except Unsupported as reason:
             planned.skip_reason = f"unsupported knob on {stack.id}: {reason}"
             return planned
@@ -144,17 +199,20 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
         if config.profile != "off":
             library = profiler_path(stack)
             if not library.is_file():
-                planned.skip_reason = (f"the profiler is not built for {stack.id} ({library} is "
-                                       f"missing): run `make build`")
+                planned.skip_reason = (
+                    f"the profiler is not built for {stack.id} ({library} is "
+                    f"missing): run `make build`"
+                )
                 return planned
             planned.profiler = library
     elif config.knobs:
-        planned.skip_reason = "knobs need an MPI stack (stack \"none\" has no MPI)"
+        planned.skip_reason = 'knobs need an MPI stack (stack "none" has no MPI)'
         return planned
     env.update(dict(config.env))
     planned.env = env
-    planned.knob_env = {key: value for key, value in sorted(env.items())
-                        if key.startswith(KNOB_PREFIXES)}
+    planned.knob_env = {
+        key: value for key, value in sorted(env.items()) if key.startswith(KNOB_PREFIXES)
+    }
     try:
         planned.argv = _argv(config, planned, workloads)
     except NotRunnable as reason:
@@ -162,8 +220,9 @@ def _plan(config: Configuration, position: int, stacks: dict[str, Stack],
     return planned
 
 
-def _fold_check(config: Configuration, workloads: dict[str, Workload],
-                env: dict[str, str]) -> str | None:
+def _fold_check(
+    config: Configuration, workloads: dict[str, Workload], env: dict[str, str]
+) -> str | None:
     """Folding only for the workloads that fold: fold = auto leaves the others unfolded,
     fold = on is a reason not to run them."""
     if "ESM_FOLD" not in env:
@@ -172,8 +231,10 @@ def _fold_check(config: Configuration, workloads: dict[str, Workload],
     if workload is not None and workload.folds:
         return None
     if dict(config.knobs).get("fold") == "on":
-        return (f"{config.workload} does not fold (folding needs `folds = true` in a workload "
-                "manifest, docs/simulate.md): use fold = off or auto")
+        return (
+            f"{config.workload} does not fold (folding needs `folds = true` in a workload "
+            "manifest, docs/simulate.md): use fold = off or auto"
+        )
     del env["ESM_FOLD"]
     return None
 
@@ -189,8 +250,7 @@ def _clean_environment() -> dict[str, str]:
 
 def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workload]) -> list[str]:
     stack = planned.stack
-    launcher = (planned.launcher.command(planned)
-                if stack is not None and config.launcher else [])
+    launcher = planned.launcher.command(planned) if stack is not None and config.launcher else []
     if config.kind == "workload":
         workload = workloads[config.workload]
         assert stack is not None
@@ -203,9 +263,13 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
             program += [f"--{name}", value]
         return launcher + program
     values = {
-        "ranks": str(config.ranks), "nodes": str(config.nodes), "size": config.size or "",
-        "steps": "" if config.steps is None else str(config.steps), "stack": config.stack,
-        "build": str(build_root() / config.stack), "scratch": str(planned.scratch),
+        "ranks": str(config.ranks),
+        "nodes": str(config.nodes),
+        "size": config.size or "",
+        "steps": "" if config.steps is None else str(config.steps),
+        "stack": config.stack,
+        "build": str(build_root() / config.stack),
+        "scratch": str(planned.scratch),
         "mpirun": str(stack.mpirun) if stack else "",
     }
     program = []
@@ -216,7 +280,8 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
             raise StudyError(
                 f"command {' '.join(config.command)!r}: bad placeholder ({error}); the "
                 f"placeholders are {', '.join('{' + name + '}' for name in PLACEHOLDERS)} "
-                "(write {{ and }} for literal braces)") from None
+                "(write {{ and }} for literal braces)"
+            ) from None
     program[0] = _program_path(program[0])
     return launcher + program
 
