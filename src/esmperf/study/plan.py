@@ -292,7 +292,7 @@ def _program_path(program: str) -> str:
         if not found:
             raise NotRunnable(f"program not found: {program} (not on PATH)")
         return program
-    path = Path(program).expanduser().absolute()
+    path = Path(os.path.normpath(Path(program).expanduser().absolute()))  # {build}/../.. too
     if not path.is_file():
         hint = ": run `make build`" if path.is_relative_to(build_root()) else ""
         raise NotRunnable(f"program not found: {path}{hint}")
