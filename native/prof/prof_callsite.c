@@ -9,12 +9,12 @@
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "prof_json.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
@@ -155,43 +155,6 @@ void esm_callsites_reset(void)
 
 /* ------------------------------------------------------------ output */
 
-typedef struct jbuf {
-    char *p;
-    size_t len, cap;
-} jbuf;
-
-static void jput(jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void jput(jbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (b->p && (size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        b->cap = 2 * (b->cap + (size_t)n + 64);
-        b->p = realloc(b->p, b->cap);
-    }
-}
-
-static void jstring(jbuf *b, const char *s)
-{
-    jput(b, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            jput(b, "\\%c", ch);
-        else if (ch < 0x20)
-            jput(b, "\\u%04x", ch);
-        else
-            jput(b, "%c", ch);
-    }
-    jput(b, "\"");
-}
-
 #define MAX_OBJECTS 256
 
 typedef struct objects {
@@ -248,35 +211,36 @@ char *esm_callsites_json(void)
         }
     }
     objects objs = {0};
-    jbuf b = {0};
-    jput(&b, "{\"depth\":%d,\"ns_per_call\":%.3f,\"sites\":[", depth, esm_callsite_ns_per_call);
+    esm_json b = {0};
+    esm_json_put(&b, "{\"depth\":%d,\"ns_per_call\":%.3f,\"sites\":[", depth,
+                 esm_callsite_ns_per_call);
     int first = 1;
     for (size_t i = 0; i < merged.cap; i++) {
         const site *s = &merged.s[i];
         if (!s->hash)
             continue;
-        jput(&b, "%s{\"function\":\"%s\",\"frames\":[", first ? "" : ",",
-             esm_function_names[s->fid]);
+        esm_json_put(&b, "%s{\"function\":\"%s\",\"frames\":[", first ? "" : ",",
+                     esm_function_names[s->fid]);
         for (int k = 0; k < depth && s->pc[k]; k++) {
             uintptr_t offset;
             int obj = object_of(&objs, s->pc[k], &offset);
-            jput(&b, "%s[%d,%llu]", k ? "," : "", obj, (unsigned long long)offset);
+            esm_json_put(&b, "%s[%d,%llu]", k ? "," : "", obj, (unsigned long long)offset);
         }
-        jput(&b, "],\"calls\":%llu,\"time\":%.9g,\"sent\":%llu,\"recv\":%llu}",
-             (unsigned long long)s->calls, (double)s->ticks / esm_ticks_per_second,
-             (unsigned long long)s->sent, (unsigned long long)s->recv);
+        esm_json_put(&b, "],\"calls\":%llu,\"time\":%.9g,\"sent\":%llu,\"recv\":%llu}",
+                     (unsigned long long)s->calls, (double)s->ticks / esm_ticks_per_second,
+                     (unsigned long long)s->sent, (unsigned long long)s->recv);
         first = 0;
     }
-    jput(&b, "],\"objects\":[");
+    esm_json_put(&b, "],\"objects\":[");
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     for (int i = 0; i < objs.n; i++) {
-        jput(&b, "%s{\"path\":", i ? "," : "");
-        jstring(&b, objs.path[i][0] ? objs.path[i] : exe);
-        jput(&b, ",\"base\":%llu}", (unsigned long long)(uintptr_t)objs.base[i]);
+        esm_json_put(&b, "%s{\"path\":", i ? "," : "");
+        esm_json_string(&b, objs.path[i][0] ? objs.path[i] : exe);
+        esm_json_put(&b, ",\"base\":%llu}", (unsigned long long)(uintptr_t)objs.base[i]);
     }
-    jput(&b, "]}");
+    esm_json_put(&b, "]}");
     free(merged.s);
     return b.p;
 }

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "prof_bind.h"
 #include "prof_files.h"
+#include "prof_json.h"
 #include "prof_hooks.h"
 #include "prof_region.h"
 #include "prof_state.h"
@@ -21,51 +21,13 @@
 
 extern char **environ;
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (b->p && (size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        b->cap = 2 * (b->cap + (size_t)n + 64);
-        b->p = realloc(b->p, b->cap);
-        if (!b->p)
-            abort();
-    }
-}
-
-static void put_string(sbuf *b, const char *s)
-{
-    put(b, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            put(b, "\\%c", ch);
-        else if (ch < 0x20)
-            put(b, "\\u%04x", ch);
-        else
-            put(b, "%c", ch);
-    }
-    put(b, "\"");
-}
-
 static void put_str_cb(void *b, const char *s)
 {
-    put_string(b, s);
+    esm_json_string(b, s);
 }
 static void put_raw_cb(void *b, const char *s)
 {
-    put(b, "%s", s);
+    esm_json_put(b, "%s", s);
 }
 
 static double seconds(uint64_t ticks)
@@ -75,7 +37,7 @@ static double seconds(uint64_t ticks)
 
 /* ------------------------------------------------------------ header */
 
-static void put_command(sbuf *b)
+static void put_command(esm_json *b)
 {
     char buf[65536];
     FILE *f = fopen("/proc/self/cmdline", "r");
@@ -83,12 +45,12 @@ static void put_command(sbuf *b)
     if (f)
         fclose(f);
     buf[n] = 0;
-    put(b, "[");
+    esm_json_put(b, "[");
     for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
-        put(b, i ? "," : "");
-        put_string(b, buf + i);
+        esm_json_put(b, i ? "," : "");
+        esm_json_string(b, buf + i);
     }
-    put(b, "]");
+    esm_json_put(b, "]");
 }
 
 /* Environment variables that tune the MPI library or the profiler; launcher bookkeeping
@@ -110,23 +72,23 @@ static int is_knob(const char *var)
     return 0;
 }
 
-static void put_knobs(sbuf *b)
+static void put_knobs(esm_json *b)
 {
     int first = 1;
-    put(b, "{");
+    esm_json_put(b, "{");
     for (char **e = environ; *e; e++) {
         const char *eq = strchr(*e, '=');
         if (!eq || !is_knob(*e))
             continue;
         char key[256];
         snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-        put(b, first ? "" : ",");
-        put_string(b, key);
-        put(b, ":");
-        put_string(b, eq + 1);
+        esm_json_put(b, first ? "" : ",");
+        esm_json_string(b, key);
+        esm_json_put(b, ":");
+        esm_json_string(b, eq + 1);
         first = 0;
     }
-    put(b, "}");
+    esm_json_put(b, "}");
 }
 
 static const char *thread_level_name(int level)
@@ -144,70 +106,74 @@ static const char *thread_level_name(int level)
 }
 
 /* The MPI library the profiler bound to, and the calls it exports that are not wrapped. */
-static void put_binding(sbuf *b)
+static void put_binding(esm_json *b)
 {
     const esm_binding *m = &esm_mpi_binding;
-    put(b, ",\"mpi_binding\":{\"library\":");
-    put_string(b, m->library);
-    put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d", m->promoted ? "true" : "false",
-        m->exported, ESM_NFUNC + 4); /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
+    esm_json_put(b, ",\"mpi_binding\":{\"library\":");
+    esm_json_string(b, m->library);
+    esm_json_put(b, ",\"loaded_locally\":%s,\"exported\":%d,\"wrapped\":%d",
+                 m->promoted ? "true" : "false", m->exported,
+                 ESM_NFUNC + 4); /* + the hand-written Init, Init_thread, Finalize, Pcontrol */
     for (int pass = 0; pass < 2; pass++) {
-        put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
+        esm_json_put(b, pass ? ",\"unwrapped_local\":[" : ",\"unwrapped_communicating\":[");
         for (int i = 0, first = 1; i < m->nunwrapped; i++) {
             if (esm_communicates(m->unwrapped[i]) == pass)
                 continue;
-            put(b, first ? "" : ",");
-            put_string(b, m->unwrapped[i]);
+            esm_json_put(b, first ? "" : ",");
+            esm_json_string(b, m->unwrapped[i]);
             first = 0;
         }
-        put(b, "]");
+        esm_json_put(b, "]");
     }
-    put(b, "}");
+    esm_json_put(b, "}");
 }
 
-static void put_header(sbuf *b, const char *state)
+static void put_header(esm_json *b, const char *state)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0;
     PMPI_Get_library_version(version, &len);
     const esm_fortran_check *fc = &esm_run_info.fortran;
-    put(b,
-        "{\"format\":\"esmperf-profile\",\"version\":%d,\"state\":\"%s\",\"ranks\":%d,"
-        "\"start_epoch\":%.6f,\"command\":",
-        PROFILE_VERSION, state, esm_world_size, esm_run_info.init_epoch);
+    esm_json_put(b,
+                 "{\"format\":\"esmperf-profile\",\"version\":%d,\"state\":\"%s\",\"ranks\":%d,"
+                 "\"start_epoch\":%.6f,\"command\":",
+                 PROFILE_VERSION, state, esm_world_size, esm_run_info.init_epoch);
     put_command(b);
-    put(b, ",\"mpi_library\":");
-    put_string(b, version);
+    esm_json_put(b, ",\"mpi_library\":");
+    esm_json_string(b, version);
 #ifdef OPEN_MPI
-    put(b, ",\"abi\":\"openmpi\"");
+    esm_json_put(b, ",\"abi\":\"openmpi\"");
 #else
-    put(b, ",\"abi\":\"mpich\"");
+    esm_json_put(b, ",\"abi\":\"mpich\"");
 #endif
-    put(b,
+    esm_json_put(
+        b,
         ",\"profiler\":{\"version\":\"%s\",\"bin_width\":%.9g,\"max_bins\":%d,\"hist_buckets\":%d}",
         ESMPROF_VERSION, seconds(esm_base_bin_ticks), ESM_MAX_BINS, ESM_HIST_BUCKETS);
-    put(b, ",\"knobs\":");
+    esm_json_put(b, ",\"knobs\":");
     put_knobs(b);
-    put(b,
+    esm_json_put(
+        b,
         ",\"fortran\":{\"bindings_loaded\":%s,\"wrappers_reached\":%s,\"library_calls_c_layer\":%s",
         fc->bindings_loaded ? "true" : "false", fc->wrappers_reached ? "true" : "false",
         fc->library_calls_c_layer ? "true" : "false");
     if (fc->bindings_loaded && !fc->wrappers_reached)
-        put(b,
+        esm_json_put(
+            b,
             ",\"warning\":\"the MPI library's Fortran bindings do not reach the profiler's Fortran "
             "wrappers (static linking or direct binding?): Fortran MPI calls are not counted\"");
-    put(b, "},\"thread_level\":\"%s\"", thread_level_name(esm_run_info.thread_level));
+    esm_json_put(b, "},\"thread_level\":\"%s\"", thread_level_name(esm_run_info.thread_level));
     esm_spawn_header(put_str_cb, put_raw_cb, b);
     put_binding(b);
-    put(b, "}\n");
+    esm_json_put(b, "}\n");
 }
 
 /* ------------------------------------------------------------ rank line */
 
-static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
+static void put_calls(esm_json *b, uint64_t *total_calls, uint64_t *mpi_ticks)
 {
     int first = 1;
-    put(b, "\"calls\":{");
+    esm_json_put(b, "\"calls\":{");
     for (int fid = 0; fid < ESM_NFUNC; fid++) {
         esm_fstat m = {0};
         for (esm_thread *t = esm_threads; t; t = t->next) {
@@ -229,31 +195,32 @@ static void put_calls(sbuf *b, uint64_t *total_calls, uint64_t *mpi_ticks)
             continue;
         *total_calls += m.calls;
         *mpi_ticks += m.ticks;
-        put(b,
-            "%s\"%s\":{\"calls\":%llu,\"time\":%.9g,\"time_min\":%.9g,\"time_max\":%.9g,"
-            "\"sent\":%llu,\"recv\":%llu,\"hist\":[",
-            first ? "" : ",", esm_function_names[fid], (unsigned long long)m.calls,
-            seconds(m.ticks), seconds(m.tmin), seconds(m.tmax), (unsigned long long)m.sent,
-            (unsigned long long)m.recv);
+        esm_json_put(b,
+                     "%s\"%s\":{\"calls\":%llu,\"time\":%.9g,\"time_min\":%.9g,\"time_max\":%.9g,"
+                     "\"sent\":%llu,\"recv\":%llu,\"hist\":[",
+                     first ? "" : ",", esm_function_names[fid], (unsigned long long)m.calls,
+                     seconds(m.ticks), seconds(m.tmin), seconds(m.tmax), (unsigned long long)m.sent,
+                     (unsigned long long)m.recv);
         int hfirst = 1;
         for (int k = 0; k < ESM_HIST_BUCKETS; k++) {
             if (m.hist[k]) {
-                put(b, "%s[%d,%llu]", hfirst ? "" : ",", k, (unsigned long long)m.hist[k]);
+                esm_json_put(b, "%s[%d,%llu]", hfirst ? "" : ",", k, (unsigned long long)m.hist[k]);
                 hfirst = 0;
             }
         }
-        put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}",
-            (unsigned long long)(m.calls - m.calls_fortran), (unsigned long long)m.calls_fortran);
+        esm_json_put(b, "],\"lang\":{\"c\":%llu,\"fortran\":%llu}",
+                     (unsigned long long)(m.calls - m.calls_fortran),
+                     (unsigned long long)m.calls_fortran);
         if (m.recv_wait_calls)
-            put(b, ",\"recv_wait\":[%llu,%.9g]", (unsigned long long)m.recv_wait_calls,
-                seconds(m.recv_wait_ticks));
-        put(b, "}");
+            esm_json_put(b, ",\"recv_wait\":[%llu,%.9g]", (unsigned long long)m.recv_wait_calls,
+                         seconds(m.recv_wait_ticks));
+        esm_json_put(b, "}");
         first = 0;
     }
-    put(b, "}");
+    esm_json_put(b, "}");
 }
 
-static void put_peers(sbuf *b)
+static void put_peers(esm_json *b)
 {
     esm_peer *all = calloc((size_t)esm_world_size, sizeof *all);
     for (esm_thread *t = esm_threads; t; t = t->next) {
@@ -270,19 +237,19 @@ static void put_peers(sbuf *b)
     }
     for (int dir = 0; dir < 2; dir++) {
         int first = 1;
-        put(b, dir ? ",\"recv\":{" : "\"peers\":{\"sent\":{");
+        esm_json_put(b, dir ? ",\"recv\":{" : "\"peers\":{\"sent\":{");
         for (int r = 0; r < esm_world_size; r++) {
             uint64_t bytes = dir ? all[r].recv : all[r].sent,
                      msgs = dir ? all[r].recv_msgs : all[r].sent_msgs;
             if (msgs) {
-                put(b, "%s\"%d\":[%llu,%llu]", first ? "" : ",", r, (unsigned long long)bytes,
-                    (unsigned long long)msgs);
+                esm_json_put(b, "%s\"%d\":[%llu,%llu]", first ? "" : ",", r,
+                             (unsigned long long)bytes, (unsigned long long)msgs);
                 first = 0;
             }
         }
-        put(b, "}");
+        esm_json_put(b, "}");
     }
-    put(b, "}");
+    esm_json_put(b, "}");
     free(all);
 }
 
@@ -300,9 +267,9 @@ static const char *created_by_name(int created_by)
     }
 }
 
-static void put_comms(sbuf *b)
+static void put_comms(esm_json *b)
 {
-    put(b, "\"comms\":[");
+    esm_json_put(b, "\"comms\":[");
     for (int id = 0, first = 1; id < esm_comm_count(); id++) {
         esm_commstat m = {0};
         for (esm_thread *t = esm_threads; t; t = t->next) {
@@ -313,17 +280,17 @@ static void put_comms(sbuf *b)
             }
         }
         const esm_comm *c = esm_comm_get(id);
-        put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", first ? "" : ",", id, c->size);
-        put_string(b, c->name);
-        put(b, ",\"created_by\":\"%s\",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
-            created_by_name(c->created_by), (unsigned long long)m.calls, seconds(m.ticks),
-            (unsigned long long)m.bytes);
+        esm_json_put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", first ? "" : ",", id, c->size);
+        esm_json_string(b, c->name);
+        esm_json_put(b, ",\"created_by\":\"%s\",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
+                     created_by_name(c->created_by), (unsigned long long)m.calls, seconds(m.ticks),
+                     (unsigned long long)m.bytes);
         first = 0;
     }
-    put(b, "]");
+    esm_json_put(b, "]");
 }
 
-static void put_io(sbuf *b)
+static void put_io(esm_json *b)
 {
     esm_iostat m[2] = {{0}};
     for (esm_thread *t = esm_threads; t; t = t->next) {
@@ -333,35 +300,37 @@ static void put_io(sbuf *b)
             m[k].ticks += t->io[k].ticks;
         }
     }
-    put(b,
-        "\"io\":{\"write\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g},"
-        "\"read\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g}}",
-        (unsigned long long)m[0].calls, (unsigned long long)m[0].bytes, seconds(m[0].ticks),
-        (unsigned long long)m[1].calls, (unsigned long long)m[1].bytes, seconds(m[1].ticks));
+    esm_json_put(b,
+                 "\"io\":{\"write\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g},"
+                 "\"read\":{\"calls\":%llu,\"bytes\":%llu,\"time\":%.9g}}",
+                 (unsigned long long)m[0].calls, (unsigned long long)m[0].bytes,
+                 seconds(m[0].ticks), (unsigned long long)m[1].calls,
+                 (unsigned long long)m[1].bytes, seconds(m[1].ticks));
 }
 
 /* Files with I/O: POSIX and stdio, writes and reads: [calls, bytes, seconds] each. */
-static void put_files(sbuf *b)
+static void put_files(esm_json *b)
 {
     static const char *names[] = {"write", "read", "stdio_write", "stdio_read"};
-    put(b, "\"files\":[");
+    esm_json_put(b, "\"files\":[");
     for (int f = 0, first = 1; f < esm_file_count(); f++) {
         const esm_file_stat *s = esm_file_stats(f);
         if (!s[0].calls && !s[1].calls && !s[2].calls && !s[3].calls)
             continue;
-        put(b, first ? "{\"name\":" : ",{\"name\":");
-        put_string(b, esm_file_name(f));
+        esm_json_put(b, first ? "{\"name\":" : ",{\"name\":");
+        esm_json_string(b, esm_file_name(f));
         for (int k = 0; k < 4; k++)
             if (s[k].calls)
-                put(b, ",\"%s\":[%llu,%llu,%.9g]", names[k], (unsigned long long)s[k].calls,
-                    (unsigned long long)s[k].bytes, seconds(s[k].ticks));
-        put(b, "}");
+                esm_json_put(b, ",\"%s\":[%llu,%llu,%.9g]", names[k],
+                             (unsigned long long)s[k].calls, (unsigned long long)s[k].bytes,
+                             seconds(s[k].ticks));
+        esm_json_put(b, "}");
         first = 0;
     }
-    put(b, "]");
+    esm_json_put(b, "]");
 }
 
-static void put_bins(sbuf *b)
+static void put_bins(esm_json *b)
 {
     uint64_t width = esm_base_bin_ticks;
     for (esm_thread *t = esm_threads; t; t = t->next)
@@ -384,25 +353,25 @@ static void put_bins(sbuf *b)
     uint64_t span = esm_run_info.final_ticks - esm_t0;
     int n = (int)(span / width) + 1;
     n = n < ESM_MAX_BINS ? n : ESM_MAX_BINS;
-    put(b, "\"bins\":{\"width\":%.9g", seconds(width));
+    esm_json_put(b, "\"bins\":{\"width\":%.9g", seconds(width));
     static const char *names[] = {"mpi_time", "calls",   "sent",   "recv",
                                   "io_write", "io_read", "io_time"};
     for (int field = 0; field < 7; field++) {
-        put(b, ",\"%s\":[", names[field]);
+        esm_json_put(b, ",\"%s\":[", names[field]);
         for (int i = 0; i < n; i++) {
             const uint64_t *v = &m[i].mpi_ticks; /* fields in the order of names[] */
             if (field == 0 || field == 6)
-                put(b, "%s%.6g", i ? "," : "", seconds(v[field]));
+                esm_json_put(b, "%s%.6g", i ? "," : "", seconds(v[field]));
             else
-                put(b, "%s%llu", i ? "," : "", (unsigned long long)v[field]);
+                esm_json_put(b, "%s%llu", i ? "," : "", (unsigned long long)v[field]);
         }
-        put(b, "]");
+        esm_json_put(b, "]");
     }
-    put(b, "}");
+    esm_json_put(b, "}");
     free(m);
 }
 
-static void put_rank(sbuf *b, const char *partial)
+static void put_rank(esm_json *b, const char *partial)
 {
     char host[256] = "";
     uint64_t calls = 0, mpi_ticks = 0;
@@ -412,40 +381,41 @@ static void put_rank(sbuf *b, const char *partial)
 #else
     gethostname(host, sizeof host - 1);
 #endif
-    put(b, "{\"rank\":%d,", esm_world_rank);
+    esm_json_put(b, "{\"rank\":%d,", esm_world_rank);
     if (partial)
-        put(b, "\"partial\":\"%s\",", partial);
-    put(b, "\"host\":");
-    put_string(b, host);
-    put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(), esm_run_info.init_epoch,
-        seconds(esm_run_info.final_ticks - esm_run_info.init_ticks));
+        esm_json_put(b, "\"partial\":\"%s\",", partial);
+    esm_json_put(b, "\"host\":");
+    esm_json_string(b, host);
+    esm_json_put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(),
+                 esm_run_info.init_epoch,
+                 seconds(esm_run_info.final_ticks - esm_run_info.init_ticks));
     put_calls(b, &calls, &mpi_ticks);
-    put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks));
+    esm_json_put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks));
     put_peers(b);
-    put(b, ",");
+    esm_json_put(b, ",");
     put_comms(b);
-    put(b, ",");
+    esm_json_put(b, ",");
     put_io(b);
-    put(b, ",");
+    esm_json_put(b, ",");
     put_files(b);
-    put(b, ",");
+    esm_json_put(b, ",");
     esm_region_json(put_raw_cb, b, esm_run_info.final_ticks);
-    put(b, ",");
+    esm_json_put(b, ",");
     put_bins(b);
     char *sites = esm_callsites_json();
     if (sites)
-        put(b, ",\"callsites\":%s", sites);
+        esm_json_put(b, ",\"callsites\":%s", sites);
     free(sites);
-    put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
-        esm_run_info.ns_per_call, (unsigned long long)calls,
-        1e-9 * esm_run_info.ns_per_call * (double)calls);
+    esm_json_put(b, ",\"overhead\":{\"ns_per_call\":%.3f,\"calls\":%llu,\"seconds\":%.9g}}\n",
+                 esm_run_info.ns_per_call, (unsigned long long)calls,
+                 1e-9 * esm_run_info.ns_per_call * (double)calls);
 }
 
 /* This rank's line as recorded so far, marked partial (why: a signal's name or "snapshot"); the
  * caller frees it. Makes no MPI call (the signal helper thread uses it). */
 char *esm_rank_line(const char *partial, size_t *len)
 {
-    sbuf b = {0};
+    esm_json b = {0};
     esm_run_info.final_ticks = esm_now(); /* finalize sets it again */
     put_rank(&b, partial);
     *len = b.len;
@@ -485,7 +455,7 @@ void esm_write_running_marker(void)
 {
     if (esm_world_rank != 0)
         return;
-    sbuf b = {0};
+    esm_json b = {0};
     put_header(&b, "running");
     int fd = open(esm_run_info.out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || !write_all(fd, b.p, b.len, 0))
@@ -524,12 +494,12 @@ void esm_write_profile(MPI_Comm comm)
     PMPI_Bcast(esm_run_info.out_path, sizeof esm_run_info.out_path, MPI_CHAR, 0, comm);
     char part[sizeof esm_run_info.out_path + 8];
     snprintf(part, sizeof part, "%s.part", esm_run_info.out_path);
-    sbuf b = {0};
+    esm_json b = {0};
     if (esm_world_rank == 0)
         put_header(&b, "complete");
     put_rank(&b, NULL);
     if (esm_world_rank == esm_world_size - 1)
-        put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
+        esm_json_put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
     long long offset = exclusive_sum((long long)b.len, comm);
     int fd = -1;
     if (esm_world_rank == 0)
