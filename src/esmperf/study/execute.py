@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,11 +45,14 @@ def execute(
     cwd: Path,
     timeout: float,
     result_seen: Callable[[str], bool] | None = None,
+    stop: threading.Event | None = None,
 ) -> Execution:
     """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
     every rank), keeping the output so far. `result_seen(line)`: whether a line of stdout is
     the program's verified result; after the first such line the run has FINALIZE_GRACE
-    seconds left, then it is ended (ended_after_result)."""
+    seconds left, then it is ended (ended_after_result). `stop`: when set (from another
+    thread: a study stopped while runs go side by side), the group is ended and
+    KeyboardInterrupt raised, as on Ctrl-C."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
@@ -67,7 +71,7 @@ def execute(
         peak_rss = None
         watch = _ResultWatch(out, result_seen) if result_seen else None
         try:
-            peak_rss = _wait(process, started + timeout, watch)
+            peak_rss = _wait(process, started + timeout, watch, stop)
         except subprocess.TimeoutExpired:
             ended = watch is not None and watch.shortened
             timed_out = not ended
@@ -113,7 +117,10 @@ class _ResultWatch:
 
 
 def _wait(
-    process: subprocess.Popen[bytes], deadline: float, watch: _ResultWatch | None = None
+    process: subprocess.Popen[bytes],
+    deadline: float,
+    watch: _ResultWatch | None = None,
+    stop: threading.Event | None = None,
 ) -> float:
     """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
     when `watch` sees one (TimeoutExpired after it); return the peak resident memory in bytes
@@ -131,6 +138,8 @@ def _wait(
             if time.monotonic() + FINALIZE_GRACE < deadline:
                 deadline = time.monotonic() + FINALIZE_GRACE
                 watch.shortened = True
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
         if time.monotonic() >= deadline:
             raise subprocess.TimeoutExpired(process.args, 0)
         time.sleep(pause)
