@@ -118,9 +118,7 @@ def smpi_built() -> None:
 
 def stored(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     with Store(path, read_only=True) as store:
-        runs = sorted(
-            (r["run_key"], r["status"], r["ranks"], r["knobs"]) for r in store.runs()
-        )
+        runs = sorted((r["run_key"], r["status"], r["ranks"], r["knobs"]) for r in store.runs())
         reps = store.rows(
             "SELECT run_key, rep, kind, status, fom, wall, verification FROM repetition "
             "ORDER BY run_key, rep"
