@@ -223,7 +223,9 @@ class StudyRunner:
         busy_before = busy_cores()
         started = now()
         watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
-        execution = yield Request(planned.argv, env, scratch, config.timeout, watch)
+        execution = yield Request(
+            planned.argv, env, scratch, config.timeout, watch, cpu_timeout=planned.simulated
+        )
         measured = {
             "started": started,
             "load_before": load_before,

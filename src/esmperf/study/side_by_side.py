@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from esmperf.study.execute import Execution
 
@@ -31,6 +32,7 @@ class Request:
     cwd: Path
     timeout: float
     result_seen: Callable[[str], bool] | None = None
+    cpu_timeout: bool = False  # a simulation: its timeout counts CPU seconds (execute.py)
 
 
 Steps = Generator[Request, Execution, None]
@@ -103,7 +105,9 @@ def run_side_by_side(
 def _run(
     execute: Callable[..., Execution], request: Request, stop: threading.Event | None = None
 ) -> Execution:
-    extra = {"stop": stop} if stop is not None else {}
+    extra: dict[str, Any] = {"stop": stop} if stop is not None else {}
+    if request.cpu_timeout:
+        extra["cpu_timeout"] = True
     return execute(
         request.argv,
         request.env,
