@@ -11,6 +11,7 @@ file from the line GENERATED_FROM to the line END_MARK (both kept)."""
 
 import argparse
 import datetime
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -73,9 +74,11 @@ def ours_cell(evaluations: list[Evaluation]) -> tuple[str, str]:
     # the evaluations that decide the verdict first (a not reproduced one explains the gap)
     numeric.sort(key=lambda e: e.verdict != NOT_REPRODUCED)
     figures = []
-    for e in numeric[:SHOWN]:
+    labels = _distinct(numeric[:SHOWN])
+    for e, label in zip(numeric[:SHOWN], labels, strict=True):
         ratio = f" (ours/seed {e.ratio:.3g})" if e.ratio is not None else ""
-        figures.append(f"{fmt(e.claim, e.ours)}{ratio}: {e.verdict}")
+        on = f" on {label}" if label else ""
+        figures.append(f"{fmt(e.claim, e.ours)}{ratio}{on}: {e.verdict}")
     more = len(numeric) - SHOWN
     if more > 0:
         verdicts = defaultdict(int)
@@ -84,6 +87,13 @@ def ours_cell(evaluations: list[Evaluation]) -> tuple[str, str]:
         figures.append(f"and {more} more ({', '.join(f'{n} {v}' for v, n in verdicts.items())})")
     first = numeric[0]
     return "<br>".join(figures), f"{first.configuration}: {first.why}"
+
+
+def _distinct(evaluations: list[Evaluation]) -> list[str]:
+    """What tells the configurations of several evaluations apart ("platform=gige")."""
+    parts = [re.split(r" · |, | against ", e.configuration) for e in evaluations]
+    common = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set(parts[0])
+    return [", ".join(part for part in p if part not in common) for p in parts]
 
 
 def _cell(text: str) -> str:
