@@ -180,3 +180,15 @@ def test_folded_run_takes_two_steps_unless_told(smpi, tmp_path):
     assert told["steps"] == 3
     full = record_of(simulate(smpi, tmp_path, 12, args))
     assert full["steps"] > 2
+
+
+def test_folded_run_makes_streams_messages_without_measuring_it(smpi, tmp_path):
+    """STREAM's passes keep their barriers and reductions when folded, but not the triad (the
+    arrays would be shared: the figure would mean nothing)."""
+    args = ("--stream", "1", "--steps", "2", "--statefreq", "1")
+    per_rank = {"ESM_RESULT_PER_RANK": "1"}
+    full = record_of(simulate(smpi, tmp_path, 12, args, per_rank))
+    folded = record_of(simulate(smpi, tmp_path, 12, args, per_rank | {"ESM_FOLD": "1"}))
+    assert full["stream"]["triad_GBps"] > 0
+    assert "stream" not in folded
+    assert folded["comm_per_rank"] == full["comm_per_rank"]
