@@ -496,6 +496,30 @@ def test_a_knob_smpi_does_not_simulate_is_not_checkable(tmp_path: Path) -> None:
     assert (knem.verdict, knem.why) == (NOT_CHECKABLE, SMPI_NOT_SIMULATED["single_copy"] + ".")
 
 
+def test_a_ratio_over_node_counts_pairs_the_runs_of_one_curve(tmp_path: Path) -> None:
+    """Nodes 2 over nodes 1 at 4 ranks per node: the two runs differ in their rank count too."""
+    reference_file = tmp_path / "nodes.toml"
+    reference_file.write_text(
+        CLAIMS[: CLAIMS.index("[[claim]]")]
+        + """
+[[claim]]
+id = "ib-doubles"
+kind = "ratio"
+text = "IB doubles from 1 to 2 nodes"
+source = "slide 9"
+value = 2.0
+at = { workload = "pop", ranks_per_node = 4, platform = "ib-qdr" }
+baseline = { nodes = 1 }
+compare = { nodes = 2 }
+"""
+    )
+    path = make_claims_store(tmp_path / "s.duckdb", RUNS[:8], "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        results = load_results(store)
+        [ib] = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
+    assert (ib.verdict, ib.ours) == (REPRODUCED, 2.0)  # 20 over 10 steps/s
+
+
 def test_every_kind_is_covered() -> None:
     kinds = {line.split('"')[1] for line in CLAIMS.splitlines() if line.startswith("kind")}
     assert kinds == set(KINDS)

@@ -100,7 +100,8 @@ def describe(config: dict[str, Any]) -> str:
 
 def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
     """The run's identity without the settings a claim varies (and without its rank count:
-    the runs of one curve share it)."""
+    the runs of one curve share it; a claim that varies the node count varies the rank count
+    with it, at the same ranks per node)."""
     identity = json.loads(result.identity)
     for key in drop:
         if key.startswith("options."):
@@ -109,7 +110,7 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
             identity["knobs"].pop(key, None)
         else:
             identity.pop(key, None)
-    if drop_point:
+    if drop_point or "nodes" in drop:
         identity.pop("ranks", None)
     return json.dumps(identity, sort_keys=True)
 

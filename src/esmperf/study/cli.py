@@ -298,6 +298,12 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         help="run configurations that failed or timed out before again",
     )
     parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="simulations (computation = model or off) run N at a time (default: the cores)",
+    )
     slurm = parser.add_argument_group("Slurm (docs/slurm.md; default: the study's [slurm] table)")
     slurm.add_argument(
         "--launcher",
@@ -491,6 +497,7 @@ def _int(text: str, flag: str) -> int | str:
 def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack], command: str) -> int:
     from esmperf.study.orchestrate import run_study
     from esmperf.study.plan import plan_study
+    from esmperf.study.side_by_side import default_jobs
 
     store_path = args.out or RESULTS / f"{study.name}.duckdb"
     workloads = load_workloads()
@@ -524,8 +531,17 @@ def _run_study(study: Study, args: argparse.Namespace, stacks: list[Stack], comm
         f"[bold]esmperf:[/] study {escape(study.name)}: "
         f"{len(study.configurations)} configurations -> {escape(str(store_path))}"
     )
+    jobs = getattr(args, "jobs", None) or default_jobs()
     outcome = run_study(
-        study, store_path, stacks, workloads, console, args.retry_failed, command, slurm=slurm
+        study,
+        store_path,
+        stacks,
+        workloads,
+        console,
+        args.retry_failed,
+        command,
+        slurm=slurm,
+        jobs=jobs,
     )
     console.print(
         f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "

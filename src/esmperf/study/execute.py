@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from esmperf.store.database import TAIL_CHARS
 
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
 FINALIZE_GRACE = 3.0  # seconds a run may take to exit after its verified result line
+WALL_BACKSTOP = 10.0  # a CPU-timed run's wall limit, in multiples of its timeout
+CPU_POLL = 1.0  # seconds between two readings of a CPU-timed run's CPU time
 # A program's own error line ("pop: error: ...", docs/workloads.md), wherever a launcher's or
 # simulator's chatter comes after it (smpirun ends with its own timing and advice lines).
 PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
@@ -36,6 +39,7 @@ class Execution:
     peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
     program_error: str = ""  # the program's own last error line, even if cut from the tail
     ended_after_result: bool = False  # ended FINALIZE_GRACE s after its verified result line
+    timeout_clock: str = "wall"  # what its timeout counted: "wall" seconds, or "cpu" seconds
 
 
 def execute(
@@ -44,11 +48,16 @@ def execute(
     cwd: Path,
     timeout: float,
     result_seen: Callable[[str], bool] | None = None,
+    stop: threading.Event | None = None,
+    cpu_timeout: bool = False,
 ) -> Execution:
     """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
     every rank), keeping the output so far. `result_seen(line)`: whether a line of stdout is
     the program's verified result; after the first such line the run has FINALIZE_GRACE
-    seconds left, then it is ended (ended_after_result)."""
+    seconds left, then it is ended (ended_after_result). `stop`: when set (from another
+    thread: a study stopped while runs go side by side), the group is ended and
+    KeyboardInterrupt raised, as on Ctrl-C. `cpu_timeout`: `timeout` counts the CPU seconds of
+    the process group (a simulation), with a wall limit of WALL_BACKSTOP times it."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
@@ -67,7 +76,9 @@ def execute(
         peak_rss = None
         watch = _ResultWatch(out, result_seen) if result_seen else None
         try:
-            peak_rss = _wait(process, started + timeout, watch)
+            cpu_limit = timeout if cpu_timeout else None
+            wall = timeout * (WALL_BACKSTOP if cpu_timeout else 1.0)
+            peak_rss = _wait(process, started + wall, watch, stop, cpu_limit)
         except subprocess.TimeoutExpired:
             ended = watch is not None and watch.shortened
             timed_out = not ended
@@ -85,6 +96,7 @@ def execute(
             peak_rss=peak_rss,
             program_error=_program_error(err),
             ended_after_result=ended,
+            timeout_clock="cpu" if cpu_timeout else "wall",
         )
 
 
@@ -113,14 +125,20 @@ class _ResultWatch:
 
 
 def _wait(
-    process: subprocess.Popen[bytes], deadline: float, watch: _ResultWatch | None = None
+    process: subprocess.Popen[bytes],
+    deadline: float,
+    watch: _ResultWatch | None = None,
+    stop: threading.Event | None = None,
+    cpu_limit: float | None = None,
 ) -> float:
     """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
     when `watch` sees one (TimeoutExpired after it); return the peak resident memory in bytes
     of the process and of the descendants it waited for (Linux wait4: for smpirun, the
-    simulator that runs every simulated rank)."""
+    simulator that runs every simulated rank). `cpu_limit`: TimeoutExpired also when the
+    process group has used that many CPU seconds."""
     pause = 0.001
     graced = False
+    next_cpu_reading = time.monotonic() + CPU_POLL
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid == process.pid:
@@ -131,10 +149,35 @@ def _wait(
             if time.monotonic() + FINALIZE_GRACE < deadline:
                 deadline = time.monotonic() + FINALIZE_GRACE
                 watch.shortened = True
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
         if time.monotonic() >= deadline:
             raise subprocess.TimeoutExpired(process.args, 0)
+        if cpu_limit is not None and time.monotonic() >= next_cpu_reading:
+            next_cpu_reading = time.monotonic() + CPU_POLL
+            if group_cpu_seconds(process.pid) >= cpu_limit:
+                raise subprocess.TimeoutExpired(process.args, 0)
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def group_cpu_seconds(group: int) -> float:
+    """The CPU seconds (user + system) used by the live processes of process group `group`
+    and by the children they have waited for (Linux /proc; 0 elsewhere)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) "
+        if int(fields[2]) == group:  # pgrp; utime stime cutime cstime follow at 11-14
+            total += sum(int(value) for value in fields[11:15])
+    return total / ticks
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

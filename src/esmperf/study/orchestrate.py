@@ -9,7 +9,7 @@ stopping the study.
 import os
 import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.configuration import Study
-from esmperf.study.execute import execute
+from esmperf.study.execute import Execution, execute
 from esmperf.study.outcome import (
     Outcome,
     Recorder,
@@ -41,6 +41,7 @@ from esmperf.study.outcome import (
     verified_result_line,
 )
 from esmperf.study.plan import PlannedRun, plan_study
+from esmperf.study.side_by_side import Request, Steps, independent, run_side_by_side, run_steps
 from esmperf.workloads import Workload
 
 
@@ -55,8 +56,10 @@ class StudyRunner:
         console: Console,
         retry_failed: bool = False,
         command: str = "esmperf study",
+        jobs: int = 1,
     ) -> None:
         self.study = study
+        self.jobs = jobs  # simulations that may run side by side (side_by_side.py)
         self.store = store
         self.plan = plan
         self.console = console
@@ -138,13 +141,25 @@ class StudyRunner:
             TextColumn("ETA"),
             TimeRemainingColumn(),
         )
+        together = [p for p in todo if self.jobs > 1 and self._independent(p)]
+        alone = [p for p in todo if p not in together]
         with Progress(
             *columns, console=self.console, transient=True, disable=not self.console.is_terminal
         ) as progress:
             task = progress.add_task("study", total=total)
-            for planned in todo:
+            for planned in alone:
                 progress.update(task, description=escape(_short(planned.config.label)))
-                self._measure(planned, progress, task)
+                run_steps(self._steps(planned, progress, task), execute)
+            if together:
+                progress.update(
+                    task, description=f"{len(together)} simulations, {self.jobs} at once"
+                )
+                steps = (self._steps(planned, progress, task) for planned in together)
+                run_side_by_side(steps, self.jobs, execute)
+
+    @staticmethod
+    def _independent(planned: PlannedRun) -> bool:
+        return independent(planned.simulated, dict(planned.config.knobs))
 
     def _expected(self, planned: PlannedRun) -> int:
         """Repetitions still to run at the least (the progress bar's total, for the ETA)."""
@@ -158,16 +173,18 @@ class StudyRunner:
             count += 1
         return count
 
-    def _measure(self, planned: PlannedRun, progress: Progress, task: Any) -> None:
+    def _steps(self, planned: PlannedRun, progress: Progress, task: Any) -> Steps:
+        """One configuration's measurement: yields each repetition's command and is sent its
+        Execution (side_by_side.py runs the commands; this records them)."""
         config = planned.config
         reps = self.store.repetitions(config.key)
         values = [r["fom"] for r in reps if r["kind"] == "measure" and r["status"] == "ok"]
         if not enough_repetitions(values, config):
             for _ in range(config.repeats.warmup):
-                if not self._repetition(planned, "warmup", progress, task):
+                if (yield from self._repetition(planned, "warmup", progress, task)) is None:
                     return
             while not enough_repetitions(values, config):
-                row = self._repetition(planned, "measure", progress, task)
+                row = yield from self._repetition(planned, "measure", progress, task)
                 if row is None:
                     return
                 values.append(row["fom"])
@@ -176,15 +193,16 @@ class StudyRunner:
         if (
             config.profile == "once"
             and not has_profile(self.store.repetitions(config.key))
-            and self._repetition(planned, "profile", progress, task) is None
+            and (yield from self._repetition(planned, "profile", progress, task)) is None
         ):
             return
         self.recorder.finish(planned, values)
 
     def _repetition(
         self, planned: PlannedRun, kind: str, progress: Progress, task: Any
-    ) -> dict[str, Any] | None:
-        """Run once and commit the repetition; None (after recording why) if it failed."""
+    ) -> Generator[Request, Execution, dict[str, Any] | None]:
+        """Run once (yielding the command) and commit the repetition; None (after recording
+        why) if it failed."""
         config = planned.config
         rep = self.store.next_rep(config.key)
         env = dict(planned.env)
@@ -205,7 +223,9 @@ class StudyRunner:
         busy_before = busy_cores()
         started = now()
         watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
-        execution = execute(planned.argv, env, scratch, config.timeout, result_seen=watch)
+        execution = yield Request(
+            planned.argv, env, scratch, config.timeout, watch, cpu_timeout=planned.simulated
+        )
         measured = {
             "started": started,
             "load_before": load_before,
@@ -236,10 +256,12 @@ def run_study(
     command: str = "esmperf study",
     plan_hook: Callable[[list[PlannedRun]], None] | None = None,
     slurm: SlurmOptions | None = None,
+    jobs: int = 1,
 ) -> Outcome:
     """Plan `study` for this machine and run it into the store at `store_path`: here, in this
     Slurm allocation (srun) or as Slurm jobs (slurm/campaign.py), as `slurm` or the study
-    says."""
+    says. `jobs`: how many simulations whose time does not depend on this machine's load
+    (computation = model or off) may run at once (side_by_side.py); the rest run alone."""
     store_path = Path(store_path).absolute()  # runs work in their own scratch directories
     slurm = slurm or study.slurm
     launcher = launcher_for(slurm.launcher, simulated=False)
@@ -251,4 +273,4 @@ def run_study(
     if not plan:
         raise EsmperfError(f"{study.source}: the study has no configuration to run")
     with Store(store_path) as store:
-        return StudyRunner(study, store, plan, console, retry_failed, command).run()
+        return StudyRunner(study, store, plan, console, retry_failed, command, jobs).run()

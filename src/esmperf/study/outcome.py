@@ -89,7 +89,7 @@ def classify(
         # over TCP sometimes hangs in MPI_Finalize): the figure counts, the kill is kept.
         return "ok", _killed_after_result(execution, config), result
     if execution.timed_out:
-        return "timeout", f"timed out after {config.timeout:g} s (killed)", result
+        return "timeout", timeout_reason(execution, config), result
     if execution.returncode is None:
         return "failed", execution.stderr, None
     verification = (result or {}).get("verification")
@@ -119,6 +119,17 @@ def classify(
             None,
         )
     return "ok", None, result
+
+
+def timeout_reason(execution: Execution, config: Configuration) -> str:
+    if execution.timeout_clock != "cpu":
+        return f"timed out after {config.timeout:g} s (killed)"
+    if execution.elapsed >= config.timeout * execute_module.WALL_BACKSTOP:
+        return (
+            f"timed out after {execution.elapsed:.0f} s of wall time, "
+            f"{execute_module.WALL_BACKSTOP:g} times its {config.timeout:g} s of CPU (killed)"
+        )
+    return f"timed out after {config.timeout:g} s of CPU (killed)"
 
 
 def _killed(execution: Execution) -> bool:
