@@ -243,6 +243,7 @@ static record time_steps(run *r, const options *o)
     double ca_start = r->t.conc[CA];
     esm_barrier();
     double started = esm_wtime();
+    h.before = *esm_counts_mine();
     esm_timed_begin();
     for (long step = 0; step < o->steps; step++) {
         esm_timer_start(&r->step);
@@ -267,6 +268,7 @@ static record time_steps(run *r, const options *o)
                 n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
     }
     esm_timed_end();
+    h.after = *esm_counts_mine();
     h.wall = esm_wtime() - started;
     esm_global_max(&h.wall, 1);
     return h;

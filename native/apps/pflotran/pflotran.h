@@ -244,6 +244,7 @@ typedef struct record {
     newton_outcome first;     /* the first step's Newton solve */
     double *times, *ca_change; /* at the end of each step; Ca++ gained by cell 0 */
     double wall;              /* the time steps, slowest rank */
+    esm_counts before, after; /* the core's counts at the start and end of the time steps */
 } record;
 
 typedef struct inventory {

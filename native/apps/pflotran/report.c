@@ -23,19 +23,17 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_real(result, "model.linear_iterations_per_newton",
                     h->newton ? (double)h->linear / h->newton : 0);
     esm_scatter_counts scatter = esm_scatter_counts_mine();
-    esm_sum comm[4];
+    esm_report_counts(result, &h->before, &h->after, steps); /* means per rank */
+    esm_sum comm[3];
     memset(comm, 0, sizeof comm);
     esm_sum_add(&comm[0], (double)scatter.start);
     esm_sum_add(&comm[1], (double)scatter.waitany);
-    esm_sum_add(&comm[2], (double)esm_counts_mine()->allreduce);
-    esm_sum_add(&comm[3], (double)esm_scatter_bytes(g->scatter));
-    double total[4], largest = (double)esm_scatter_largest(g->scatter);
-    esm_global_sums(comm, 4, total);
+    esm_sum_add(&comm[2], (double)esm_scatter_bytes(g->scatter));
+    double total[3], largest = (double)esm_scatter_largest(g->scatter);
+    esm_global_sums(comm, 3, total);
     esm_global_max(&largest, 1);
-    esm_result_real(result, "model.messages_per_step", total[0] / steps);
-    esm_result_real(result, "model.allreduces_per_step", total[2] / steps / esm_ranks());
     esm_result_int(result, "model.largest_message_bytes", (long)largest);
-    esm_result_int(result, "model.ghost_bytes_per_update", (long)total[3]);
+    esm_result_int(result, "model.ghost_bytes_per_update", (long)total[2]);
 
     esm_result_text(result, "params.case", o->case_name);
     esm_result_text(result, "params.solver", o->solver);
