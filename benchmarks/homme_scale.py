@@ -10,26 +10,25 @@ stack's platform and host files for `platform = ib-qdr`, `machine = juropa`, 8 r
 with ESM_FOLD=1 when folded. `--computation off` (default) simulates the network alone;
 `model` charges each kernel its modelled bytes over the node's bandwidth share (deterministic).
 The simulator flags default to the ones measured best here (docs/homme.md, "Simulating at
-scale"); `--cfg` replaces them. Peak RSS is the run's (os.wait4: smpirun and every process it
-starts), wall and CPU are this machine's, "simulated" SimGrid's clock at the end of the run.
+scale"); `--cfg` replaces them. Each run is measured by measured_run.py: peak RSS and CPU are the
+run's (wait4: smpirun and every process it starts), wall and CPU this machine's, "simulated"
+SimGrid's clock at the end of the run.
 """
 
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
-from esmperf.launch.smpirun import simulated_time  # noqa: E402
 from esmperf.mpi.build import build_dir  # noqa: E402
 from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
+from measured_run import measured_run  # noqa: E402
 from median_spread import spread  # noqa: E402
 
 RANKS_PER_NODE = 8  # JUROPA: 2 x quad-core Nehalem
@@ -69,25 +68,17 @@ def one_run(
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     if fold:
         env["ESM_FOLD"] = "1"
-    started = time.monotonic()
-    with open(workdir / "stdout", "w") as out, open(workdir / "stderr", "w") as err:
-        process = subprocess.Popen(command, env=env, cwd=workdir, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - started
-    stdout, stderr = (workdir / "stdout").read_text(), (workdir / "stderr").read_text()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({code}):\n{stderr[-2000:]}")
-    result = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+    run = measured_run(command, env, workdir)
+    result = run["result"]
     return {
         "ranks": ranks,
         "fold": fold,
-        "wall": wall,
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "rss_gb": usage.ru_maxrss * 1024 / 1e9,
-        "simulated": simulated_time(stderr),
+        "wall": run["wall"],
+        "cpu": run["cpu"],
+        "rss_gb": run["rss_gb"],
+        "simulated": run["simulated"],
         "messages": result["comm"]["messages"],
-        "load": os.getloadavg()[0],
+        "load": run["load_after"],
         "flags": list(flags),
         "result": result,
     }

@@ -94,7 +94,9 @@ def test_same_bits_on_any_number_of_ranks(stack):
     for n in (2, 3, 4):
         comm, model = results[n]["comm"], results[n]["model"]
         assert comm["waitall"] == n * dss and comm["halo_updates"] == n * dss
-        assert comm["isend"] == comm["irecv"] == dss * model["messages_per_step"] / 6
+        # messages_per_step: the mean per rank over the timed steps, 6 DSS a step
+        assert comm["isend"] == comm["irecv"]
+        assert 6 * comm["isend"] == dss * round(n * model["messages_per_step"])
         assert 1 <= model["max_peers"] <= n - 1
     assert persistent["comm"]["isend"] == 0 and persistent["comm"]["startall"] == 3 * dss
     tc1 = [homme(stack, n, "--case", "tc1", *QUICK)[0] for n in (1, 4)]

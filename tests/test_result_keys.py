@@ -63,6 +63,21 @@ def test_homme_and_pflotran_use_the_same_stream_and_kernel_keys():
             assert fraction == result["kernels"][kernel]["GBps"] / result["stream"]["triad_GBps"]
 
 
+def test_messages_per_step_is_a_mean_per_rank_in_every_workload():
+    """model.messages_per_step is the core's count per rank over the timed steps in homme and
+    pflotran too (summed over ranks before issue 14): on two ranks each rank has one
+    neighbour, so one message per halo update (homme: 6 DSS a step)."""
+    homme = passed(stack(), 2, "homme", "--size", "S", "--steps", "3", "--stream", "0")
+    pflotran = passed(stack(), 2, "pflotran", "--size", "S", "--steps", "1", "--stream-mb", "0")
+    for result in (homme, pflotran):
+        model = result["model"]
+        assert set(model) >= COUNTS, result["workload"]
+        assert model["messages_per_step"] == model["halo_updates_per_step"] > 0
+        assert model["halo_bytes_per_step"] > 0
+    assert homme["model"]["messages_per_step"] == 6
+    assert pflotran["params"]["rank_grid"] == "1x1x2"
+
+
 def test_old_names_in_a_store_read_under_the_new_ones():
     assert current_name("hycom", "params.tiles") == "params.blocks"
     assert current_name("hycom", "params.layers") == "params.nz"

@@ -1,5 +1,6 @@
-/* Recording: per-thread statistics, peers, time bins, and the shared request and
- * communicator tables. */
+/* Recording: per-thread statistics (calls, time, bytes, histograms), peers, time bins. The
+ * shared tables: requests and probed messages (prof_requests.c), communicators
+ * (prof_comms.c), both keyed by handle (prof_handles.c). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ uint64_t esm_now_portable(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *xcalloc(size_t n, size_t size)
+void *esm_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n, size);
     if (!p) {
@@ -42,7 +43,7 @@ esm_thread *esm_self(void)
 {
     if (self)
         return self;
-    esm_thread *t = xcalloc(1, sizeof *t);
+    esm_thread *t = esm_xcalloc(1, sizeof *t);
     t->bin_ticks = esm_base_bin_ticks;
     pthread_mutex_lock(&lock);
     t->next = esm_threads;
@@ -96,7 +97,7 @@ static esm_commstat *comm_stat(esm_thread *t, const esm_comm *comm)
         int cap = t->comm_cap ? t->comm_cap : 16;
         while (cap <= comm->id)
             cap *= 2;
-        esm_commstat *grown = xcalloc((size_t)cap, sizeof *grown);
+        esm_commstat *grown = esm_xcalloc((size_t)cap, sizeof *grown);
         if (t->comms)
             memcpy(grown, t->comms, sizeof *grown * (size_t)t->comm_cap);
         t->comms = grown;       /* the old array is retired, not freed: a snapshot may read it */
@@ -163,7 +164,7 @@ void *esm_tmp(esm_call *c, size_t bytes)
                 esm_function_names[c->fid]);
         abort();
     }
-    return c->tmp[c->ntmp++] = xcalloc(1, bytes ? bytes : 1);
+    return c->tmp[c->ntmp++] = esm_xcalloc(1, bytes ? bytes : 1);
 }
 
 void *esm_copy(esm_call *c, const void *src, size_t bytes)
@@ -177,7 +178,7 @@ static esm_peer *peer_at(esm_thread *t, int rank)
 {
     if (2 * (t->peer_count + 1) > t->peer_cap) {
         size_t cap = t->peer_cap ? 2 * t->peer_cap : 64;
-        esm_peer *grown = xcalloc(cap, sizeof *grown);
+        esm_peer *grown = esm_xcalloc(cap, sizeof *grown);
         for (size_t i = 0; i < cap; i++)
             grown[i].rank = -1;
         for (size_t i = 0; i < t->peer_cap; i++) {
@@ -222,7 +223,7 @@ static int world_of(esm_call *c, const esm_comm *comm, int rank)
     return rank < comm->nworld ? comm->world[rank] : -1;
 }
 
-static void record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
+void esm_record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes)
 {
     esm_thread *t = esm_self();
     c->sent += bytes;
@@ -265,7 +266,7 @@ static void record_recv(esm_call *c, int fid, esm_comm *comm, int rank, uint64_t
 void esm_msg_to(esm_call *c, int rank, uint64_t bytes)
 {
     if (rank != MPI_PROC_NULL)
-        record_sent(c, c->comm, rank, bytes);
+        esm_record_sent(c, c->comm, rank, bytes);
 }
 
 void esm_msg_from(esm_call *c, int rank, uint64_t bytes)
@@ -290,336 +291,14 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
         count = 0;
     record_recv(c, post_fid, comm, status->MPI_SOURCE, (uint64_t)count);
 }
-
-/* ---------------------------------------------------------------- handle tables */
-
-/* Open addressing with linear probing and backward-shift deletion, keyed by a handle's bits. */
-typedef struct slot {
-    uint64_t key;                   /* 0: empty */
-    int kind, post_fid, rank, active;
-    uint64_t bytes, recv_bytes;     /* recv_bytes: persistent collectives */
-    esm_comm *comm;
-} slot;
-
-typedef struct table {
-    slot *s;
-    size_t cap, count;
-} table;
-
-static uint64_t key_of(const void *handle, size_t size)
+/* A persistent collective started (MPI_Start): its bytes as if the collective ran once more. */
+void esm_coll_started(esm_call *c, esm_comm *comm, uint64_t sent, uint64_t recv)
 {
-    uint64_t k = 0;
-    memcpy(&k, handle, size < sizeof k ? size : sizeof k);
-    return k ^ 0x9e3779b97f4a7c15ull;  /* never 0 for a real handle */
-}
-
-static size_t home(const table *t, uint64_t key)
-{
-    return (size_t)((key * 0xff51afd7ed558ccdull) >> 17) & (t->cap - 1);
-}
-
-static slot *table_find(table *t, uint64_t key)
-{
-    if (!t->cap)
-        return NULL;
-    for (size_t i = home(t, key);; i = (i + 1) & (t->cap - 1)) {
-        if (t->s[i].key == key)
-            return &t->s[i];
-        if (!t->s[i].key)
-            return NULL;
-    }
-}
-
-static slot *table_insert(table *t, uint64_t key)
-{
-    slot *found = table_find(t, key);
-    if (found)
-        return found;
-    if (2 * (t->count + 1) > t->cap) {
-        table grown = {xcalloc(t->cap ? 2 * t->cap : 256, sizeof(slot)), t->cap ? 2 * t->cap : 256,
-                       0};
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->s[i].key)
-                *table_insert(&grown, t->s[i].key) = t->s[i];
-        free(t->s);
-        *t = grown;
-    }
-    size_t i = home(t, key);
-    while (t->s[i].key)
-        i = (i + 1) & (t->cap - 1);
-    memset(&t->s[i], 0, sizeof(slot));
-    t->s[i].key = key;
-    t->count++;
-    return &t->s[i];
-}
-
-static void table_remove(table *t, slot *s)
-{
-    size_t i = (size_t)(s - t->s), j = i;
-    t->count--;
-    for (;;) {
-        t->s[i].key = 0;
-        for (;;) {
-            j = (j + 1) & (t->cap - 1);
-            if (!t->s[j].key)
-                return;
-            size_t h = home(t, t->s[j].key);
-            if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j)))
-                break;
-        }
-        t->s[i] = t->s[j];
-        i = j;
-    }
-}
-
-/* ---------------------------------------------------------------- requests */
-
-static table requests;
-
-void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank)
-{
-    if (req == MPI_REQUEST_NULL)
-        return;
-    pthread_mutex_lock(&lock);
-    slot *s = table_insert(&requests, key_of(&req, sizeof req));
-    s->kind = kind;
-    s->post_fid = c->fid;
-    s->comm = c->comm;
-    s->bytes = bytes;
-    s->rank = rank;
-    s->active = kind == ESM_REQ_RECV;
-    pthread_mutex_unlock(&lock);
-}
-
-void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv)
-{
-    if (req == MPI_REQUEST_NULL)
-        return;
-    pthread_mutex_lock(&lock);
-    slot *s = table_insert(&requests, key_of(&req, sizeof req));
-    s->kind = ESM_REQ_PCOLL;
-    s->post_fid = c->fid;
-    s->comm = c->comm;
-    s->bytes = sent;
-    s->recv_bytes = recv;
-    pthread_mutex_unlock(&lock);
-}
-
-void esm_req_start(esm_call *c, MPI_Request req)
-{
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&requests, key_of(&req, sizeof req));
-    slot copy = s ? *s : (slot){0};
-    if (s && s->kind == ESM_REQ_PRECV) {
-        s->active = 1;
-        s->post_fid = c->fid;
-    }
-    pthread_mutex_unlock(&lock);
-    if (esm_trace_modes)
-        esm_trace_started(c, req, copy.kind, copy.comm, copy.rank, copy.bytes);
-    if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
-        record_sent(c, copy.comm, copy.rank, copy.bytes);
-    if (copy.kind == ESM_REQ_PCOLL) {      /* a persistent collective runs once more */
-        esm_thread *t = esm_self();
-        c->sent += copy.bytes;
-        c->recv += copy.recv_bytes;
-        t->f[c->fid]
-            .hist[esm_bucket(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes)]++;
-        esm_region_message(copy.bytes > copy.recv_bytes ? copy.bytes : copy.recv_bytes);
-        if (copy.comm)
-            comm_stat(t, copy.comm)->bytes += copy.bytes + copy.recv_bytes;
-    }
-}
-
-void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
-{
-    if (req == MPI_REQUEST_NULL)
-        return;
-    if (esm_trace_modes)
-        esm_tc.req = esm_req_key(req);
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&requests, key_of(&req, sizeof req));
-    slot copy = s ? *s : (slot){0};
-    if (s && s->kind == ESM_REQ_RECV)
-        table_remove(&requests, s);
-    else if (s)
-        s->active = 0;
-    pthread_mutex_unlock(&lock);
-    if ((copy.kind != ESM_REQ_RECV && copy.kind != ESM_REQ_PRECV) || !copy.active)
-        return;
-    int cancelled = 0;
-    PMPI_Test_cancelled(status, &cancelled);
-    if (!cancelled)
-        esm_recv_status(c, copy.post_fid, copy.comm, status);
-}
-
-void esm_req_free(MPI_Request req)
-{
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&requests, key_of(&req, sizeof req));
-    if (s)
-        table_remove(&requests, s);
-    pthread_mutex_unlock(&lock);
-}
-
-void esm_msg_probed(esm_call *c, MPI_Message msg)
-{
-    if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
-        return;
-    pthread_mutex_lock(&lock);
-    slot *s = table_insert(&requests, key_of(&msg, sizeof msg));
-    s->kind = ESM_REQ_MESSAGE;
-    s->comm = c->comm;
-    pthread_mutex_unlock(&lock);
-}
-
-static esm_comm *message_comm(MPI_Message msg)
-{
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&requests, key_of(&msg, sizeof msg));
-    esm_comm *comm = s ? s->comm : NULL;
-    if (s)
-        table_remove(&requests, s);
-    pthread_mutex_unlock(&lock);
-    return comm;
-}
-
-void esm_msg_received(esm_call *c, MPI_Message msg, const MPI_Status *status)
-{
-    esm_comm *comm = message_comm(msg);
-    c->comm = comm;
-    esm_recv_status(c, c->fid, comm, status);
-}
-
-void esm_msg_ireceived(esm_call *c, MPI_Message msg, MPI_Request req)
-{
-    c->comm = message_comm(msg);
-    esm_req_post(c, req, ESM_REQ_RECV, 0, 0);
-}
-
-/* ---------------------------------------------------------------- communicators */
-
-static table comm_table;                /* handle -> index into comms (in slot.rank) */
-static esm_comm **comms;
-static int ncomms, comms_cap;
-static volatile unsigned comm_generation;
-static ESM_TLS uint64_t cached_key;
-static ESM_TLS unsigned cached_generation;
-static ESM_TLS esm_comm *cached;
-
-static esm_comm *comm_register(MPI_Comm comm, uint64_t key, int created_by)
-{
-    esm_comm *e = xcalloc(1, sizeof *e);
-    MPI_Group group, world;
-    int inter = 0, result;
-    PMPI_Comm_test_inter(comm, &inter);
-    e->inter = inter;
-    if (inter) {
-        PMPI_Comm_remote_size(comm, &e->size);
-        PMPI_Comm_remote_group(comm, &group);
-    } else {
-        PMPI_Comm_size(comm, &e->size);
-        PMPI_Comm_group(comm, &group);
-    }
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    PMPI_Group_compare(group, world, &result);
-    if (result != MPI_IDENT) {
-        int *ranks = xcalloc((size_t)e->size, sizeof(int));
-        e->world = xcalloc((size_t)e->size, sizeof(int));
-        for (int i = 0; i < e->size; i++)
-            ranks[i] = i;
-        PMPI_Group_translate_ranks(group, e->size, ranks, world, e->world);
-        free(ranks);
-        e->nworld = e->size;
-    }
-    PMPI_Group_free(&group);
-    PMPI_Group_free(&world);
-    if (created_by == ESM_CREATED_UNKNOWN) {
-        PMPI_Comm_compare(comm, MPI_COMM_WORLD, &result);
-        if (result == MPI_IDENT)
-            created_by = ESM_CREATED_WORLD;
-        PMPI_Comm_compare(comm, MPI_COMM_SELF, &result);
-        if (result == MPI_IDENT)
-            created_by = ESM_CREATED_SELF;
-    }
-    e->created_by = created_by;
-    int len = 0;
-    char name[MPI_MAX_OBJECT_NAME] = "";
-    PMPI_Comm_get_name(comm, name, &len);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    if (ncomms == comms_cap) {
-        comms_cap = comms_cap ? 2 * comms_cap : 16;
-        esm_comm **grown = xcalloc((size_t)comms_cap, sizeof *grown);
-        if (comms)
-            memcpy(grown, comms, sizeof *grown * (size_t)ncomms);
-        comms = grown;  /* the old array is retired, not freed: a snapshot may read it */
-    }
-    e->id = ncomms;
-    comms[ncomms++] = e;
-    table_insert(&comm_table, key)->rank = e->id;
-    return e;
-}
-
-static esm_comm *comm_lookup(MPI_Comm comm, int created_by)
-{
-    uint64_t key = key_of(&comm, sizeof comm);
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&comm_table, key);
-    esm_comm *e = s ? comms[s->rank] : comm_register(comm, key, created_by);
-    pthread_mutex_unlock(&lock);
-    return e;
-}
-
-esm_comm *esm_comm_of(MPI_Comm comm)
-{
-    if (comm == MPI_COMM_NULL)
-        return NULL;
-    uint64_t key = key_of(&comm, sizeof comm);
-    if (cached && cached_key == key && cached_generation == comm_generation)
-        return cached;
-    esm_comm *e = comm_lookup(comm, ESM_CREATED_UNKNOWN);
-    cached_key = key;
-    cached_generation = comm_generation;
-    return cached = e;
-}
-
-void esm_comm_created(esm_call *c, MPI_Comm comm)
-{
-    if (comm != MPI_COMM_NULL)
-        comm_lookup(comm, c->fid);
-}
-
-/* The handle is already freed: look it up, never register it (that would query MPI with it). */
-void esm_comm_freed(esm_call *c, MPI_Comm comm)
-{
-    pthread_mutex_lock(&lock);
-    slot *s = table_find(&comm_table, key_of(&comm, sizeof comm));
-    if (s) {
-        c->comm = comms[s->rank];
-        table_remove(&comm_table, s);
-    }
-    comm_generation++;
-    pthread_mutex_unlock(&lock);
-}
-
-void esm_comm_named(MPI_Comm comm, const char *name)
-{
-    esm_comm *e = esm_comm_of(comm);
-    if (e)
-        snprintf(e->name, sizeof e->name, "%s", name);
-}
-
-void esm_comm_register_world(void)
-{
-    esm_comm_of(MPI_COMM_WORLD);
-    esm_comm_of(MPI_COMM_SELF);
-}
-
-int esm_comm_count(void)
-{
-    return ncomms;
-}
-esm_comm *esm_comm_get(int id)
-{
-    return comms[id];
+    esm_thread *t = esm_self();
+    c->sent += sent;
+    c->recv += recv;
+    t->f[c->fid].hist[esm_bucket(sent > recv ? sent : recv)]++;
+    esm_region_message(sent > recv ? sent : recv);
+    if (comm)
+        comm_stat(t, comm)->bytes += sent + recv;
 }

@@ -52,6 +52,12 @@ extern esm_thread *esm_threads;         /* every thread that recorded something 
 
 esm_thread *esm_self(void);
 esm_bin *esm_bin_at(esm_thread *t, uint64_t now);
+void *esm_xcalloc(size_t n, size_t size); /* calloc, or the profiler's message and abort */
+
+/* Recording what a request's start needs (prof_core.c, for prof_requests.c): a persistent send
+ * to `rank` of comm; a persistent collective's bytes, as if it ran once more. */
+void esm_record_sent(esm_call *c, esm_comm *comm, int rank, uint64_t bytes);
+void esm_coll_started(esm_call *c, esm_comm *comm, uint64_t sent, uint64_t recv);
 void esm_io_record(int kind, uint64_t bytes, uint64_t t0, uint64_t t1);
 
 /* communicator table, for output */

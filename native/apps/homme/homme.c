@@ -351,9 +351,10 @@ static options read_options(int argc, char **argv)
     return o;
 }
 
-/* The result line: verification, figures of the exchange, STREAM and the kernel's bandwidth. */
+/* The result line: verification, figures of the exchange (counts: the core's at the start and
+ * at the end of the `timed` steps), STREAM and the kernel's bandwidth. */
 static int report(model *md, const options *o, diagnosis start, diagnosis end, double wall,
-                  long timed)
+                  long timed, const esm_counts counts[2])
 {
     int test = o->test, ne = o->ne;
     int dss_per_step = DSS_PER_STEP_RK + (o->nu > 0 ? DSS_PER_STEP_HV : 0);
@@ -368,14 +369,13 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
                 end.l1, end.l2, end.linf, mass_change, passed ? "PASS" : "FAIL");
     unsigned long long checksum = state_checksum(md); /* collective, folded or not */
 
-    esm_sum shape[2]; /* neighbour ranks and edge points sent, over all ranks */
-    memset(shape, 0, sizeof shape);
-    esm_sum_add(&shape[0], md->dss.peers);
-    esm_sum_add(&shape[1], md->dss.edge_points);
-    double total_shape[2], tendency_seconds = md->tendency.total;
+    esm_sum edge_points; /* edge points sent, over all ranks */
+    memset(&edge_points, 0, sizeof edge_points);
+    esm_sum_add(&edge_points, md->dss.edge_points);
+    double total_edge_points, tendency_seconds = md->tendency.total;
     /* most neighbour ranks, most and fewest elements (HOMME's partition: they differ by one) */
     double extremes[3] = {md->dss.peers, md->dss.nlocal, -md->dss.nlocal};
-    esm_global_sums(shape, 2, total_shape);
+    esm_global_sums(&edge_points, 1, &total_edge_points);
     esm_global_max(extremes, 3);
     esm_global_max(&tendency_seconds, 1);
     esm_stream stream = {0};
@@ -413,9 +413,8 @@ static int report(model *md, const options *o, diagnosis start, diagnosis end, d
     }
     esm_result_int(r, "model.bytes_per_point", (long)bytes_per_point);
     esm_result_int(r, "model.dss_per_step", dss_per_step);
-    esm_result_real(r, "model.messages_per_step", dss_per_step * total_shape[0]);
-    esm_result_real(r, "model.dss_bytes_per_step", dss_per_step * total_shape[1] * md->nf * 8.0);
-    esm_result_real(r, "model.allreduces_per_step", 2.0 / o->statefreq);
+    esm_report_counts(r, &counts[0], &counts[1], timed); /* means per rank, timed steps */
+    esm_result_real(r, "model.dss_bytes_per_step", dss_per_step * total_edge_points * md->nf * 8.0);
     esm_result_int(r, "model.max_peers", (long)extremes[0]);
     esm_result_int(r, "model.elements_per_rank.max", (long)extremes[1]);
     esm_result_int(r, "model.elements_per_rank.min", (long)-extremes[2]);
@@ -455,12 +454,14 @@ int main(int argc, char **argv)
     diagnosis start = diagnose(&md, 0.0), now = start;
     esm_timer *timers[] = {&md.tendency, &md.other_kernels, &md.dss_time, &md.diagnostics};
     long warm_up = o.steps > 1 ? 1 : 0; /* the first step is not timed */
+    esm_counts counts[2] = {{0}}; /* the core's, at the start and end of the timed steps */
     double started = esm_wtime();
     for (long n = 1; n <= o.steps; n++) {
         if (n == warm_up + 1) {
             for (int t = 0; t < 4; t++)
                 esm_timer_reset(timers[t]);
             started = esm_wtime();
+            counts[0] = *esm_counts_mine();
             esm_timed_begin();
         }
         runge_kutta(&md);    /* 4 stages, each: element kernel, DSS */
@@ -469,10 +470,11 @@ int main(int argc, char **argv)
             now = diagnose(&md, n * o.dt);
     }
     esm_timed_end();
+    counts[1] = *esm_counts_mine();
     double wall = esm_wtime() - started;
     esm_global_max(&wall, 1);
 
-    int status = report(&md, &o, start, now, wall, o.steps - warm_up);
+    int status = report(&md, &o, start, now, wall, o.steps - warm_up, counts);
     dss_free(&md.dss);
     metric_free(&md.metric);
     cube_free(&md.cube);

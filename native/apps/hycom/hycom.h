@@ -88,7 +88,7 @@ void hycom_create(hycom *m, hycom_case kind, int nx, int ny, int nz, int bx, int
                   esm_distribution dist, esm_block_choice choice, esm_halo_engine engine);
 double hycom_row(const double *rows, const hycom *m, int gj);
 
-/* Kernels over a region of every local block (see dynamics.c). A call queues the kernel;
+/* Kernels over a region of every local block (kernels.h). A call queues the kernel;
  * hycom_flush runs the queue block by block (every queued kernel on a block, then the next
  * block). Flush before a halo exchange and before anything reads the fields. */
 void hycom_flush(hycom *m);

@@ -10,7 +10,10 @@
  *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi)
  *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
  *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
- *   pflotran.c   the driver: decks, command line, time steps, Newton, verification, result */
+ *   newton.c     Newton's method (SNES newtonls), the update truncated as PFLOTRAN does
+ *   verify.c     the verification of each --case: conservation, erf, the batch ODE
+ *   report.c     the result line: performance, solver work, communication, kernels
+ *   pflotran.c   the driver: decks, command line, initial state, time steps */
 #ifndef PFLOTRAN_H
 #define PFLOTRAN_H
 #include <stdbool.h>
@@ -188,4 +191,76 @@ typedef struct petsc_solver petsc_solver;
 petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings);
 krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double *b, double *x);
 void petsc_solver_free(petsc_solver *p);
+
+/* ---- the run: what the driver (pflotran.c), Newton (newton.c), verification (verify.c) and
+ * the result (report.c) share ------------------------------------------------------------ */
+
+typedef enum { CASE_CALCITE, CASE_TRACER, CASE_BATCH } problem_case;
+
+enum { HISTORY = 64 };
+
+typedef struct newton_settings {
+    double rtol, atol, stol, max_log_change;
+    int max_iterations;
+    int fixed_iterations; /* > 0: exactly this many per step, no convergence test (folded) */
+} newton_settings;
+
+typedef struct newton_outcome {
+    int iterations;
+    long linear_iterations;
+    bool converged, linear_failed;
+    const char *reason;
+    double residual[HISTORY]; /* ||F|| before each iteration, and after the last */
+} newton_outcome;
+
+/* Everything one run holds. */
+typedef struct run {
+    grid g;
+    chemistry chem;
+    transport t;
+    block_matrix A;
+    krylov *ksp;
+    petsc_solver *petsc;
+    newton_settings newton;
+    double *x, *f, *dx, *rhs, *rate, *dissolved;
+    esm_timer step, residual, jacobian, factor, product, precondition, dots, linear;
+} run;
+
+typedef struct options {
+    const esm_deck *deck;
+    long steps;
+    const char *case_name, *solver, *library;
+    problem_case which;
+    double dt, rate_constant, stream_mb;
+    krylov_settings ksp;
+    newton_settings newton;
+    int n[3], p[3]; /* cells and ranks along x, y, z (0: the deck's, chosen) */
+} options;
+
+/* What the time steps leave for verification and report. */
+typedef struct record {
+    long newton, linear, failed_steps, linear_failures;
+    int newton_most;
+    newton_outcome first;     /* the first step's Newton solve */
+    double *times, *ca_change; /* at the end of each step; Ca++ gained by cell 0 */
+    double wall;              /* the time steps, slowest rank */
+    esm_counts before, after; /* the core's counts at the start and end of the time steps */
+} record;
+
+typedef struct inventory {
+    double calcium, carbon, protons, tracer; /* mol, dissolved + calcite reacted */
+} inventory;
+
+/* One backward-Euler step's Newton solve (SNES newtonls) from the iterate in r->x. */
+newton_outcome newton_solve(run *r);
+/* The order of convergence the residuals show: log(r_k+1 / r_k) / log(r_k / r_k-1) at the
+ * last k whose r_k+1 is still well above round-off (floor), or 0 when too few iterations. */
+double convergence_order(const double *residual, int iterations, double floor);
+
+/* Total calcium, carbon, protons and tracer, dissolved + calcite reacted (collective). */
+inventory inventories(const run *r);
+/* The case's checks and their norms into the result (collective). */
+void verify(run *r, const options *o, const record *h, inventory start, esm_result *result);
+/* Performance, solver work, communication, and the kernels against STREAM (collective). */
+void report(run *r, const options *o, const record *h, esm_stream stream, esm_result *result);
 #endif

@@ -7,6 +7,7 @@ for its whole timeout)."""
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import tempfile
@@ -37,6 +38,7 @@ class Execution:
     timed_out: bool
     simulated_time: float | None = None  # SimGrid's "Simulated time" of an smpi run
     peak_rss: float | None = None  # bytes: the launched process tree's peak resident memory
+    cpu_time: float | None = None  # seconds: user + system CPU of the process tree waited for
     program_error: str = ""  # the program's own last error line, even if cut from the tail
     ended_after_result: bool = False  # ended FINALIZE_GRACE s after its verified result line
     timeout_clock: str = "wall"  # what its timeout counted: "wall" seconds, or "cpu" seconds
@@ -73,12 +75,12 @@ def execute(
         except OSError as error:
             return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
         timed_out = ended = False
-        peak_rss = None
+        usage = None
         watch = _ResultWatch(out, result_seen) if result_seen else None
         try:
             cpu_limit = timeout if cpu_timeout else None
             wall = timeout * (WALL_BACKSTOP if cpu_timeout else 1.0)
-            peak_rss = _wait(process, started + wall, watch, stop, cpu_limit)
+            usage = _wait(process, started + wall, watch, stop, cpu_limit)
         except subprocess.TimeoutExpired:
             ended = watch is not None and watch.shortened
             timed_out = not ended
@@ -93,7 +95,8 @@ def execute(
             tail(out),
             tail(err),
             timed_out,
-            peak_rss=peak_rss,
+            peak_rss=usage.ru_maxrss * 1024.0 if usage else None,  # KiB on Linux
+            cpu_time=usage.ru_utime + usage.ru_stime if usage else None,
             program_error=_program_error(err),
             ended_after_result=ended,
             timeout_clock="cpu" if cpu_timeout else "wall",
@@ -130,12 +133,12 @@ def _wait(
     watch: _ResultWatch | None = None,
     stop: threading.Event | None = None,
     cpu_limit: float | None = None,
-) -> float:
+) -> resource.struct_rusage:
     """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
-    when `watch` sees one (TimeoutExpired after it); return the peak resident memory in bytes
-    of the process and of the descendants it waited for (Linux wait4: for smpirun, the
-    simulator that runs every simulated rank). `cpu_limit`: TimeoutExpired also when the
-    process group has used that many CPU seconds."""
+    when `watch` sees one (TimeoutExpired after it); return the resources used by the process
+    and by the descendants it waited for (Linux wait4: for smpirun, the simulator that runs
+    every simulated rank): peak resident memory (ru_maxrss, KiB), user and system CPU.
+    `cpu_limit`: TimeoutExpired also when the process group has used that many CPU seconds."""
     pause = 0.001
     graced = False
     next_cpu_reading = time.monotonic() + CPU_POLL
@@ -143,7 +146,7 @@ def _wait(
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid == process.pid:
             process.returncode = os.waitstatus_to_exitcode(status)
-            return usage.ru_maxrss * 1024.0  # KiB on Linux
+            return usage
         if watch is not None and not graced and watch.check():
             graced = True
             if time.monotonic() + FINALIZE_GRACE < deadline:

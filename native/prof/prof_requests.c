@@ -1,0 +1,126 @@
+/* Requests and probed messages: what a non-blocking or persistent call posted (its kind, the
+ * posting call, communicator, peer and bytes), found again when the request starts, completes
+ * or is freed, so that the bytes received are counted at completion (from the status) and
+ * credited to the call that posted the receive. One table for requests and matched messages
+ * (MPI_Mprobe), shared by the threads under one lock. */
+#include <pthread.h>
+
+#include "prof_handles.h"
+#include "prof_state.h"
+#include "prof_trace.h"
+
+static pthread_mutex_t requests_lock = PTHREAD_MUTEX_INITIALIZER;
+static table requests;
+
+void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_insert(&requests, esm_handle_key(&req, sizeof req));
+    s->kind = kind;
+    s->post_fid = c->fid;
+    s->comm = c->comm;
+    s->bytes = bytes;
+    s->rank = rank;
+    s->active = kind == ESM_REQ_RECV;
+    pthread_mutex_unlock(&requests_lock);
+}
+
+void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_insert(&requests, esm_handle_key(&req, sizeof req));
+    s->kind = ESM_REQ_PCOLL;
+    s->post_fid = c->fid;
+    s->comm = c->comm;
+    s->bytes = sent;
+    s->recv_bytes = recv;
+    pthread_mutex_unlock(&requests_lock);
+}
+
+void esm_req_start(esm_call *c, MPI_Request req)
+{
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    slot copy = s ? *s : (slot){0};
+    if (s && s->kind == ESM_REQ_PRECV) {
+        s->active = 1;
+        s->post_fid = c->fid;
+    }
+    pthread_mutex_unlock(&requests_lock);
+    if (esm_trace_modes)
+        esm_trace_started(c, req, copy.kind, copy.comm, copy.rank, copy.bytes);
+    if (copy.kind == ESM_REQ_PSEND && copy.rank != MPI_PROC_NULL)
+        esm_record_sent(c, copy.comm, copy.rank, copy.bytes);
+    if (copy.kind == ESM_REQ_PCOLL) /* a persistent collective runs once more */
+        esm_coll_started(c, copy.comm, copy.bytes, copy.recv_bytes);
+}
+
+void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    if (esm_trace_modes)
+        esm_tc.req = esm_req_key(req);
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    slot copy = s ? *s : (slot){0};
+    if (s && s->kind == ESM_REQ_RECV)
+        esm_table_remove(&requests, s);
+    else if (s)
+        s->active = 0;
+    pthread_mutex_unlock(&requests_lock);
+    if ((copy.kind != ESM_REQ_RECV && copy.kind != ESM_REQ_PRECV) || !copy.active)
+        return;
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (!cancelled)
+        esm_recv_status(c, copy.post_fid, copy.comm, status);
+}
+
+void esm_req_free(MPI_Request req)
+{
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    if (s)
+        esm_table_remove(&requests, s);
+    pthread_mutex_unlock(&requests_lock);
+}
+
+void esm_msg_probed(esm_call *c, MPI_Message msg)
+{
+    if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
+        return;
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_insert(&requests, esm_handle_key(&msg, sizeof msg));
+    s->kind = ESM_REQ_MESSAGE;
+    s->comm = c->comm;
+    pthread_mutex_unlock(&requests_lock);
+}
+
+static esm_comm *message_comm(MPI_Message msg)
+{
+    pthread_mutex_lock(&requests_lock);
+    slot *s = esm_table_find(&requests, esm_handle_key(&msg, sizeof msg));
+    esm_comm *comm = s ? s->comm : NULL;
+    if (s)
+        esm_table_remove(&requests, s);
+    pthread_mutex_unlock(&requests_lock);
+    return comm;
+}
+
+void esm_msg_received(esm_call *c, MPI_Message msg, const MPI_Status *status)
+{
+    esm_comm *comm = message_comm(msg);
+    c->comm = comm;
+    esm_recv_status(c, c->fid, comm, status);
+}
+
+void esm_msg_ireceived(esm_call *c, MPI_Message msg, MPI_Request req)
+{
+    c->comm = message_comm(msg);
+    esm_req_post(c, req, ESM_REQ_RECV, 0, 0);
+}
