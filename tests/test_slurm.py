@@ -21,7 +21,7 @@ from rich.console import Console
 from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import Stack
 from esmperf.report.analysis import build_groups
-from esmperf.report.html import group_figures
+from esmperf.report.group_figures import group_figures
 from esmperf.slurm.batch import (
     JobRep,
     JobSpec,

@@ -16,7 +16,8 @@ from rich.table import Table
 from esmperf.errors import EsmperfError
 from esmperf.launch import launcher_names
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import FOLD_AUTO_RANKS, KNOBS, implementation_of, knob_table
+from esmperf.mpi.knob_setting import knob_table
+from esmperf.mpi.knobs import FOLD_AUTO_RANKS, KNOBS, implementation_of
 from esmperf.mpi.machines import machine
 from esmperf.mpi.platforms import check_topology, interconnect
 from esmperf.mpi.stacks import SMPI, Stack, discover_stacks, library_name
