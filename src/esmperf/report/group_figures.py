@@ -2,7 +2,8 @@
 against ranks or nodes with the ideal line, scaling efficiency, the gains of each knob and MPI
 library, the libraries side by side, and the profile's figures of the baseline configuration
 (MPI/user time, % calls and % time by function, message sizes, data per rank, aggregated
-transfer, MPI and I/O over time, peer-to-peer matrix). The drawing itself is figures.py."""
+transfer, MPI and I/O over time, peer-to-peer matrix). The drawing itself is figures.py, scaling_figures.py and
+profile_charts.py."""
 
 import re
 
@@ -10,6 +11,7 @@ from esmperf import stats
 from esmperf.profile.regions import TIMED
 from esmperf.profile.summary import bucket_label
 from esmperf.report import figures as fig
+from esmperf.report import profile_charts, scaling_figures
 from esmperf.report.analysis import Group, comparisons, top_functions
 
 
@@ -92,7 +94,7 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
                 ],
             )
     made.append(
-        fig.scaling_figure(
+        scaling_figures.scaling_figure(
             f"{prefix}-performance",
             f"{group.title}: performance vs {'nodes' if per_node else 'ranks'}",
             series,
@@ -140,7 +142,7 @@ def group_figures(group: Group, cores: int) -> list[fig.Figure]:
     if efficiency:
         base_ranks = min(bases)
         made.append(
-            fig.efficiency_figure(
+            scaling_figures.efficiency_figure(
                 f"{prefix}-efficiency",
                 f"{group.title}: scaling efficiency",
                 efficiency,
@@ -228,7 +230,7 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
     labels = [_ranks_label(r.ranks, r.oversubscribed) for r, _ in profiled]
     mpi = [p.mpi_percent for _, p in profiled]
     made.append(
-        fig.stacked_share_figure(
+        profile_charts.stacked_share_figure(
             f"{prefix}-mpi-user",
             f"{where}: MPI vs user time",
             labels,
@@ -295,7 +297,7 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
     }
     if any(any(values) for values in panels.values()):
         made.append(
-            fig.per_rank_figure(
+            profile_charts.per_rank_figure(
                 f"{prefix}-data-per-rank",
                 f"{where}: data transferred by each rank",
                 panels,
@@ -309,7 +311,7 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
             [fig.Point(r.ranks, p.transfer / 2**20, 0, 0, r.oversubscribed) for r, p in profiled],
         )
         made.append(
-            fig.line_figure(
+            scaling_figures.line_figure(
                 f"{prefix}-aggregated-transfer",
                 "aggregated_transfer",
                 f"{where}: aggregated transfer",
@@ -323,7 +325,7 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
     if last.bins:
         width = last.bins[0]["width"] or 1.0
         made.append(
-            fig.timeline_figure(
+            profile_charts.timeline_figure(
                 f"{prefix}-timeline",
                 f"{where}: MPI and I/O over time "
                 f"({_ranks_label(result.ranks, result.oversubscribed)})",
@@ -341,7 +343,7 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
     if multi:
         result, profile = multi[-1]
         made.append(
-            fig.matrix_figure(
+            profile_charts.matrix_figure(
                 f"{prefix}-peers",
                 f"{where}: peer-to-peer traffic "
                 f"({_ranks_label(result.ranks, result.oversubscribed)})",
