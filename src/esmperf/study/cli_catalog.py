@@ -12,7 +12,7 @@ from esmperf.mpi.knob_setting import knob_table
 from esmperf.mpi.knobs import KNOBS, implementation_of
 from esmperf.mpi.stacks import discover_stacks, library_name
 from esmperf.study.cli_common import console
-from esmperf.study.file import STACK_IDS
+from esmperf.study.matrix import STACK_IDS
 from esmperf.workloads import load_workloads
 
 
