@@ -35,7 +35,7 @@ from esmperf.slurm.batch import (
     time_limit_minutes,
     with_command_line,
 )
-from esmperf.slurm.campaign import job_spec, read_key_values, repetition_execution
+from esmperf.slurm.job_files import job_spec, read_key_values, repetition_execution
 from esmperf.slurm.jobs import ended_record, job_outcome, parse_sacct, parse_squeue
 from esmperf.slurm.mpi import parse_mpi_list, srun_failure
 from esmperf.store.database import Store

@@ -14,7 +14,8 @@ from esmperf.mpi.knobs import KNOBS
 from esmperf.profile.regions import TIMED
 from esmperf.profile.summary import bucket_label
 from esmperf.report import significance
-from esmperf.report.analysis import Comparison, Group, ProfileData, comparisons, top_functions
+from esmperf.report.analysis import Comparison, Group, comparisons
+from esmperf.report.profile_data import ProfileData, top_functions
 from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
 
 SMALL_MESSAGE_BUCKET = 12  # buckets 0..12 hold messages below 4 KiB

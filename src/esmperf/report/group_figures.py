@@ -12,7 +12,8 @@ from esmperf.profile.regions import TIMED
 from esmperf.profile.summary import bucket_label
 from esmperf.report import figures as fig
 from esmperf.report import profile_charts, scaling_figures
-from esmperf.report.analysis import Group, comparisons, top_functions
+from esmperf.report.analysis import Group, comparisons
+from esmperf.report.profile_data import top_functions
 
 
 def slug(text: str) -> str:

@@ -1,7 +1,7 @@
 """Slurm, as a command-line program sees it: the [slurm] options of a study, the batch script
 of one job, and sbatch (submit, and its errors). Where jobs are and how they ended (squeue,
 sacct): slurm/jobs.py; srun's MPI plug-ins: slurm/mpi.py; the study as jobs: slurm/campaign.py
-(docs/slurm.md).
+and slurm/job_files.py (docs/slurm.md).
 """
 
 import math
