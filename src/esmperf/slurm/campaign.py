@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.slurm.batch import JobRep, JobSpec, SlurmOptions, batch_script, submit
+from esmperf.slurm.batch import SlurmOptions, submit
+from esmperf.slurm.batch_script import JobRep, JobSpec, batch_script
 from esmperf.slurm.job_files import (
     int_or_none,
     job_directory,

@@ -10,9 +10,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from esmperf.slurm.batch import JobRep, JobSpec
+from esmperf.slurm.batch_script import JobRep, JobSpec
+from esmperf.study import execute as execute_module
 from esmperf.study.execute import Execution, tail
-from esmperf.study.outcome import MIN_BIN_SECONDS, TIMELINE_BINS
+from esmperf.study.outcome import MIN_BIN_SECONDS, TIMELINE_BINS, result_watch
 
 if TYPE_CHECKING:
     from esmperf.study.plan import PlannedRun
@@ -78,6 +79,7 @@ def job_spec(
         ),
         timeline_bins=TIMELINE_BINS,
         min_bin_seconds=MIN_BIN_SECONDS,
+        finalize_grace=execute_module.FINALIZE_GRACE if result_watch(config) else None,
     )
 
 
@@ -96,9 +98,15 @@ def repetition_execution(
     code = int_or_none(status.get("exit_code"))
     start, end = _float(status.get("start")), _float(status.get("end"))
     elapsed = end - start if start is not None and end is not None else 0.0
-    timed_out = code == 124 or (code == 137 and elapsed >= timeout)  # timeout(1)'s codes
+    ended = status.get("ended_after_result") == "1"  # by the finalize grace (finalize_watch)
+    timed_out = not ended and (code == 124 or (code == 137 and elapsed >= timeout))  # timeout(1)
     execution = Execution(
-        code, elapsed, read_tail(rep_dir / "stdout"), read_tail(rep_dir / "stderr"), timed_out
+        code,
+        elapsed,
+        read_tail(rep_dir / "stdout"),
+        read_tail(rep_dir / "stderr"),
+        timed_out,
+        ended_after_result=ended,
     )
     started = (
         datetime.datetime.fromtimestamp(start).replace(microsecond=0) if start is not None else None

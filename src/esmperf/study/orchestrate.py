@@ -37,8 +37,8 @@ from esmperf.study.outcome import (
     Recorder,
     enough_repetitions,
     has_profile,
+    result_watch,
     timeline_bin_seconds,
-    verified_result_line,
 )
 from esmperf.study.plan import PlannedRun, plan_study
 from esmperf.workloads import Workload
@@ -204,8 +204,9 @@ class StudyRunner:
         load_before = load_average()
         busy_before = busy_cores()
         started = now()
-        watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
-        execution = execute(planned.argv, env, scratch, config.timeout, result_seen=watch)
+        execution = execute(
+            planned.argv, env, scratch, config.timeout, result_seen=result_watch(config)
+        )
         measured = {
             "started": started,
             "load_before": load_before,
