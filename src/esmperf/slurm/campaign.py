@@ -31,11 +31,7 @@ from esmperf.slurm.job_files import (
 )
 from esmperf.slurm.jobs import JobRecord, SlurmError, accounting, ended_record, queue_records
 from esmperf.store.database import results_dir
-from esmperf.study.outcome import (
-    Recorder,
-    enough_repetitions,
-    has_profile,
-)
+from esmperf.study.outcome import Recorder, enough_repetitions, has_profile
 
 if TYPE_CHECKING:
     from esmperf.study.plan import PlannedRun

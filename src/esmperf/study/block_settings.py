@@ -10,13 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import unknown_key
-from esmperf.study.configuration import (
-    DEFAULT_TIMEOUT,
-    ELAPSED,
-    FomSpec,
-    RepeatPolicy,
-    StudyError,
-)
+from esmperf.study.configuration import DEFAULT_TIMEOUT, ELAPSED, FomSpec, RepeatPolicy, StudyError
 
 REPEAT_KEYS = ("warmup", "min", "max", "ci_width", "confidence")
 FOM_KEYS = ("regex", "unit", "higher_is_better")

@@ -20,10 +20,7 @@ from typing import Any
 from esmperf.mpi.knobs import KNOBS
 from esmperf.slurm.batch import SlurmError, slurm_options
 from esmperf.study.block_settings import NAME_PATTERN, check_keys, is_int
-from esmperf.study.configuration import (
-    Study,
-    StudyError,
-)
+from esmperf.study.configuration import Study, StudyError
 from esmperf.study.matrix import expand
 from esmperf.workloads import Workload, WorkloadError, load_workloads
 

