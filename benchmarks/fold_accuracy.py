@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
-from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
+from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.workloads import load_workloads, parse_result_line  # noqa: E402
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.mpi.build import build_dir  # noqa: E402
-from esmperf.mpi.knobs import knob_setting, write_files  # noqa: E402
+from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from measured_run import measured_run  # noqa: E402
 from median_spread import spread  # noqa: E402

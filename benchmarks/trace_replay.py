@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
-from esmperf.mpi import knobs  # noqa: E402
+from esmperf.mpi import smpi_knobs  # noqa: E402
 from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.profile.replay import ReplayError, TiTrace, replay, write_ti  # noqa: E402
@@ -73,7 +73,7 @@ def smpi_run(
     scratch: Path,
     computation: str = "measured",
 ) -> tuple[float, Path]:
-    setting = knobs.smpi_setting(
+    setting = smpi_knobs.smpi_setting(
         {"platform": platform, "computation": computation}, ranks, 1, scratch
     )
     for path, text in setting.files:

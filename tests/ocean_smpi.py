@@ -12,7 +12,7 @@ import pytest
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import knob_setting, write_files
+from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.workloads import parse_result_line
 

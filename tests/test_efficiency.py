@@ -151,7 +151,7 @@ def test_summary_show_and_store(crafted: Path, tmp_path: Path) -> None:
 
 def test_stored_receive_wait_reads_back(crafted: Path, tmp_path: Path) -> None:
     """The report reads the receive wait from the store through the same definition."""
-    from esmperf.report.analysis import load_profile_data
+    from esmperf.report.profile_data import load_profile_data
 
     with Store(tmp_path / "s.duckdb") as store:
         for table, columns in profile_tables(read_profile(crafted), "run-a", 1).items():

@@ -17,7 +17,9 @@ from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi import machines
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import FOLD_AUTO_RANKS, SMPI_AT_SCALE, Unsupported, knob_setting, write_files
+from esmperf.mpi.knob_setting import knob_setting, write_files
+from esmperf.mpi.knobs import FOLD_AUTO_RANKS, Unsupported
+from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.findings import connection_findings
 from esmperf.store.results import RunResult

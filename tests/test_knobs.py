@@ -14,7 +14,8 @@ import pytest
 
 from esmperf.launch.mpirun import run_environment
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported, implementation_of, knob_setting
+from esmperf.mpi.knob_setting import knob_setting
+from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported, implementation_of
 from esmperf.mpi.stacks import Stack, discover_stacks
 
 OPEN_MPI_4 = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"

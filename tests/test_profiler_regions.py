@@ -15,7 +15,7 @@ from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.read import read_profile
 from esmperf.profile.regions import TIMED, region_paths
 from esmperf.profile.summary import summarise
-from esmperf.report.analysis import load_profile_data
+from esmperf.report.profile_data import load_profile_data
 from esmperf.store.database import Store
 from esmperf.store.profile_tables import profile_tables
 from test_profiler_mpi4py import mpi4py_env, mpi4py_path

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.report.analysis import ProfileData
 from esmperf.report.html import write_report
+from esmperf.report.profile_data import ProfileData
 from test_study_fixtures import FakeRun, make_store
 
 SHM = {"transport": "shm"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import header, write_profile
-from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.mpi.smpi_knobs import SMPI_NOT_SIMULATED
 from esmperf.profile.read import read_profile
 from esmperf.report.analysis import build_groups
 from esmperf.report.html import write_report

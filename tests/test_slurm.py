@@ -21,21 +21,18 @@ from rich.console import Console
 from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import Stack
 from esmperf.report.analysis import build_groups
-from esmperf.report.html import group_figures
+from esmperf.report.group_figures import group_figures
 from esmperf.slurm.batch import (
-    JobRep,
-    JobSpec,
     SlurmError,
     SlurmOptions,
-    batch_script,
     check_allocation,
     sbatch_message,
     slurm_options,
     srun_command,
-    time_limit_minutes,
     with_command_line,
 )
-from esmperf.slurm.campaign import job_spec, read_key_values, repetition_execution
+from esmperf.slurm.batch_script import JobRep, JobSpec, batch_script, time_limit_minutes
+from esmperf.slurm.job_files import job_spec, read_key_values, repetition_execution
 from esmperf.slurm.jobs import ended_record, job_outcome, parse_sacct, parse_squeue
 from esmperf.slurm.mpi import parse_mpi_list, srun_failure
 from esmperf.store.database import Store

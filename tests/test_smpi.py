@@ -20,19 +20,13 @@ from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi import platforms
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knobs import (
-    KNOBS,
-    SMPI_ALGORITHMS,
-    KnobSetting,
-    Unsupported,
-    knob_setting,
-    knob_table,
-    write_files,
-)
+from esmperf.mpi.collectives import SMPI_ALGORITHMS
+from esmperf.mpi.knob_setting import knob_setting, knob_table, write_files
+from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported
 from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.analysis import build_groups
-from esmperf.report.html import group_figures
+from esmperf.report.group_figures import group_figures
 from esmperf.store.database import Store
 from esmperf.store.results import load_results
 from esmperf.study.file import study_from_dict

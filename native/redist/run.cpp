@@ -1,4 +1,6 @@
-// The run engine: moves a bundle along a stored route.
+// The run engine: moves a bundle along a stored route. Longer than the house's 600 lines
+// because the three exchange modes and the single-copy path below all work on the per-peer
+// transfer tables (Side, Peer, Msg) built here and private to this file.
 //
 // Per run, for the MPI peers, each side (send, receive) has a list of transfers ("ops"): parts
 // of packed messages in the side's buffer (ESM_PACK_PET, ESM_PACK_XP), contiguous runs of the

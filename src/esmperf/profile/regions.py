@@ -11,7 +11,7 @@ A region's figures are inclusive of the regions nested in it. A region view of a
 profile with each rank's wall time, MPI time, calls and message sizes those of the region; the rest
 (peers, communicators, time bins) exists for the whole run only and is left out of the view.
 The store keeps the regions in its tables profile_region, profile_region_function and
-profile_region_histogram (store/profile_tables.py); report/analysis.py reads them back.
+profile_region_histogram (store/profile_tables.py); report/profile_data.py reads them back.
 """
 
 import copy

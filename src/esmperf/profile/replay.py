@@ -1,6 +1,6 @@
 """A real run replayed on a simulated cluster: the profiler's trace (trace.py) written as a
 SimGrid time-independent (TI) trace, one action file per rank, and `smpirun -replay` on one of
-esmperf's platforms (the same smpirun options as `esmperf simulate`, knobs.smpi_setting).
+esmperf's platforms (the same smpirun options as `esmperf simulate`, smpi_knobs.smpi_setting).
 
 TI actions (SimGrid 3.32's smpi_replay.cpp; `init` without a datatype: sizes are bytes):
 `R init`, `R compute FLOPS`, `R send|isend DST TAG BYTES`, `R recv|irecv SRC TAG BYTES`,
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from esmperf.errors import EsmperfError
-from esmperf.mpi import knobs, platforms
+from esmperf.mpi import knobs, platforms, smpi_knobs
 from esmperf.profile.trace import CALL, START, Event, RankTrace
 
 SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend"}
@@ -344,7 +344,9 @@ def replay(
     with tempfile.TemporaryDirectory(prefix="esmperf-replay-") as scratch:
         work = Path(scratch)
         try:
-            setting = knobs.smpi_setting({"platform": platform}, ti.ranks, ranks_per_node, work)
+            setting = smpi_knobs.smpi_setting(
+                {"platform": platform}, ti.ranks, ranks_per_node, work
+            )
         except (knobs.Unsupported, platforms.PlatformError) as error:
             raise ReplayError(f"cannot replay on {platform}: {error}") from None
         for path, text in setting.files:

@@ -1,7 +1,12 @@
 """The report's figures, drawn with matplotlib from plain numbers, in the style of the HPC
 Advisory Council decks: every performance axis says "higher is better" or "lower is better",
 scaling plots draw the ideal line, repeats show as error bars (the CI of the median), and points
-with more ranks than cores are drawn hollow in a shaded "oversubscribed" region."""
+with more ranks than cores are drawn hollow in a shaded "oversubscribed" region.
+
+This module is what every figure shares (the style, the data a figure is drawn from, finishing
+it as SVG and PNG, the rank axis and the oversubscribed region) and the bar charts, including
+the seeds' claims; curves against ranks are scaling_figures.py, the profile's charts
+profile_charts.py."""
 
 import io
 import math
@@ -88,7 +93,7 @@ def direction(higher_is_better: bool) -> str:
     return "higher is better" if higher_is_better else "lower is better"
 
 
-def _finish(figure: MplFigure, figure_id: str, kind: str, title: str, caption: str) -> Figure:
+def finish(figure: MplFigure, figure_id: str, kind: str, title: str, caption: str) -> Figure:
     figure.tight_layout()
     svg, png = io.BytesIO(), io.BytesIO()
     plt.rcParams["svg.hashsalt"] = figure_id  # distinct ids in every SVG
@@ -98,7 +103,7 @@ def _finish(figure: MplFigure, figure_id: str, kind: str, title: str, caption: s
     return Figure(figure_id, kind, title, caption, svg.getvalue(), png.getvalue())
 
 
-def _rank_axis(axes: Axes, xs: Sequence[int], label: str) -> None:
+def rank_axis(axes: Axes, xs: Sequence[int], label: str) -> None:
     ticks = sorted(set(xs))
     if len(ticks) > 1 and ticks[0] > 0 and ticks[-1] / ticks[0] >= 4:
         axes.set_xscale("log", base=2)
@@ -108,7 +113,7 @@ def _rank_axis(axes: Axes, xs: Sequence[int], label: str) -> None:
     axes.set_xlabel(label)
 
 
-def _shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
+def shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
     """Shade the oversubscribed region; `xs` are the x of the oversubscribed points (a
     simulated run with more ranks than cores here is not oversubscribed)."""
     over = [x for x in xs if x > cores]
@@ -126,97 +131,6 @@ def _shade_oversubscribed(axes: Axes, xs: Sequence[int], cores: int) -> None:
         fontsize=7,
         color="#555555",
     )
-
-
-def scaling_figure(
-    figure_id: str,
-    title: str,
-    series: Sequence[Series],
-    unit: str,
-    higher_is_better: bool,
-    cores: int,
-    ideal: Series | None,
-    x_label: str = "MPI ranks",
-    caption: str = "",
-) -> Figure:
-    """Performance vs ranks: medians with CI error bars, the ideal line, oversubscription."""
-    figure, axes = plt.subplots(figsize=(6.4, 3.8))
-    xs = [p.x for s in series for p in s.points]
-    _rank_axis(axes, xs, x_label)
-    for index, line in enumerate(series):
-        color = COLORS[index % len(COLORS)]
-        points = sorted(line.points, key=lambda p: p.x)
-        axes.plot(
-            [p.x for p in points], [p.median for p in points], color=color, lw=1.5, label=line.label
-        )
-        for p in points:
-            axes.errorbar(
-                [p.x],
-                [p.median],
-                yerr=[[p.median - p.low], [p.high - p.median]],
-                fmt="o",
-                color=color,
-                ms=5,
-                capsize=3,
-                lw=1,
-                mfc="white" if p.oversubscribed else color,
-            )
-    if ideal and ideal.points:
-        points = sorted(ideal.points, key=lambda p: p.x)
-        axes.plot(
-            [p.x for p in points],
-            [p.median for p in points],
-            ls="--",
-            color="#777777",
-            lw=1,
-            label="ideal (linear) scaling",
-        )
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
-    axes.set_ylabel(f"{unit}\n({direction(higher_is_better)})")
-    axes.set_title(title)
-    axes.legend(loc="best")
-    axes.set_ylim(bottom=0)
-    return _finish(figure, figure_id, "performance", title, caption)
-
-
-def efficiency_figure(
-    figure_id: str,
-    title: str,
-    series: Sequence[Series],
-    base: int,
-    cores: int,
-    caption: str = "",
-    x_label: str = "MPI ranks",
-) -> Figure:
-    """Scaling efficiency (%) against the base rank count (stats.scaling_efficiency); 100 % is
-    ideal."""
-    figure, axes = plt.subplots(figsize=(6.4, 3.4))
-    xs = [p.x for s in series for p in s.points]
-    _rank_axis(axes, xs, x_label)
-    axes.axhline(100, ls="--", color="#777777", lw=1, label="ideal (100 %)")
-    for index, line in enumerate(series):
-        color = COLORS[index % len(COLORS)]
-        points = sorted(line.points, key=lambda p: p.x)
-        axes.plot(
-            [p.x for p in points], [p.median for p in points], color=color, lw=1.5, label=line.label
-        )
-        for p in points:
-            axes.plot(
-                [p.x],
-                [p.median],
-                "o",
-                color=color,
-                ms=5,
-                mfc="white" if p.oversubscribed else color,
-            )
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
-    axes.set_ylabel(
-        f"scaling efficiency vs {base} rank{'s' if base > 1 else ''} (%)\n(higher is better)"
-    )
-    axes.set_title(title)
-    axes.set_ylim(bottom=0)
-    axes.legend(loc="best")
-    return _finish(figure, figure_id, "efficiency", title, caption)
 
 
 def bar_figure(
@@ -287,179 +201,7 @@ def bar_figure(
     if len(names) > 1 or names[:1] != [""]:
         # beside the axes: bars reach any corner, and error bars cross the middle
         axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), ncol=1 if len(names) < 6 else 2)
-    return _finish(figure, figure_id, kind, title, caption)
-
-
-def stacked_share_figure(
-    figure_id: str,
-    title: str,
-    groups: Sequence[str],
-    shares: dict[str, Sequence[float]],
-    y_label: str,
-    caption: str = "",
-) -> Figure:
-    """Stacked 100 % bars, e.g. MPI vs user (compute) time per rank count."""
-    figure, axes = plt.subplots(figsize=(6.4, 3.4))
-    bottom = [0.0] * len(groups)
-    for index, (name, values) in enumerate(shares.items()):
-        axes.bar(
-            range(len(groups)),
-            values,
-            bottom=bottom,
-            color=COLORS[index % len(COLORS)],
-            label=name,
-            width=0.6,
-        )
-        for position, (value, start) in enumerate(zip(values, bottom)):
-            if value >= 6:
-                axes.text(
-                    position,
-                    start + value / 2,
-                    f"{value:.0f}%",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white",
-                )
-        bottom = [b + v for b, v in zip(bottom, values)]
-    axes.set_xticks(range(len(groups)))
-    axes.set_xticklabels(groups)
-    axes.set_ylim(0, 100)
-    axes.set_ylabel(y_label)
-    axes.set_title(title)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _finish(figure, figure_id, "mpi_user", title, caption)
-
-
-def per_rank_figure(
-    figure_id: str, title: str, panels: dict[str, Sequence[float]], y_label: str, caption: str = ""
-) -> Figure:
-    """Small multiples: one bar per rank, one panel per rank count (data per rank)."""
-    count = max(1, len(panels))
-    figure, axes_list = plt.subplots(
-        1, count, figsize=(min(max(6.4, 3.2 * count), 12.8), 3.4), squeeze=False, sharey=True
-    )
-    for axes, (name, values) in zip(axes_list[0], panels.items()):
-        axes.bar(range(len(values)), values, color=COLORS[0])
-        axes.set_title(name, fontsize=9)
-        axes.set_xlabel("rank")
-        if len(values) <= 16:
-            axes.set_xticks(range(len(values)))
-    axes_list[0][0].set_ylabel(y_label)
-    figure.suptitle(title, fontsize=10)
-    return _finish(figure, figure_id, "data_per_rank", title, caption)
-
-
-def line_figure(
-    figure_id: str,
-    kind: str,
-    title: str,
-    series: Sequence[Series],
-    y_label: str,
-    cores: int,
-    caption: str = "",
-    x_label: str = "MPI ranks",
-) -> Figure:
-    """Plain lines vs ranks (e.g. aggregated transfer), oversubscribed points hollow."""
-    figure, axes = plt.subplots(figsize=(6.4, 3.4))
-    xs = [p.x for s in series for p in s.points]
-    _rank_axis(axes, xs, x_label)
-    for index, line in enumerate(series):
-        color = COLORS[index % len(COLORS)]
-        points = sorted(line.points, key=lambda p: p.x)
-        axes.plot(
-            [p.x for p in points], [p.median for p in points], "-", color=color, label=line.label
-        )
-        for p in points:
-            axes.plot(
-                [p.x], [p.median], "o", color=color, mfc="white" if p.oversubscribed else color
-            )
-    _shade_oversubscribed(axes, [p.x for s in series for p in s.points if p.oversubscribed], cores)
-    axes.set_ylabel(y_label)
-    axes.set_title(title)
-    axes.set_ylim(bottom=0)
-    axes.legend(loc="best")
-    return _finish(figure, figure_id, kind, title, caption)
-
-
-def timeline_figure(
-    figure_id: str,
-    title: str,
-    starts: Sequence[float],
-    mpi_percent: Sequence[float],
-    io_write: Sequence[float],
-    io_read: Sequence[float],
-    width: float,
-    end: float,
-    caption: str = "",
-) -> Figure:
-    """MPI time share and I/O volume over the run's time bins of `width` seconds; the run
-    ended at `end` (the last rank's MPI_Finalize)."""
-    figure, axes = plt.subplots(figsize=(6.4, 3.4))
-    # each bin's share held to the bin's end, the last to the run's (a step needs its last
-    # edge: one bin is a line)
-    last_edge = max(starts[-1], min(starts[-1] + width, end))
-    axes.step(
-        [*starts, last_edge],
-        [*mpi_percent, mpi_percent[-1]],
-        where="post",
-        color=COLORS[0],
-        label="time in MPI (%)",
-    )
-    axes.set_ylabel("time in MPI (% of rank time)")
-    axes.set_xlabel("seconds since MPI_Init")
-    axes.set_ylim(0, 100)
-    axes.set_xlim(0, last_edge * 1.02)
-    twin = axes.twinx()
-    spans = [max(min(width, end - s), width / 100) for s in starts]  # the run's part of a bin
-    twin.bar(
-        [s + 0.3 * w for s, w in zip(starts, spans)],
-        [w / 2**20 for w in io_write],
-        width=[0.4 * w for w in spans],
-        color=COLORS[1],
-        alpha=0.7,
-        label="written (MiB)",
-    )
-    twin.bar(
-        [s + 0.7 * w for s, w in zip(starts, spans)],
-        [r / 2**20 for r in io_read],
-        width=[0.4 * w for w in spans],
-        color=COLORS[2],
-        alpha=0.7,
-        label="read (MiB)",
-    )
-    twin.set_ylabel("I/O per bin (MiB)")
-    twin.set_ylim(0, 1.15 * max([*io_write, *io_read, 0.0]) / 2**20 or 1.0)  # no negative MiB
-    twin.grid(False)
-    lines, labels = axes.get_legend_handles_labels()
-    more_lines, more_labels = twin.get_legend_handles_labels()
-    axes.legend(lines + more_lines, labels + more_labels, loc="upper right")
-    axes.set_title(title)
-    return _finish(figure, figure_id, "timeline", title, caption)
-
-
-def matrix_figure(
-    figure_id: str, title: str, matrix: Sequence[Sequence[float]], caption: str = ""
-) -> Figure:
-    """Peer-to-peer bytes: row = sender, column = receiver."""
-    size = len(matrix)
-    figure, axes = plt.subplots(figsize=(4.8, 4.0))
-    image = axes.imshow(
-        [[value / 2**20 for value in row] for row in matrix],
-        cmap="Blues",
-        origin="upper",
-        interpolation="nearest",
-    )
-    axes.set_xlabel("receiving rank")
-    axes.set_ylabel("sending rank")
-    axes.grid(False)
-    if size <= 16:
-        axes.set_xticks(range(size))
-        axes.set_yticks(range(size))
-    colorbar = figure.colorbar(image, ax=axes)
-    colorbar.set_label("MiB sent")
-    axes.set_title(title)
-    return _finish(figure, figure_id, "peers", title, caption)
+    return finish(figure, figure_id, kind, title, caption)
 
 
 def claims_figure(
@@ -501,7 +243,7 @@ def claims_figure(
     axes.set_xlabel("ours / the seed's figure (1 = the seed's)")
     axes.set_title(title)
     axes.grid(axis="y", alpha=0)
-    return _finish(figure, figure_id, "seed_claims", title, caption)
+    return finish(figure, figure_id, "seed_claims", title, caption)
 
 
 def seed_points_figure(
@@ -517,7 +259,7 @@ def seed_points_figure(
     """Our curves with the seed's own numbers beside them (black stars, labelled "seed")."""
     figure, axes = plt.subplots(figsize=(6.4, 3.6))
     xs = [x for points in ours.values() for x, _ in points] + [x for x, _ in seed]
-    _rank_axis(axes, [int(x) for x in xs], x_label)
+    rank_axis(axes, [int(x) for x in xs], x_label)
     for index, (label, points) in enumerate(ours.items()):
         points = sorted(points)
         axes.plot(
@@ -545,4 +287,4 @@ def seed_points_figure(
     axes.set_ylabel(y_label)
     axes.set_title(title)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _finish(figure, figure_id, "seed_points", title, caption)
+    return finish(figure, figure_id, "seed_points", title, caption)

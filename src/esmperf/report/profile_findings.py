@@ -5,8 +5,9 @@ CoE efficiencies (pop_metrics.py). Part of findings.py's all_findings."""
 from esmperf.profile.regions import TIMED
 from esmperf.profile.summary import bucket_label
 from esmperf.report import significance
-from esmperf.report.analysis import Group, ProfileData, top_functions
+from esmperf.report.analysis import Group
 from esmperf.report.finding import GOOD_EFFICIENCY, Finding, bytes_text, ranks_text
+from esmperf.report.profile_data import ProfileData, top_functions
 from esmperf.store.results import RunResult
 
 SMALL_MESSAGE_BUCKET = 12  # buckets 0..12 hold messages below 4 KiB

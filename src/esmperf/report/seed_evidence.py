@@ -10,7 +10,7 @@ from typing import Any
 
 from esmperf import stats
 from esmperf.mpi.knobs import KNOBS
-from esmperf.report.analysis import ProfileData
+from esmperf.report.profile_data import ProfileData
 from esmperf.store.database import Store
 from esmperf.store.result_keys import current_name
 from esmperf.store.results import RunResult

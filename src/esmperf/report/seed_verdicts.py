@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.mpi.smpi_knobs import SMPI_NOT_SIMULATED
 from esmperf.report.seed_evidence import Evidence, describe, needs_profile
 from esmperf.report.seed_reference import Claim
 from esmperf.store.results import RunResult

@@ -10,47 +10,34 @@ submitted, never submitting them again.
 
 from __future__ import annotations
 
-import datetime
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from esmperf.environment import now
-from esmperf.slurm.batch import JobRep, JobSpec, SlurmOptions, batch_script, sbatch_message, submit
+from esmperf.slurm.batch import SlurmOptions, submit
+from esmperf.slurm.batch_script import JobRep, JobSpec, batch_script
+from esmperf.slurm.job_files import (
+    int_or_none,
+    job_directory,
+    job_spec,
+    read_key_values,
+    read_tail,
+    repetition_execution,
+)
 from esmperf.slurm.jobs import JobRecord, SlurmError, accounting, ended_record, queue_records
 from esmperf.store.database import results_dir
-from esmperf.study.execute import Execution, tail
-from esmperf.study.outcome import (
-    MIN_BIN_SECONDS,
-    TIMELINE_BINS,
-    Recorder,
-    enough_repetitions,
-    has_profile,
-)
+from esmperf.study.outcome import Recorder, enough_repetitions, has_profile
 
 if TYPE_CHECKING:
     from esmperf.study.plan import PlannedRun
 
 SQUEUE_FAILURES = 10  # consecutive failed looks at the queue before giving up (jobs go on)
 SACCT_GRACE = 3  # looks at a job neither squeue nor sacct knows before it is given up
-# Variables that describe the submitting shell, not the run: never exported into a job.
-NOT_EXPORTED = (
-    "SLURM_",
-    "SBATCH_",
-    "SALLOC_",
-    "SRUN_",
-    "PWD",
-    "OLDPWD",
-    "SHLVL",
-    "_",
-    "HOSTNAME",
-    "TMPDIR",
-)
 
 
 def pause_between_looks(seconds: float) -> None:
@@ -285,8 +272,8 @@ class SlurmCampaign:
         if outcome == "ok":
             reason = f"Slurm job {job.job_id} COMPLETED without running repetition {rep} ({where})"
         rep_dir = directory / f"rep-{rep}"
-        stdout = _read_tail(rep_dir / "stdout")
-        stderr = _read_tail(rep_dir / "stderr") or _read_tail(directory / f"job-{job.job_id}.out")
+        stdout = read_tail(rep_dir / "stdout")
+        stderr = read_tail(rep_dir / "stderr") or read_tail(directory / f"job-{job.job_id}.out")
         self.store.add_repetition(
             {
                 "run_key": config.key,
@@ -324,117 +311,9 @@ class SlurmCampaign:
                 {
                     "hostname": node.get("node_list") or node.get("hostname", ""),
                     "cpu_model": node.get("cpu_model", ""),
-                    "cores": _int(node.get("cores")),
-                    "usable_cores": _int(node.get("usable_cores")),
+                    "cores": int_or_none(node.get("cores")),
+                    "usable_cores": int_or_none(node.get("usable_cores")),
                     "memory_gib": round(int(memory) / 2**20, 1) if memory.isdigit() else None,
                     "kernel": node.get("kernel", ""),
                 },
             )
-
-
-# --- pure helpers (tested on their own) -------------------------------------------------------
-
-
-def job_directory(results: Path, run_key: str) -> Path:
-    return results / "slurm" / run_key
-
-
-def job_spec(
-    planned: PlannedRun,
-    reps: list[JobRep],
-    results: Path,
-    base: dict[str, str] | None = None,
-    walls: list[float] | None = None,
-) -> JobSpec:
-    """The job running `reps` of `planned`: the run's environment is what the runner adds to
-    or removes from `base` (default: this environment; sbatch passes the rest on); `walls`:
-    the wall times of its stored repetitions that count, for the profile's time bins."""
-    config = planned.config
-    base = dict(os.environ) if base is None else base
-    exports = {
-        name: value
-        for name, value in planned.env.items()
-        if base.get(name) != value and not name.startswith(NOT_EXPORTED)
-    }
-    unsets = [
-        name for name in base if name not in planned.env and not name.startswith(NOT_EXPORTED)
-    ]
-    assert planned.scratch is not None
-    return JobSpec(
-        name=f"{planned.position + 1}-{config.key}",
-        label=config.label,
-        directory=job_directory(results, config.key),
-        scratch=planned.scratch,
-        nodes=config.nodes,
-        ranks=config.ranks,
-        ranks_per_node=config.ranks_per_node,
-        timeout=config.timeout,
-        argv=list(planned.argv),
-        reps=reps,
-        exports=exports,
-        unsets=unsets,
-        profiler=planned.profiler,
-        bin_walls=(
-            None
-            if "ESMPROF_BIN_SECONDS" in planned.env  # the study's wins
-            else list(walls or [])
-        ),
-        timeline_bins=TIMELINE_BINS,
-        min_bin_seconds=MIN_BIN_SECONDS,
-    )
-
-
-def read_key_values(path: Path) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
-def repetition_execution(
-    rep_dir: Path, status: dict[str, str], timeout: float
-) -> tuple[Execution, dict[str, Any]]:
-    """A repetition run by a batch script (run_rep) as the runner sees a local one."""
-    code = _int(status.get("exit_code"))
-    start, end = _float(status.get("start")), _float(status.get("end"))
-    elapsed = end - start if start is not None and end is not None else 0.0
-    timed_out = code == 124 or (code == 137 and elapsed >= timeout)  # timeout(1)'s codes
-    execution = Execution(
-        code, elapsed, _read_tail(rep_dir / "stdout"), _read_tail(rep_dir / "stderr"), timed_out
-    )
-    started = (
-        datetime.datetime.fromtimestamp(start).replace(microsecond=0) if start is not None else None
-    )
-    measured = {
-        "started": started,
-        "load_before": _float(status.get("load_before")),
-        "busy_cores_before": None,
-        "load_after": _float(status.get("load_after")),
-    }
-    return execution, measured
-
-
-def _read_tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as file:
-            return tail(file)
-    except OSError:
-        return ""
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-__all__ = ["SlurmCampaign", "job_spec", "repetition_execution", "read_key_values", "sbatch_message"]

@@ -1,2 +1,3 @@
-"""The DuckDB store: its tables (schema), every write and the readers (database), profiles as
-rows (profile_tables), results read back (results), result keys renamed since (result_keys)."""
+"""The DuckDB store: its tables (schema), every write and the readers (database, with the Slurm
+jobs' in slurm_tables), profiles as rows (profile_tables), results read back (results), result
+keys renamed since (result_keys)."""

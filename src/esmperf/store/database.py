@@ -16,6 +16,9 @@ Tables (columns in docs/studies.md):
 - profile_efficiency  per profiled repetition, the POP CoE metrics and the receive wait
   (profile/pop_metrics.py)
 
+The Slurm jobs of a study run as batch jobs (slurm_job, slurm_repetition) are written by the
+part of Store in slurm_tables.py.
+
 A repetition and everything belonging to it are committed together as soon as it ends, so a
 study killed at any moment (even kill -9) keeps every finished repetition and none twice.
 """
@@ -39,10 +42,10 @@ from esmperf.store.schema import (
     SCHEMA,
     SCHEMA_VERSION,
     SESSION_COLUMNS,
-    SLURM_SCHEMA,
     TABLES,
     TAIL_CHARS,
 )
+from esmperf.store.slurm_tables import SlurmTables
 
 __all__ = ["Store", "StoreError", "TAIL_CHARS", "results_dir"]
 
@@ -56,7 +59,7 @@ class StoreError(EsmperfError):
     """A store that cannot be opened or used; the message says what to do."""
 
 
-class Store:
+class Store(SlurmTables):
     """An open study store. Use as a context manager; `read_only` for reports."""
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
@@ -229,89 +232,6 @@ class Store:
         except Exception:
             self.con.execute("ROLLBACK")
             raise
-
-    # --- Slurm jobs (--launcher slurm, slurm/campaign.py) ------------------------------------
-
-    def add_slurm_tables(self) -> None:
-        self.con.execute(SLURM_SCHEMA)
-
-    def next_slurm_rep(self, run_key: str) -> int:
-        """The next repetition number, counting those submitted in jobs not yet collected."""
-        row = self.con.execute(
-            "SELECT coalesce(max(rep), 0) + 1 FROM slurm_repetition WHERE run_key = ?", [run_key]
-        ).fetchone()
-        return max(self.next_rep(run_key), int(row[0]) if row else 1)
-
-    def add_slurm_job(
-        self,
-        job_id: str,
-        run_key: str,
-        session_id: int,
-        reps: list[tuple[int, str]],
-        script: Path,
-        submitted: Any,
-    ) -> None:
-        """A submitted job and the repetitions it runs, committed together."""
-        con = self.con
-        con.execute("BEGIN")
-        con.execute(
-            "INSERT INTO slurm_job (job_id, run_key, session_id, reps, script, "
-            "submitted, state, ingested) VALUES (?, ?, ?, ?, ?, ?, 'SUBMITTED', false)",
-            [
-                job_id,
-                run_key,
-                session_id,
-                json.dumps([[rep, kind] for rep, kind in reps]),
-                str(script),
-                submitted,
-            ],
-        )
-        for rep, _ in reps:
-            con.execute(
-                "INSERT OR REPLACE INTO slurm_repetition VALUES (?, ?, ?)", [run_key, rep, job_id]
-            )
-        con.execute("COMMIT")
-
-    def uncollected_slurm_jobs(self) -> list[dict[str, Any]]:
-        """Jobs submitted whose repetitions are not stored yet, oldest first."""
-        return self.rows(
-            "SELECT job_id, run_key, reps FROM slurm_job WHERE NOT ingested "
-            "ORDER BY submitted, job_id"
-        )
-
-    def end_slurm_job(
-        self,
-        job_id: str,
-        ended: Any,
-        state: str,
-        exit_code: str,
-        elapsed: str,
-        node_list: str,
-        reason: str,
-        node: dict[str, str],
-    ) -> None:
-        """How a job ended; its repetitions are collected."""
-        self.con.execute(
-            "UPDATE slurm_job SET ended = ?, state = ?, exit_code = ?, elapsed = ?, "
-            "node_list = ?, reason = ?, node = ?, ingested = true WHERE job_id = ?",
-            [ended, state, exit_code, elapsed, node_list, reason, json.dumps(node), job_id],
-        )
-
-    def set_session_machine(self, session_id: int, machine: dict[str, Any]) -> None:
-        """The machine a session ran on, when it is not this one (a job's node)."""
-        self.con.execute(
-            "UPDATE session SET hostname = ?, cpu_model = ?, cores = ?, usable_cores = ?, "
-            "memory_gib = ?, kernel = ? WHERE session_id = ?",
-            [
-                machine["hostname"],
-                machine["cpu_model"],
-                machine["cores"],
-                machine["usable_cores"],
-                machine["memory_gib"],
-                machine["kernel"],
-                session_id,
-            ],
-        )
 
     # --- reading ---------------------------------------------------------------------------
 

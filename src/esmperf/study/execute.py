@@ -76,7 +76,7 @@ def execute(
             return Execution(None, 0.0, "", f"cannot run {argv[0]}: {error.strerror}", False)
         timed_out = ended = False
         usage = None
-        watch = _ResultWatch(out, result_seen) if result_seen else None
+        watch = FinalizeGrace(out.fileno(), result_seen) if result_seen else None
         try:
             cpu_limit = timeout if cpu_timeout else None
             wall = timeout * (WALL_BACKSTOP if cpu_timeout else 1.0)
@@ -103,19 +103,26 @@ def execute(
         )
 
 
-class _ResultWatch:
-    """Reads a running program's stdout as it grows and notes its first verified result line."""
+class FinalizeGrace:
+    """The finalize grace of one run, the one place that decides it: for a local run (execute)
+    and a batch job's (slurm/finalize_watch.py). Reads the run's stdout as it grows; once its
+    verified result line is out (`result_seen`), the run may take `seconds` (default
+    FINALIZE_GRACE) more to exit, then it is ended and counts."""
 
-    def __init__(self, out: Any, result_seen: Callable[[str], bool]) -> None:
-        self.out, self.result_seen = out, result_seen
+    def __init__(
+        self, fileno: int, result_seen: Callable[[str], bool], seconds: float | None = None
+    ) -> None:
+        self.fileno, self.result_seen, self.seconds = fileno, result_seen, seconds
         self.offset, self.partial, self.seen = 0, b"", False
+        self.graced = False  # the grace has started
+        self.ends_at = 0.0
         self.shortened = False  # the grace, not the timeout, ends the run
 
     def check(self) -> bool:
         """Whether the verified result line has been printed (reads only what is new)."""
         if self.seen:
             return True
-        new = os.pread(self.out.fileno(), 1 << 20, self.offset)
+        new = os.pread(self.fileno, 1 << 20, self.offset)
         while new:
             self.offset += len(new)
             *lines, self.partial = (self.partial + new).split(b"\n")
@@ -123,35 +130,41 @@ class _ResultWatch:
                 if self.result_seen(line.decode("utf-8", errors="replace")):
                     self.seen = True
                     return True
-            new = os.pread(self.out.fileno(), 1 << 20, self.offset)
+            new = os.pread(self.fileno, 1 << 20, self.offset)
         return False
+
+    def deadline(self, deadline: float) -> float:
+        """When the run must end (time.monotonic): `deadline`, or the end of the grace that
+        starts when the result line is first seen, if that comes first (then `shortened`)."""
+        if not self.graced and self.check():
+            self.graced = True
+            ends = time.monotonic() + (FINALIZE_GRACE if self.seconds is None else self.seconds)
+            if ends < deadline:
+                self.ends_at, self.shortened = ends, True
+        return self.ends_at if self.shortened else deadline
 
 
 def _wait(
     process: subprocess.Popen[bytes],
     deadline: float,
-    watch: _ResultWatch | None = None,
+    watch: FinalizeGrace | None = None,
     stop: threading.Event | None = None,
     cpu_limit: float | None = None,
 ) -> resource.struct_rusage:
-    """Wait for `process` until `deadline`, or FINALIZE_GRACE after its verified result line
-    when `watch` sees one (TimeoutExpired after it); return the resources used by the process
-    and by the descendants it waited for (Linux wait4: for smpirun, the simulator that runs
-    every simulated rank): peak resident memory (ru_maxrss, KiB), user and system CPU.
-    `cpu_limit`: TimeoutExpired also when the process group has used that many CPU seconds."""
+    """Wait for `process` until `deadline`, or the end of `watch`'s finalize grace
+    (TimeoutExpired after it); return the resources used by the process and by the
+    descendants it waited for (Linux wait4: for smpirun, the simulator that runs every
+    simulated rank): peak resident memory (ru_maxrss, KiB), user and system CPU. `cpu_limit`:
+    TimeoutExpired also when the process group has used that many CPU seconds."""
     pause = 0.001
-    graced = False
     next_cpu_reading = time.monotonic() + CPU_POLL
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid == process.pid:
             process.returncode = os.waitstatus_to_exitcode(status)
             return usage
-        if watch is not None and not graced and watch.check():
-            graced = True
-            if time.monotonic() + FINALIZE_GRACE < deadline:
-                deadline = time.monotonic() + FINALIZE_GRACE
-                watch.shortened = True
+        if watch is not None:
+            deadline = watch.deadline(deadline)
         if stop is not None and stop.is_set():
             raise KeyboardInterrupt
         if time.monotonic() >= deadline:

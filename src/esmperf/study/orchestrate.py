@@ -37,8 +37,8 @@ from esmperf.study.outcome import (
     Recorder,
     enough_repetitions,
     has_profile,
+    result_watch,
     timeline_bin_seconds,
-    verified_result_line,
 )
 from esmperf.study.plan import PlannedRun, plan_study
 from esmperf.study.side_by_side import Request, Steps, independent, run_side_by_side, run_steps
@@ -222,9 +222,13 @@ class StudyRunner:
         load_before = load_average()
         busy_before = busy_cores()
         started = now()
-        watch = verified_result_line if config.fom.source == "json" else None  # finalize grace
         execution = yield Request(
-            planned.argv, env, scratch, config.timeout, watch, cpu_timeout=planned.simulated
+            planned.argv,
+            env,
+            scratch,
+            config.timeout,
+            result_watch(config),
+            cpu_timeout=planned.simulated,
         )
         measured = {
             "started": started,

@@ -9,6 +9,7 @@ import json
 import re
 import signal
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,6 +147,13 @@ def _killed(execution: Execution) -> bool:
 def verified_result_line(line: str) -> bool:
     """Whether one line of output is a verified JSON result (the finalize grace starts)."""
     return line.lstrip().startswith("{") and _verified_result(parse_result_line(line))
+
+
+def result_watch(config: Configuration) -> Callable[[str], bool] | None:
+    """What starts the finalize grace of a run of `config` (study/execute.py FinalizeGrace),
+    locally and in a batch job: its verified JSON result line; None (no grace) for a figure of
+    merit read from other output."""
+    return verified_result_line if config.fom.source == "json" else None
 
 
 def _verified_result(result: dict[str, Any] | None) -> bool:

@@ -12,7 +12,8 @@ from esmperf.launch import launcher_for, simulated_launchers
 from esmperf.launch.base import Launcher, NotRunnable
 from esmperf.launch.mpirun import MpirunLauncher, run_environment
 from esmperf.mpi.build import profiler_path
-from esmperf.mpi.knobs import Unsupported, knob_setting, write_files
+from esmperf.mpi.knob_setting import knob_setting, write_files
+from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.platforms import PlatformError, nodes_for
 from esmperf.mpi.stacks import SMPI, Stack, library_name
 from esmperf.paths import build_root

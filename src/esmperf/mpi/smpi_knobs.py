@@ -1,0 +1,143 @@
+"""Knob values on the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md): smpirun's
+options, the platform file and hostfile of the simulated cluster, and the variables the workload
+core reads for the machine, computation and fold knobs. The knobs of a real interconnect are
+not simulated (SMPI_NOT_SIMULATED says why)."""
+
+from pathlib import Path
+
+from esmperf.mpi import machines, platforms
+from esmperf.mpi.collectives import SMPI_ALGORITHMS
+from esmperf.mpi.knobs import (
+    FOLD_AUTO_RANKS,
+    KNOBS,
+    SIMULATION_KNOBS,
+    KnobSetting,
+    Unsupported,
+    check_knob,
+)
+
+# The smpirun options of every simulated run: SMPI's reference speed equal to the hosts' (a
+# measured burst costs what it cost here), the simulated time printed at the end (stderr),
+# SimGrid's configuration chatter silenced.
+SMPI_ALWAYS = (
+    f"--cfg=smpi/host-speed:{platforms.HOST_SPEED:.0f}f",
+    "--cfg=smpi/display-timing:yes",
+    "--log=xbt_cfg.thres:warning",
+)
+# SimGrid tuned for thousands of simulated ranks, from FOLD_AUTO_RANKS ranks up (measured on
+# homme ne120 folded, docs/simulate.md "What a simulation costs"): each rank's globals copied by
+# mmap, not one dlopen of the program per rank (317 -> 201 MB at 1,024 ranks; dlopen would
+# pass Linux's 65,530 memory maps near 13,824 ranks); no detached small sends (SimGrid 3.32
+# removes a finished detached send from a list by scanning it: quadratic in the messages in
+# flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of smpirun's
+# 1e-9 (half the CPU time, simulated time within 0.02 %).
+SMPI_AT_SCALE = (
+    "--cfg=smpi/privatization:mmap",
+    "--cfg=smpi/send-is-detached-thresh:0",
+    "--cfg=surf/precision:1e-8",
+)
+# And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
+# theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
+# between every pair of ranks at once (ranks^2 flows in the network model); MPICH uses Bruck's
+# algorithm for short allgathers and a ring for long ones (CESM's rearranger plans allgatherv
+# their index lists: 1deg on 384 ranks finished in 252 s of CPU with these, the default was
+# stopped unfinished). MPI_Allreduce keeps SMPI's default (a linear reduce and a binomial
+# broadcast) although the seeds' MPIs use recursive doubling for short vectors: with `rdb`
+# PFLOTRAN 100^3 on 384 ranks was stopped after 12.5 min of CPU (143 s before), so recursive
+# doubling is the allreduce_algorithm knob's choice, not the default. From FOLD_AUTO_RANKS
+# ranks, unless the knob of the collective chooses another (docs/simulate.md, "What a
+# simulation costs").
+SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
+SMPI_NETWORK_MODELS = {
+    "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
+    "smpi": ("--cfg=network/model:SMPI",),
+}
+SMPI_NOT_SIMULATED = {
+    "transport": "the smpi stack simulates its interconnect: choose it with the platform knob "
+    f"({', '.join(platforms.INTERCONNECTS)})",
+    "single_copy": "single copy (CMA/KNEM) is not simulated by SimGrid SMPI",
+    "connections": "connection set-up is not simulated by SimGrid SMPI",
+    "binding": "process binding has no meaning on a simulated cluster (each rank has a core)",
+}
+
+
+def smpi_setting(
+    knobs: dict[str, str], ranks: int, ranks_per_node: int, platform_dir: Path
+) -> KnobSetting:
+    """smpirun options for `knobs` on a simulated cluster of ceil(ranks / ranks_per_node)
+    nodes, with the platform file and hostfile to write."""
+    chosen = {knob.name: knob.baseline for knob in KNOBS.values() if knob.name in SIMULATION_KNOBS}
+    for name, value in sorted(knobs.items()):
+        check_knob(name, value)
+        if name in SMPI_NOT_SIMULATED:
+            raise Unsupported(SMPI_NOT_SIMULATED[name])
+        chosen[name] = value
+    collectives = []
+    for name, value in sorted(chosen.items()):
+        op = name.removesuffix("_algorithm")
+        if op == name or value == "default":
+            continue
+        algorithm = SMPI_ALGORITHMS[op].get(value)
+        if algorithm is None:
+            raise Unsupported(
+                f"SimGrid SMPI has no {value} algorithm for MPI_{op.capitalize()} "
+                f"(it has: {', '.join(SMPI_ALGORITHMS[op])})"
+            )
+        collectives.append(f"--cfg=smpi/{op}:{algorithm}")
+    if ranks >= FOLD_AUTO_RANKS:
+        collectives.extend(
+            f"--cfg=smpi/{op}:{algorithm}"
+            for op, algorithm in SMPI_COLLECTIVES_AT_SCALE.items()
+            if chosen.get(f"{op}_algorithm", "default") == "default"
+        )
+    platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
+    net = platforms.interconnect(chosen["platform"])
+    nodes = platforms.nodes_for(ranks, ranks_per_node)
+    topology = chosen["topology"]
+    stem = platforms.platform_name(net, nodes, ranks_per_node, topology)
+    xml = platform_dir / f"{stem}.xml"
+    hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
+    args = [
+        "-platform",
+        str(xml),
+        "-hostfile",
+        str(hosts),
+        *SMPI_ALWAYS,
+        *SMPI_NETWORK_MODELS[chosen["network_model"]],
+        *collectives,
+    ]
+    env = node_environment(chosen, ranks, ranks_per_node)
+    if chosen["computation"] != "measured":
+        args.append("--cfg=smpi/simulate-computation:no")
+    if ranks >= FOLD_AUTO_RANKS:
+        args.extend(SMPI_AT_SCALE)
+    files = (
+        (xml, platforms.platform_xml(net, nodes, ranks_per_node, topology)),
+        (hosts, platforms.hostfile(ranks, ranks_per_node)),
+    )
+    return KnobSetting(env, tuple(args), files)
+
+
+def node_environment(chosen: dict[str, str], ranks: int, ranks_per_node: int) -> dict[str, str]:
+    """What the workload core reads for the machine, computation and fold knobs (esm_fold.h)."""
+    env: dict[str, str] = {}
+    if chosen["machine"] != "none":
+        node = machines.machine(chosen["machine"])
+        if ranks_per_node > node.cores:
+            raise Unsupported(
+                f"{node.name} has {node.cores} cores per node: at most {node.cores} ranks per node"
+            )
+        env.update(node.environment(ranks_per_node))
+    if chosen["computation"] == "model":
+        if chosen["machine"] == "none":
+            raise Unsupported(
+                "computation = model charges each kernel's bytes over its node's "
+                "memory bandwidth: choose a machine "
+                f"({', '.join(machines.MACHINES)})"
+            )
+        env["ESM_KERNEL_COST"] = "model"
+    elif chosen["computation"] == "off":
+        env["ESM_KERNEL_COST"] = "off"
+    if chosen["fold"] == "on" or (chosen["fold"] == "auto" and ranks >= FOLD_AUTO_RANKS):
+        env["ESM_FOLD"] = "1"
+    return env

@@ -1,0 +1,148 @@
+"""What the study commands share: the console, the Slurm and store options of the commands
+that run a study, and running a study from the command line (or printing its plan with
+--dry-run)."""
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from esmperf.launch import launcher_names
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import Stack
+from esmperf.slurm.batch import MPI_LAUNCHERS, with_command_line
+from esmperf.study.configuration import Study
+from esmperf.workloads import load_workloads
+
+console = Console()
+RESULTS = Path("results")
+
+
+def run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DB",
+        help="the study store (default: results/<study name>.duckdb)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run configurations that failed or timed out before again",
+    )
+    parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="simulations (computation = model or off) run N at a time (default: the cores)",
+    )
+    slurm = parser.add_argument_group("Slurm (docs/slurm.md; default: the study's [slurm] table)")
+    slurm.add_argument(
+        "--launcher",
+        choices=launcher_names(),
+        help="local: mpirun on this machine (default); srun: inside this Slurm "
+        "allocation; slurm: submit every configuration as batch jobs",
+    )
+    for name, what in (
+        ("partition", "partition"),
+        ("account", "account to charge"),
+        ("qos", "quality of service"),
+        ("constraint", "node features"),
+    ):
+        slurm.add_argument(f"--{name}", help=f"sbatch --{name}: the {what}")
+    slurm.add_argument(
+        "--mpi-launcher",
+        choices=MPI_LAUNCHERS,
+        help="in a batch job: the stack's mpirun (default) or srun",
+    )
+    slurm.add_argument(
+        "--srun-mpi",
+        metavar="PLUGIN",
+        help="srun --mpi=PLUGIN when srun starts the ranks (default: pmix for "
+        "Open MPI, pmi2 for MPICH when this Slurm has them; srun --mpi=list)",
+    )
+
+
+def split_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def default_stacks(stacks: list[Stack]) -> list[str]:
+    """Stacks a study uses when it names none: those built here, else all found."""
+    built = [s.id for s in stacks if (build_dir(s) / "prof" / "libesmprof.so").is_file()]
+    return built or [s.id for s in stacks] or ["openmpi"]
+
+
+def run_study_command(
+    study: Study, args: argparse.Namespace, stacks: list[Stack], command: str
+) -> int:
+    from esmperf.study.orchestrate import run_study
+    from esmperf.study.plan import plan_study
+    from esmperf.study.side_by_side import default_jobs
+
+    store_path = args.out or RESULTS / f"{study.name}.duckdb"
+    workloads = load_workloads()
+    slurm = with_command_line(
+        study.slurm,
+        launcher=args.launcher,
+        partition=args.partition,
+        account=args.account,
+        qos=args.qos,
+        constraint=args.constraint,
+        mpi_launcher=args.mpi_launcher,
+        srun_mpi=args.srun_mpi,
+    )
+    if getattr(args, "dry_run", False):
+        for note in study.notes:
+            console.print(f"[yellow]note:[/] {escape(note)}")
+        plan = plan_study(study, stacks, workloads, store_path, slurm=slurm)
+        table = Table(title=f"{study.name}: {len(plan)} configurations", title_justify="left")
+        for column in ("#", "configuration", "runs as / skipped because"):
+            table.add_column(column, overflow="fold")
+        for planned in plan:
+            what = (
+                f"[yellow]skip:[/] {escape(planned.skip_reason)}"
+                if planned.skip_reason
+                else escape(" ".join(planned.argv))
+            )
+            table.add_row(str(planned.position + 1), escape(planned.config.label), what)
+        console.print(table)
+        return 0
+    console.print(
+        f"[bold]esmperf:[/] study {escape(study.name)}: "
+        f"{len(study.configurations)} configurations -> {escape(str(store_path))}"
+    )
+    jobs = getattr(args, "jobs", None) or default_jobs()
+    outcome = run_study(
+        study,
+        store_path,
+        stacks,
+        workloads,
+        console,
+        args.retry_failed,
+        command,
+        slurm=slurm,
+        jobs=jobs,
+    )
+    console.print(
+        f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "
+        f"failed, {outcome.timeout} timed out, {outcome.skipped} skipped; "
+        f"{outcome.repetitions} runs this time"
+        + (
+            f" ({outcome.killed_after_result} killed after their verified result, counted)"
+            if outcome.killed_after_result
+            else ""
+        )
+        + f". Store: {escape(str(store_path))}"
+    )
+    if args.report:
+        from esmperf.report.html import write_report
+
+        path = write_report(store_path)
+        console.print(f"[bold]report:[/] {escape(str(path))}")
+    else:
+        console.print(f"report: esmperf report {escape(str(store_path))}")
+    return 0

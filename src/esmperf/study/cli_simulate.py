@@ -1,0 +1,210 @@
+"""`esmperf simulate`: a workload on simulated clusters (SimGrid SMPI), interconnects x node
+counts, as a one-line study on the smpi stack (docs/simulate.md)."""
+
+import argparse
+import sys
+from typing import Any
+
+from esmperf.errors import EsmperfError
+from esmperf.mpi.knobs import FOLD_AUTO_RANKS
+from esmperf.mpi.machines import machine
+from esmperf.mpi.platforms import check_topology, interconnect
+from esmperf.mpi.stacks import SMPI, discover_stacks
+from esmperf.study.cli_common import run_options, run_study_command, split_list
+from esmperf.study.file import study_from_dict
+
+
+def add_simulate_command(commands: Any) -> None:
+    simulate = commands.add_parser(
+        "simulate",
+        help="run a workload on simulated clusters (SimGrid SMPI): interconnects x node counts",
+        description="Run a workload, unmodified, on simulated clusters of the given "
+        "interconnects and node counts (SimGrid SMPI, docs/simulate.md): the one-line study "
+        "of the smpi stack, with the same statistics, store and report as `esmperf study`. "
+        "Times are simulated; computation is each rank's bursts as measured on this machine.",
+        epilog="example: esmperf simulate hycom --platform gige,ib-qdr --nodes 1,2,4,8,16",
+    )
+    simulate.add_argument("workload", help="a workload (see `esmperf workloads`)")
+    simulate.add_argument(
+        "--platform",
+        type=split_list,
+        default=["gige", "ib-qdr"],
+        help="interconnects, comma-separated (default: gige,ib-qdr; see "
+        "`esmperf knobs --stack smpi`)",
+    )
+    simulate.add_argument(
+        "--topology",
+        type=split_list,
+        metavar="crossbar,fat-tree-2to1,...",
+        help="how the nodes are wired: crossbar (the default), "
+        "fat-tree-1to1, fat-tree-2to1, fat-tree-4to1 (leaves of 4 nodes, "
+        "B:1 blocking), torus (3-D); comma-separated",
+    )
+    simulate.add_argument(
+        "--nodes",
+        type=split_list,
+        default=["1", "2", "4", "8"],
+        help="node counts, comma-separated (default: 1,2,4,8)",
+    )
+    simulate.add_argument(
+        "--ranks",
+        type=split_list,
+        metavar="504,2442",
+        help="rank counts instead of --nodes: each on ceil(ranks / "
+        "ranks-per-node) nodes, the last one partly filled (the seeds' 504 "
+        "cores on 48-core nodes)",
+    )
+    simulate.add_argument(
+        "--ranks-per-node",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ranks (cores used) per node (default 1)",
+    )
+    simulate.add_argument(
+        "--size",
+        type=split_list,
+        help="sizes, comma-separated (default: the workload's default size)",
+    )
+    simulate.add_argument("--steps", type=int, help="time steps (the workload's --steps)")
+    simulate.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="a workload option axis, e.g. halo=persistent,isend",
+    )
+    simulate.add_argument(
+        "--computation",
+        type=split_list,
+        metavar="measured,off,model",
+        help="charge the measured compute bursts (measured, the default), "
+        "none (off: network only, deterministic) or each kernel's bytes over "
+        "its node's bandwidth share (model: deterministic, needs --machine)",
+    )
+    simulate.add_argument(
+        "--machine",
+        type=split_list,
+        metavar="dell-m610,dell-r815,juropa",
+        help="the simulated node (default none: a core of this machine per "
+        "rank): its memory bandwidth shared by the ranks on it and its core "
+        "speed (`esmperf knobs --stack smpi`)",
+    )
+    simulate.add_argument(
+        "--fold",
+        type=split_list,
+        metavar="auto,on,off",
+        help="folded simulation for runs at scale (default auto: on from "
+        f"{FOLD_AUTO_RANKS} ranks for the workloads that fold)",
+    )
+    simulate.add_argument(
+        "--network-model",
+        type=split_list,
+        metavar="cm02,smpi",
+        help="SimGrid network model (default cm02: latency + n/bandwidth)",
+    )
+    simulate.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile one run per configuration (simulated times, the "
+        "profiler linked into the workload)",
+    )
+    simulate.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        metavar="N",
+        help="measured repetitions per configuration (default 3)",
+    )
+    simulate.add_argument("--timeout", type=float, default=600, help="seconds per run (600)")
+    run_options(simulate)
+    simulate.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the configurations and their smpirun commands; run nothing",
+    )
+    simulate.set_defaults(handler=_simulate)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    nodes = [_positive(text, "--nodes", "node counts", "1,2,4,8") for text in args.nodes]
+    if not nodes:
+        raise EsmperfError("--nodes is empty: give node counts, e.g. --nodes 1,2,4,8")
+    ranks = [count * args.ranks_per_node for count in nodes]
+    if args.ranks:
+        ranks = [_positive(text, "--ranks", "rank counts", "48,96,504") for text in args.ranks]
+    if args.ranks_per_node < 1:
+        raise EsmperfError(
+            f"--ranks-per-node {args.ranks_per_node}: give 1 or more ranks per "
+            "node, e.g. --ranks-per-node 2"
+        )
+    if args.repeats < 1:
+        raise EsmperfError(f"--repeats {args.repeats}: give 1 or more repetitions")
+    for name in args.platform:
+        interconnect(name)  # one clear error for an unknown platform
+    for name in args.topology or []:
+        check_topology(name)
+    stacks = discover_stacks().stacks
+    if not any(stack.simulated for stack in stacks):
+        raise EsmperfError(
+            "SimGrid SMPI is not installed here (no smpicc and smpirun on PATH): "
+            "`make setup` installs Debian's libsimgrid-dev (as root), or put "
+            "SimGrid's bin directory on PATH; then `esmperf build --stack smpi`"
+        )
+    knobs: dict[str, list[str]] = {"platform": args.platform}
+    if args.computation:
+        knobs["computation"] = args.computation
+    if args.topology:
+        knobs["topology"] = args.topology
+    if args.network_model:
+        knobs["network_model"] = args.network_model
+    for name in args.machine or []:
+        if name != "none":
+            machine(name)  # one clear error for an unknown machine
+    if args.machine:
+        knobs["machine"] = args.machine
+    if args.fold:
+        knobs["fold"] = args.fold
+    block: dict[str, Any] = {
+        "workload": args.workload,
+        "stack": [SMPI],
+        "knobs": knobs,
+        "ranks": ranks,
+        "ranks_per_node": args.ranks_per_node,
+        "repeats": {"warmup": 0, "min": args.repeats, "max": args.repeats},
+        "timeout": args.timeout,
+        "profile": args.profile,
+    }
+    if args.size:
+        block["size"] = args.size
+    if args.steps is not None:
+        block["steps"] = args.steps
+    for item in args.option:
+        axis, _, values = item.partition("=")
+        if not axis or not values:
+            raise EsmperfError(f"--option {item!r}: write NAME=VALUE[,VALUE...]")
+        block.setdefault("options", {})[axis.strip()] = split_list(values)
+    command = " ".join(["esmperf", *sys.argv[1:]])
+    data = {
+        "name": f"simulate-{args.workload}",
+        "title": f"esmperf simulate {args.workload}: {', '.join(args.platform)}"
+        f"{' (' + ', '.join(args.topology) + ')' if args.topology else ''} on "
+        + (
+            f"{', '.join(map(str, ranks))} ranks, {args.ranks_per_node} per node"
+            if args.ranks
+            else f"{', '.join(map(str, nodes))} nodes x {args.ranks_per_node} ranks"
+        ),
+        "matrix": [block],
+    }
+    study = study_from_dict(data, "the command line", command, [SMPI])
+    return run_study_command(study, args, stacks, command)
+
+
+def _positive(text: str, flag: str, what: str, example: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise EsmperfError(f"{flag} {text!r}: {what} are positive integers, e.g. {flag} {example}")
+    return value
