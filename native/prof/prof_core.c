@@ -289,6 +289,9 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
     if (count == MPI_UNDEFINED)
         count = 0;
     record_recv(c, post_fid, comm, status->MPI_SOURCE, (uint64_t)count);
+    if (esm_trace_modes & ESM_MODE_TRACE)
+        esm_trace_received(c, comm, world_of(c, comm, status->MPI_SOURCE), status->MPI_TAG,
+                           (uint64_t)count);
 }
 
 /* ---------------------------------------------------------------- handle tables */

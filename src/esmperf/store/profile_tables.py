@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from esmperf.profile.late_sender import profile_late_sender
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
 from esmperf.profile.regions import path_of
@@ -131,6 +132,7 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             )
     scope, efficiency = profile_efficiency(profile.ranks)
     wait = receive_wait(profile.ranks)
+    late = profile_late_sender(profile.path) or {}  # exact, when the run was traced
     if efficiency:
         add(
             "profile_efficiency",
@@ -138,6 +140,9 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             **efficiency.as_dict(),
             receive_wait=wait["time"],
             receive_wait_calls=wait["calls"],
+            late_sender=late.get("time"),
+            late_sender_calls=late.get("calls"),
+            late_receives=late.get("late_receives"),
         )
     tables.update(region_tables(profile, run_key, rep))
     return tables

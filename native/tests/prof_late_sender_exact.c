@@ -1,0 +1,83 @@
+/* Late senders and on-time senders, for the exact late-sender time from a trace
+ * (tests/test_late_sender.py, src/esmperf/profile/late_sender.py).
+ *
+ *     prof_late_sender_exact [S_MS]        (S, default 50 ms; 2 ranks or more)
+ *
+ * Rank 0 receives, rank 1 sends 4-byte messages (eager: a send never waits for its receive).
+ * Every receive is either late by construction or on time by construction:
+ *   1. late, causal:   rank 0 MPI_Sendrecv(go to 1, receive tag 1 from MPI_ANY_SOURCE with
+ *                      MPI_ANY_TAG); rank 1 sleeps S, receives go (already there: on time), sleeps
+ *                      S, sends tag 1. Its second sleep starts after rank 0 entered the Sendrecv
+ *                      (the go left from inside it): late-sender time >= S.
+ *   2. late:           rank 0 MPI_Irecv tag 2 + MPI_Wait; rank 1 sleeps 2 S, sends tag 2.
+ *   3. on time:        rank 1 sends tag 3 at once; rank 0 sleeps S, then MPI_Recv: 0.
+ *   4. one MPI_Waitall of two receives: tag 4 on time (rank 1 sends it at once, rank 0 sleeps S
+ *                      before the Waitall), tag 5 late (rank 1 sleeps 3 S before sending it).
+ * Each part starts with a barrier; cases 2 and 4 rely on it (margins of S against the ranks
+ * leaving it at different moments). So rank 0 has 5 receives, 3 of them late (tags 1, 2, 5),
+ * in 3 late blocking calls (Sendrecv, Wait, Waitall), each late by at least S; rank 1 has 1
+ * receive (go), on time. Every other rank only takes part in the barriers. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, value = 0, go = 1, got[2];
+    long s = argc > 1 ? atol(argv[1]) : 50;
+    MPI_Request requests[2];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2 || s <= 0) {
+        fprintf(stderr, "prof_late_sender_exact: needs at least 2 ranks and S_MS > 0\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* 1. late, causal */
+    if (rank == 0) {
+        MPI_Sendrecv(&go, 1, MPI_INT, 1, 9, &value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        sleep_ms(s);
+        MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        sleep_ms(s);
+        MPI_Send(&value, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* 2. late */
+    if (rank == 0) {
+        MPI_Irecv(&value, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, &requests[0]);
+        MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        sleep_ms(2 * s);
+        MPI_Send(&value, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* 3. on time */
+    if (rank == 0) {
+        sleep_ms(s);
+        MPI_Recv(&value, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        MPI_Send(&value, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* 4. one on time, one late, in one MPI_Waitall */
+    if (rank == 0) {
+        MPI_Irecv(&got[0], 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &requests[0]);
+        MPI_Irecv(&got[1], 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &requests[1]);
+        sleep_ms(s);
+        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    } else if (rank == 1) {
+        MPI_Send(&value, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
+        sleep_ms(3 * s);
+        MPI_Send(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
