@@ -246,3 +246,58 @@ def test_simulated_run_records_regions(smpi, tmp_path):  # noqa: F811 (the fixtu
             assert figures(got[f"timed/{stage}"]) == figures(got[f"timed/{stage}/dss"])
         assert got["timed/hyperviscosity/dss"]["enters"] == 2
         assert rank["region_problems"] == []
+
+
+@pytest.mark.parametrize(
+    "stack", [s for s in STACKS if s.id in ("openmpi", "mpich")], ids=lambda s: s.id
+)
+def test_receive_wait_per_region(stack, tmp_path):
+    """native/tests/prof_late_sender_exact.c: the calls that completed a receive, per region
+    (inclusive), exact in the profile, the summary's regions table, the store and the report's
+    figures of a region."""
+    binary = build_dir(stack) / "tests" / "prof_late_sender_exact"
+    profile = profile_of(stack, binary, tmp_path, 2, "5")
+    waits = [
+        {
+            path: {name: calls for name, (calls, _) in region.get("recv_wait", {}).items()}
+            for path, region in regions(rank).items()
+        }
+        for rank in profile.ranks
+    ]
+    assert waits[0] == {
+        "cases": {"MPI_Sendrecv": 1, "MPI_Wait": 1, "MPI_Recv": 1, "MPI_Waitall": 1},
+        "cases/late": {"MPI_Sendrecv": 1, "MPI_Wait": 1},
+        "cases/ontime": {"MPI_Recv": 1},
+    }
+    assert waits[1] == {"cases": {"MPI_Recv": 1}, "cases/late": {"MPI_Recv": 1}, "cases/ontime": {}}
+    for rank in profile.ranks:  # a region's receive wait is within its calls' time
+        for region in rank["regions"]:
+            for name, (_, seconds) in region.get("recv_wait", {}).items():
+                assert 0 < seconds <= region["functions"][name][1]
+    rows = {row["region"]: row["receive_wait"] for row in summarise(profile)["regions"]}
+    assert {path: (w["calls"], w["per_rank"][1] > 0) for path, w in rows.items()} == {
+        "cases": (5, True),
+        "cases/late": (3, True),
+        "cases/ontime": (1, False),
+    }
+    assert [r["function"] for r in rows["cases/ontime"]["by_function"]] == ["MPI_Recv"]
+    tables = profile_tables(profile, "run-a", 1)
+    with Store(tmp_path / "s.duckdb") as store:
+        for table, columns in tables.items():
+            store._insert_columns(table, columns)
+        stored = store.rows(
+            "SELECT region, sum(recv_wait_calls) AS calls FROM profile_region_function "
+            "GROUP BY region ORDER BY region"
+        )
+        late = load_profile_data(store, "run-a", 1, region="cases/late")
+    assert [(row["region"], row["calls"]) for row in stored] == [
+        ("cases", 5),
+        ("cases/late", 3),
+        ("cases/ontime", 1),
+    ]
+    assert late.region == "cases/late" and late.receive_wait["calls"] == 3
+    assert {row["function"] for row in late.receive_wait["by_function"]} == {
+        "MPI_Sendrecv",
+        "MPI_Wait",
+        "MPI_Recv",
+    }

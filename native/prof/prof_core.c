@@ -127,7 +127,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
-    esm_region_count(c->fid, d, c->sent, c->recv, c->coll);
+    esm_region_count(c->fid, d, c->sent, c->recv, c->coll, c->recv_done);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->recv_done) {

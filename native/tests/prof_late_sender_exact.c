@@ -16,7 +16,12 @@
  * Each part starts with a barrier; cases 2 and 4 rely on it (margins of S against the ranks
  * leaving it at different moments). So rank 0 has 5 receives, 3 of them late (tags 1, 2, 5),
  * in 3 late blocking calls (Sendrecv, Wait, Waitall), each late by at least S; rank 1 has 1
- * receive (go), on time. Every other rank only takes part in the barriers. */
+ * receive (go), on time. Every other rank only takes part in the barriers.
+ *
+ * Regions (MPI_Pcontrol, for the receive wait per region): all four parts are inside "cases";
+ * parts 1 and 2 inside "cases/late", part 3 inside "cases/ontime", part 4 in "cases" only.
+ * Rank 0's receive wait: cases/late MPI_Sendrecv 1 + MPI_Wait 1, cases/ontime MPI_Recv 1,
+ * cases 4 (those and the MPI_Waitall); rank 1's: cases/late MPI_Recv 1 (go). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +46,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "prof_late_sender_exact: needs at least 2 ranks and S_MS > 0\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    MPI_Pcontrol(1, "cases");
+    MPI_Pcontrol(1, "late");
     MPI_Barrier(MPI_COMM_WORLD); /* 1. late, causal */
     if (rank == 0) {
         MPI_Sendrecv(&go, 1, MPI_INT, 1, 9, &value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
@@ -59,6 +66,8 @@ int main(int argc, char **argv)
         sleep_ms(2 * s);
         MPI_Send(&value, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
     }
+    MPI_Pcontrol(-1, "late");
+    MPI_Pcontrol(1, "ontime");
     MPI_Barrier(MPI_COMM_WORLD); /* 3. on time */
     if (rank == 0) {
         sleep_ms(s);
@@ -66,6 +75,7 @@ int main(int argc, char **argv)
     } else if (rank == 1) {
         MPI_Send(&value, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
     }
+    MPI_Pcontrol(-1, "ontime");
     MPI_Barrier(MPI_COMM_WORLD); /* 4. one on time, one late, in one MPI_Waitall */
     if (rank == 0) {
         MPI_Irecv(&got[0], 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &requests[0]);
@@ -77,6 +87,7 @@ int main(int argc, char **argv)
         sleep_ms(3 * s);
         MPI_Send(&value, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
     }
+    MPI_Pcontrol(-1, "cases");
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;

@@ -203,10 +203,12 @@ def _regions(summary: dict[str, Any]) -> Table:
         "% MPI",
         "calls",
         "bytes sent",
+        "receive wait",
         "open at end",
     )
     table.columns[0].overflow = "fold"
     for row in summary["regions"]:
+        wait = row.get("receive_wait") or {"calls": 0}
         table.add_row(
             escape(row["region"]),
             str(row["ranks"]),
@@ -215,6 +217,7 @@ def _regions(summary: dict[str, Any]) -> Table:
             f"{row['mpi_percent']:.2f}",
             str(row["calls"]),
             format_bytes(row["sent"]),
+            f"{format_seconds(wait['time'])} ({wait['calls']})" if wait["calls"] else "",
             str(row["open"]) if row["open"] else "",
         )
     return table

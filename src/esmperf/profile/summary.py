@@ -99,10 +99,19 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         ),
         "spawn": header.get("spawn"),
         "region": shown,
-        "regions": regions_table(profile),
+        "regions": _regions_with_wait(profile),
         "region_problems": region_problems(profile),
         "callsites": callsites(whole)[:100],  # most MPI time first (esmperf profile --callsites)
     }
+
+
+def _regions_with_wait(profile: Profile) -> list[dict[str, Any]]:
+    """The regions table, each row with the receive wait of the calls made inside the region
+    (`receive_wait`: pop_metrics.receive_wait of the region's view)."""
+    rows = regions_table(profile)
+    for row in rows:
+        row["receive_wait"] = receive_wait(region_view(profile, row["region"]).ranks)
+    return rows
 
 
 def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:

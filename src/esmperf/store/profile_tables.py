@@ -176,8 +176,10 @@ def region_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[st
                 sent=int(region.get("sent", 0)),
                 recv=int(region.get("recv", 0)),
             )
+            waits = region.get("recv_wait") or {}
             for function, figures in sorted((region.get("functions") or {}).items()):
                 calls, seconds, sent, recv = figures
+                wait_calls, wait_time = waits.get(function, (0, 0.0))
                 add(
                     "profile_region_function",
                     rank=rank,
@@ -187,6 +189,8 @@ def region_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[st
                     time=float(seconds),
                     sent=int(sent),
                     recv=int(recv),
+                    recv_wait_calls=int(wait_calls),
+                    recv_wait_time=float(wait_time),
                 )
             for bucket, messages in region.get("hist") or []:
                 add(

@@ -14,6 +14,8 @@ ADDED_COLUMNS = (
     ("profile_efficiency", "late_sender", "DOUBLE"),
     ("profile_efficiency", "late_sender_calls", "BIGINT"),
     ("profile_efficiency", "late_receives", "BIGINT"),
+    ("profile_region_function", "recv_wait_calls", "BIGINT"),
+    ("profile_region_function", "recv_wait_time", "DOUBLE"),
 )
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
@@ -83,7 +85,7 @@ CREATE TABLE IF NOT EXISTS profile_region (
     recv BIGINT);
 CREATE TABLE IF NOT EXISTS profile_region_function (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, function VARCHAR, calls BIGINT,
-    time DOUBLE, sent BIGINT, recv BIGINT);
+    time DOUBLE, sent BIGINT, recv BIGINT, recv_wait_calls BIGINT, recv_wait_time DOUBLE);
 CREATE TABLE IF NOT EXISTS profile_region_histogram (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, bucket INTEGER, messages BIGINT);
 """
