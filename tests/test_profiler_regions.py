@@ -4,6 +4,7 @@ with MPI_Pcontrol, nested and unbalanced, from C (native/tests/prof_test_regions
 ctypes); a workload's timed loop and phases with its MPI calls in them; and the summary, the store
 and the findings showing the timed loop by default. Counts and bytes only, never times."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -301,3 +302,66 @@ def test_receive_wait_per_region(stack, tmp_path):
         "MPI_Wait",
         "MPI_Recv",
     }
+
+
+FORTRAN_PCONTROL = """
+program fpc
+  {use}
+  implicit none
+  {include}
+  integer :: ierr, one, total
+  call MPI_Init(ierr)
+  one = 1
+  call MPI_PCONTROL(1, "fregion")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_PCONTROL(1, "inner   ")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_PCONTROL(-1, "inner")
+  call MPI_PCONTROL(-1, "fregion")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Finalize(ierr)
+end program fpc
+"""
+
+
+@pytest.mark.parametrize(
+    "stack, binding",
+    [
+        (s, binding)
+        for s in STACKS
+        if s.id in ("openmpi", "mpich")
+        for binding in ("mpif.h", "use mpi")
+        if not (binding == "use mpi" and s.id == "openmpi")  # its interface refuses the name
+    ],
+    ids=lambda value: getattr(value, "id", str(value).replace(" ", "_")),
+)
+def test_fortran_pcontrol_names_a_region(stack, binding, tmp_path):
+    """`call MPI_PCONTROL(1, "name")` from Fortran (IPM's convention), built here with the
+    stack's mpifort: the profiler takes the Fortran entry point (Open MPI's Fortran layer calls
+    PMPI_Pcontrol, which no C wrapper sees); the trailing blanks of "inner   " are dropped. (A
+    level-only call in the same file is refused by gfortran once it has seen two arguments.)"""
+    if stack.mpifort is None or not shutil.which("gfortran"):
+        pytest.skip(f"no Fortran compiler for {stack.id} (install gfortran)")
+    source = tmp_path / "fpc.f90"
+    source.write_text(
+        FORTRAN_PCONTROL.format(
+            use="use mpi" if binding == "use mpi" else "",
+            include="include 'mpif.h'" if binding == "mpif.h" else "",
+        )
+    )
+    binary = tmp_path / "fpc"
+    built = subprocess.run(
+        [str(stack.mpifort), "-o", str(binary), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stderr
+    profile = profile_of(stack, binary, tmp_path, 2)
+    for rank in profile.ranks:
+        assert {path: figures(r) for path, r in regions(rank).items()} == {
+            "fregion": {"MPI_Allreduce": (2, 8, 8)},
+            "fregion/inner": {"MPI_Allreduce": (1, 4, 4)},
+        }
+        assert problems(rank) == set()
+        assert rank["calls"]["MPI_Allreduce"]["calls"] == 3

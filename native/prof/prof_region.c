@@ -288,6 +288,32 @@ int MPI_Pcontrol(const int level, ...)
     return pcontrol(level, named ? name : NULL);
 }
 
+#ifndef ESM_SIMULATED
+/* Fortran: `call MPI_PCONTROL(level)` (the standard's binding: no ierror) or, IPM's convention,
+ * `call MPI_PCONTROL(1, 'name')` (mpif.h; MPICH's `use mpi`; Open MPI's `use mpi` and every
+ * `use mpi_f08` refuse a second argument when compiling: esmprof_region_begin is the way there).
+ * Open MPI's Fortran layer calls PMPI_Pcontrol, which C wrappers never see, so the profiler
+ * takes the Fortran entry point itself (the library's Fortran MPI_PCONTROL does nothing but call
+ * its C one). A level alone leaves garbage where the name and its hidden length would be: a name
+ * is taken only when that length is 1..63 and its characters are readable and printable
+ * (trailing blanks dropped), as MPI_Pcontrol checks its variadic name. */
+void mpi_pcontrol_(const MPI_Fint *level, const char *name, size_t len)
+{
+    char buf[ESM_REGION_NAME];
+    int named = *level != 0 && name && (uintptr_t)name >= 4096 && len >= 1 && len < sizeof buf &&
+                copy_if_readable(name, buf, len);
+    for (size_t i = 0; named && i < len; i++)
+        named = buf[i] >= 0x20 && buf[i] <= 0x7e;
+    while (named && len > 0 && buf[len - 1] == ' ')
+        len--;
+    buf[named ? len : 0] = 0;
+    pcontrol(*level, named && len ? buf : NULL);
+}
+void mpi_pcontrol(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+void mpi_pcontrol__(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+void MPI_PCONTROL(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+#endif
+
 /* ---------------------------------------------------------------- output */
 
 typedef struct region_total {
