@@ -13,6 +13,7 @@ extra's wheel; `make setup-mpi4py` for Debian MPICH).
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -91,6 +92,9 @@ def run_suite(
 ) -> dict:
     with tempfile.TemporaryDirectory() as out:
         env = run_environment(stack, mpi4py_env(stack, path))
+        # the suite's own modules on the path of every process, also of the workers that
+        # mpi4py.util.pool and mpi4py.futures spawn (they import the test module by name)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(tests)) if p)
         if profiled:
             env["LD_PRELOAD"] = str(profiler_library(stack))
             env["ESMPROF_OUT"] = str(Path(out) / "profile.jsonl")
