@@ -257,7 +257,7 @@ def test_receive_wait_per_region(stack, tmp_path):
     (inclusive), exact in the profile, the summary's regions table, the store and the report's
     figures of a region."""
     binary = build_dir(stack) / "tests" / "prof_late_sender_exact"
-    profile = profile_of(stack, binary, tmp_path, 2, "5")
+    profile = profile_of(stack, binary, tmp_path, 2, "5")  # S = 5 ms: counts only
     waits = [
         {
             path: {name: calls for name, (calls, _) in region.get("recv_wait", {}).items()}
