@@ -160,8 +160,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--repeats", type=int, default=3)
-    # model by default: folded runs with the computation measured come out far lower than full
-    # ones (docs/simulate.md, "Folding", fold accuracy)
+    # model by default: deterministic, so the repetitions vary only in what the simulation
+    # costs here; measured times each kernel's first calls on this machine (folded within 5 %
+    # of full at 16 ranks: docs/simulate.md, "Folding")
     parser.add_argument("--computation", default="model", choices=("measured", "model", "off"))
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from esmperf import stats
-from esmperf.report.findings import Finding
+from esmperf.report.finding import Finding
 from esmperf.report.html import write_report
 from esmperf.report.significance import ranked
 from test_study_fixtures import FakeRun, make_store

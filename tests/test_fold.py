@@ -77,6 +77,19 @@ def test_folded_run_shares_fields_and_charges_kernels_after_their_samples(smpi, 
     assert record["work"] == STEPS * sum(points(r) for r in range(4))
 
 
+def test_folded_run_with_the_cost_measured_warms_each_rank_before_sampling(smpi, tmp_path):
+    """Each rank's first call of a kernel runs unsampled (it touches that rank's arrays first, as
+    a full run does once in many calls); the samples are later calls."""
+    record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_FOLD": "1"}, computation="measured"))
+    fold = record["fold"]
+    assert fold["kernel_cost"] == "measured"
+    assert (fold["kernel_calls_run"], fold["kernel_calls_charged"]) == (
+        4 + SAMPLES,
+        4 * STEPS - 4 - SAMPLES,
+    )
+    assert record["work"] == STEPS * sum(points(r) for r in range(4))
+
+
 def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tmp_path):
     record = result_of(
         fold_test(

@@ -168,3 +168,27 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(smpi,
     assert folded["fold"]["kernel_calls_charged"] > 10 * folded["fold"]["kernel_calls_run"]
     calls = full["fold"]["kernel_calls_run"]
     assert folded["fold"]["kernel_calls_run"] + folded["fold"]["kernel_calls_charged"] == calls
+
+
+def test_folded_run_takes_two_steps_unless_told(smpi, tmp_path):
+    """A folded run cannot verify its days, and ne120's 12 days are about 35,000 steps: it runs
+    2 steps by default; --steps still says how many."""
+    args = ("--stream", "0", "--statefreq", "1")
+    folded = record_of(simulate(smpi, tmp_path, 12, args, {"ESM_FOLD": "1"}))
+    assert folded["steps"] == 2
+    told = record_of(simulate(smpi, tmp_path, 12, (*args, "--steps", "3"), {"ESM_FOLD": "1"}))
+    assert told["steps"] == 3
+    full = record_of(simulate(smpi, tmp_path, 12, args))
+    assert full["steps"] > 2
+
+
+def test_folded_run_makes_streams_messages_without_measuring_it(smpi, tmp_path):
+    """STREAM's passes keep their barriers and reductions when folded, but not the triad (the
+    arrays would be shared: the figure would mean nothing)."""
+    args = ("--stream", "1", "--steps", "2", "--statefreq", "1")
+    per_rank = {"ESM_RESULT_PER_RANK": "1"}
+    full = record_of(simulate(smpi, tmp_path, 12, args, per_rank))
+    folded = record_of(simulate(smpi, tmp_path, 12, args, per_rank | {"ESM_FOLD": "1"}))
+    assert full["stream"]["triad_GBps"] > 0
+    assert "stream" not in folded
+    assert folded["comm_per_rank"] == full["comm_per_rank"]

@@ -10,8 +10,9 @@
  *  - Replicated data (the global decomposition, geometry, masks every rank builds alike):
  *    esm_shared builds it once and hands the same read-only copy to every rank.
  *  - Kernels: esm_kernel_begin/esm_kernel_end time a kernel's first calls over all ranks
- *    (ESM_KERNEL_SAMPLES, keyed by the kernel's name), then charge its cost per point without
- *    running it. Control flow that depends on values (a solver's convergence test) must not
+ *    (ESM_KERNEL_SAMPLES, keyed by the kernel's name), then charge its cost per point
+ *    without running it. With the cost measured, each rank's own first call of a kernel runs
+ *    too, unsampled: it warms that rank's arrays. Control flow that depends on values (a solver's convergence test) must not
  *    depend on them when folded: esm_folded() tells the workload to fix its iteration counts.
  *
  * The node model (folded or not, SMPI only, when the launcher gives a node): a kernel's
@@ -61,6 +62,8 @@ typedef struct esm_kernel {
     /* below: the core's */
     struct esm_kernel_model *model;
     double points, bytes, started;
+    long calls;      /* this rank's calls so far (the struct is per rank under SMPI) */
+    bool warming_up; /* this call is the rank's first: run, charged, not sampled */
 } esm_kernel;
 
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes);

@@ -4,7 +4,8 @@
  *
  * Bytes counted as STREAM does: 24 per element (read b and c, write a; no write-allocate).
  * Arrays of `megabytes` MiB each per rank (use several times the last-level cache); the best
- * of `repeats` timed passes, each timed from a barrier to the slowest rank. */
+ * of `repeats` timed passes, each timed from a barrier to the slowest rank. A folded run
+ * (esm_fold.h) makes the passes' barriers and reductions but not the triad: triad_GBps 0. */
 #ifndef ESM_STREAM_H
 #define ESM_STREAM_H
 

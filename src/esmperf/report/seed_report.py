@@ -14,7 +14,7 @@ from typing import Any
 
 from esmperf.report import figures as fig
 from esmperf.report.analysis import Group
-from esmperf.report.findings import Finding
+from esmperf.report.finding import Finding
 from esmperf.report.seed_claims import (
     NOT_CHECKABLE,
     NOT_MEASURED,

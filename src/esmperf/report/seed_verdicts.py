@@ -1,0 +1,211 @@
+"""The verdicts of the seeds' claims and how they are worded (seed_claims.py evaluates them):
+reproduced within the claim's tolerance, not reproduced (with what ours is, so the gap can be
+explained), not measured by this study (naming the configuration that is missing), or not
+checkable by our simulation (a hardware feature it does not model)."""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from esmperf.mpi.knobs import SMPI_NOT_SIMULATED
+from esmperf.report.seed_evidence import Evidence, describe, needs_profile
+from esmperf.report.seed_reference import Claim
+from esmperf.store.results import RunResult
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_MEASURED = "not measured"
+NOT_CHECKABLE = "not checkable"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE)
+NO_PROFILE_UNDER_SMPI = (
+    'the simulated runs were not profiled: set profile = "every" in the '
+    "study's simulated block (the profiler is linked into the smpi stack's "
+    "programs and leaves their simulated time unchanged)"
+)
+
+
+@dataclass
+class Evaluation:
+    claim: Claim
+    verdict: str
+    seed: float | None  # the seed's figure
+    ours: float | None
+    configuration: str  # which of our runs the figure comes from, or what is missing
+    why: str  # why the verdict: the numbers, and what our figure is (model, analog)
+
+    @property
+    def ratio(self) -> float | None:
+        """Ours over the seed's."""
+        if self.ours is None or self.seed is None or self.seed == 0:
+            return None
+        return self.ours / self.seed
+
+
+def numeric_verdict(claim: Claim, ours: float) -> tuple[str, str]:
+    """(verdict, reason) of our figure against the seed's: within the relative tolerance (and
+    on the same side of 1 for a ratio), or beyond the bound the seed states."""
+    seed = claim.value
+    assert seed is not None
+    if claim.bound == "at_least":
+        ok = ours >= seed
+        return (
+            REPRODUCED if ok else NOT_REPRODUCED,
+            f"ours {fmt(claim, ours)} is {'at least' if ok else 'below'} the seed's "
+            f"{fmt(claim, seed)}",
+        )
+    if claim.bound == "at_most":
+        ok = ours <= seed
+        return (
+            REPRODUCED if ok else NOT_REPRODUCED,
+            f"ours {fmt(claim, ours)} is {'at most' if ok else 'above'} the seed's "
+            f"{fmt(claim, seed)}",
+        )
+    if seed == 0:
+        ok = abs(ours) <= claim.tolerance
+    else:
+        ok = abs(ours / seed - 1) <= claim.tolerance + 1e-12
+    same_side = claim.kind != "ratio" or (ours - 1) * (seed - 1) > 0 or ours == seed
+    if ok and same_side:
+        return REPRODUCED, (
+            f"ours {fmt(claim, ours)} is within {claim.tolerance:.0%} of the "
+            f"seed's {fmt(claim, seed)}"
+        )
+    if ok:
+        return NOT_REPRODUCED, (
+            f"ours {fmt(claim, ours)} is within {claim.tolerance:.0%} of "
+            f"the seed's {fmt(claim, seed)} but on the other side of 1: "
+            "the comparison goes the other way"
+        )
+    return NOT_REPRODUCED, (
+        f"ours {fmt(claim, ours)} against the seed's {fmt(claim, seed)} "
+        f"(x{ours / seed:.3g}), beyond the {claim.tolerance:.0%} tolerance"
+        if seed
+        else f"ours {fmt(claim, ours)} against the seed's 0"
+    )
+
+
+def fmt(claim: Claim, value: float | None) -> str:
+    """A figure in the claim's terms: x1.35 (+35 %), 51 %, 82 % scalability, 2 nodes."""
+    if value is None:
+        return "—"
+    if claim.kind == "ratio":
+        return f"x{value:.3g} ({(value - 1) * 100:+.0f} %)"
+    if claim.kind == "scalability":
+        return f"{100 * value:.0f} %"
+    if claim.kind in ("stops_scaling", "crossover"):
+        return count(value, claim.over)
+    if claim.kind == "trend":
+        return f"x{value:.3g} first to last"
+    if claim.kind == "share" or claim.quantity == "mpi_share":
+        return f"{value:.0f} %"
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{value:.0f}"  # exact counts (bytes moved) print whole
+    return f"{value:.6g}"
+
+
+def count(value: float, axis: str) -> str:
+    """ "1 node", "2 nodes", "8 ranks"."""
+    return f"{value:g} {axis if value != 1 else axis[:-1]}"
+
+
+def model_note(results: list[RunResult]) -> str:
+    """What our figure is: simulated (and how) or measured here."""
+    if any(r.simulated for r in results):
+        parts = ["SimGrid SMPI"]
+        if any(r.folded for r in results):
+            parts.append("folded")
+        for knob in ("platform", "machine", "computation", "topology"):
+            values = list(dict.fromkeys(r.knobs[knob] for r in results if knob in r.knobs))
+            if values:
+                parts.append(f"{knob}={' and '.join(values)}")
+        note = "simulated (" + ", ".join(parts) + ")"
+        if any(r.knobs.get("computation") == "off" for r in results):
+            note += (
+                ": network only, no computation charged, so compute-bound shares and "
+                "ratios are not the seed's"
+            )
+        return note
+    note = "measured on this machine's cores, not the seed's cluster"
+    if any("transport" in r.knobs for r in results):
+        note += " (the interconnect is an analog: shared memory vs TCP loopback)"
+    if any(r.oversubscribed for r in results):
+        note += "; oversubscribed: more ranks than cores, so times are not a scaling result"
+    return note
+
+
+def explain(claim: Claim, verdict: str, reason: str, results: list[RunResult]) -> str:
+    parts = [reason]
+    if verdict == NOT_REPRODUCED:
+        parts.append("ours is " + model_note(results))
+        if claim.analog:
+            parts.append(claim.analog)
+        if claim.not_modelled:
+            parts.append(claim.not_modelled)
+    elif claim.analog and verdict == REPRODUCED:
+        parts.append(claim.analog)
+    return "; ".join(parts) + "."
+
+
+def missing(claim: Claim, config: dict[str, Any], evidence: Evidence, what: str = "") -> Evaluation:
+    """No run of the claim's configuration: not checkable when the simulation cannot model
+    it (the claim says so, or a knob it needs is not simulated on the runs the study has),
+    else not measured, naming the configuration to add."""
+    if claim.not_modelled:
+        return Evaluation(
+            claim, NOT_CHECKABLE, claim.value, None, describe(config), claim.not_modelled + "."
+        )
+    workload = config.get("workload")
+    simulated = [
+        r for r in evidence.results if r.simulated and (workload is None or r.workload == workload)
+    ]
+    unsimulated = [k for k in config if k in SMPI_NOT_SIMULATED]
+    if (
+        unsimulated
+        and simulated
+        and all(r.simulated for r in evidence.results if workload is None or r.workload == workload)
+    ):
+        return Evaluation(
+            claim,
+            NOT_CHECKABLE,
+            claim.value,
+            None,
+            describe(config),
+            "; ".join(SMPI_NOT_SIMULATED[k] for k in unsimulated) + ".",
+        )
+    return Evaluation(
+        claim,
+        NOT_MEASURED,
+        claim.value,
+        None,
+        describe(config),
+        what
+        or "this study has no measured run of this configuration: add it to "
+        "the study file to check the claim.",
+    )
+
+
+def no_quantity(
+    claim: Claim, config: dict[str, Any], results: list[RunResult], evidence: Evidence
+) -> Evaluation:
+    if needs_profile(claim.quantity):
+        why = "the matching runs have no profile"
+        if all(r.simulated for r in results):
+            why += ": " + NO_PROFILE_UNDER_SMPI
+        return Evaluation(claim, NOT_MEASURED, claim.value, None, describe(config), why + ".")
+    return missing(claim, config, evidence, f"the matching runs do not give {claim.quantity}.")
+
+
+def summary_counts(evaluations: list[Evaluation]) -> dict[str, int]:
+    """How many claims (not evaluations) have each verdict: a claim counts as reproduced only
+    when every evaluation of it is."""
+    by_claim: dict[str, set[str]] = defaultdict(set)
+    for evaluation in evaluations:
+        by_claim[evaluation.claim.id].add(evaluation.verdict)
+    counts = dict.fromkeys(VERDICTS, 0)
+    for verdicts in by_claim.values():
+        counts[
+            next(v for v in reversed(VERDICTS[:2]) if v in verdicts)
+            if verdicts & {REPRODUCED, NOT_REPRODUCED}
+            else (NOT_CHECKABLE if NOT_CHECKABLE in verdicts else NOT_MEASURED)
+        ] += 1
+    return counts
