@@ -13,6 +13,7 @@ extra's wheel; `make setup-mpi4py` for Debian MPICH).
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -37,6 +38,10 @@ from mpi4py import MPI
 rank = MPI.COMM_WORLD.Get_rank()
 outcomes = {}
 class Recorder(unittest.TestResult):
+    def startTest(self, test):  # a run that hangs names the test it hangs in
+        super().startTest(test)
+        with open(os.path.join(out_dir, f"current.{rank}"), "w") as f:
+            f.write(test.id())
     def addSuccess(self, test): outcomes[test.id()] = "ok"
     def addFailure(self, test, err): outcomes[test.id()] = "fail"
     def addError(self, test, err): outcomes[test.id()] = "error"
@@ -87,10 +92,20 @@ def suite_dir(version: str) -> Path:
 
 
 def run_suite(
-    stack, ranks: int, profiled: bool, tests: Path, pattern: str, exclude: str, path: str
+    stack,
+    ranks: int,
+    profiled: bool,
+    tests: Path,
+    pattern: str,
+    exclude: str,
+    path: str,
+    timeout: float = 1800,
 ) -> dict:
     with tempfile.TemporaryDirectory() as out:
         env = run_environment(stack, mpi4py_env(stack, path))
+        # the suite's own modules on the path of every process, also of the workers that
+        # mpi4py.util.pool and mpi4py.futures spawn (they import the test module by name)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(tests)) if p)
         if profiled:
             env["LD_PRELOAD"] = str(profiler_library(stack))
             env["ESMPROF_OUT"] = str(Path(out) / "profile.jsonl")
@@ -104,12 +119,15 @@ def run_suite(
                 cwd=out,
                 capture_output=True,
                 text=True,
-                timeout=1800,
+                timeout=timeout,
                 start_new_session=True,
             )
             returncode, tail = run.returncode, (run.stdout + run.stderr).strip().splitlines()[-3:]
         except subprocess.TimeoutExpired:
-            returncode, tail = None, ["timed out after 1800 s"]
+            hung = sorted(
+                f"rank {f.suffix[1:]} in {f.read_text()}" for f in Path(out).glob("current.*")
+            )
+            returncode, tail = None, [f"timed out after {timeout:g} s", *hung]
         outcomes = {}
         for rank in range(ranks):
             file = Path(out) / f"outcomes.{rank}.json"
@@ -130,6 +148,9 @@ def main() -> None:
         help="comma-separated parts of test ids to leave out (default test_spawn.: "
         "Open MPI 4.1's spawn tests hang here without the profiler too)",
     )
+    parser.add_argument(
+        "--timeout", type=float, default=1800, help="seconds per suite run (default 1800)"
+    )
     args = parser.parse_args()
     stacks = {s.id: s for s in discover_stacks().stacks}
     differences = 0
@@ -148,15 +169,16 @@ def main() -> None:
         ).stdout.strip()
         tests = suite_dir(version)
         for ranks in map(int, args.ranks.split(",")):
-            bare = run_suite(stack, ranks, False, tests, args.pattern, args.exclude, path)
-            profiled = run_suite(stack, ranks, True, tests, args.pattern, args.exclude, path)
+            common = (tests, args.pattern, args.exclude, path, args.timeout)
+            bare = run_suite(stack, ranks, False, *common)
+            profiled = run_suite(stack, ranks, True, *common)
             for rank in range(ranks):
                 a, b = bare["outcomes"][rank], profiled["outcomes"][rank]
                 if a is None or b is None:
                     print(
                         f"{stack_id} {ranks} ranks, rank {rank}: no outcomes "
-                        f"(without: exit {bare['returncode']}, with: exit {profiled['returncode']}): "
-                        f"{' | '.join(profiled['tail'])}"
+                        f"(without: exit {bare['returncode']}: {' | '.join(bare['tail'])}; "
+                        f"with: exit {profiled['returncode']}: {' | '.join(profiled['tail'])})"
                     )
                     differences += 1
                     continue

@@ -4,6 +4,7 @@ with MPI_Pcontrol, nested and unbalanced, from C (native/tests/prof_test_regions
 ctypes); a workload's timed loop and phases with its MPI calls in them; and the summary, the store
 and the findings showing the timed loop by default. Counts and bytes only, never times."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -246,3 +247,121 @@ def test_simulated_run_records_regions(smpi, tmp_path):  # noqa: F811 (the fixtu
             assert figures(got[f"timed/{stage}"]) == figures(got[f"timed/{stage}/dss"])
         assert got["timed/hyperviscosity/dss"]["enters"] == 2
         assert rank["region_problems"] == []
+
+
+@pytest.mark.parametrize(
+    "stack", [s for s in STACKS if s.id in ("openmpi", "mpich")], ids=lambda s: s.id
+)
+def test_receive_wait_per_region(stack, tmp_path):
+    """native/tests/prof_late_sender_exact.c: the calls that completed a receive, per region
+    (inclusive), exact in the profile, the summary's regions table, the store and the report's
+    figures of a region."""
+    binary = build_dir(stack) / "tests" / "prof_late_sender_exact"
+    profile = profile_of(stack, binary, tmp_path, 2, "5")  # S = 5 ms: counts only
+    waits = [
+        {
+            path: {name: calls for name, (calls, _) in region.get("recv_wait", {}).items()}
+            for path, region in regions(rank).items()
+        }
+        for rank in profile.ranks
+    ]
+    assert waits[0] == {
+        "cases": {"MPI_Sendrecv": 1, "MPI_Wait": 1, "MPI_Recv": 1, "MPI_Waitall": 1},
+        "cases/late": {"MPI_Sendrecv": 1, "MPI_Wait": 1},
+        "cases/ontime": {"MPI_Recv": 1},
+    }
+    assert waits[1] == {"cases": {"MPI_Recv": 1}, "cases/late": {"MPI_Recv": 1}, "cases/ontime": {}}
+    for rank in profile.ranks:  # a region's receive wait is within its calls' time
+        for region in rank["regions"]:
+            for name, (_, seconds) in region.get("recv_wait", {}).items():
+                assert 0 < seconds <= region["functions"][name][1]
+    rows = {row["region"]: row["receive_wait"] for row in summarise(profile)["regions"]}
+    assert {path: (w["calls"], w["per_rank"][1] > 0) for path, w in rows.items()} == {
+        "cases": (5, True),
+        "cases/late": (3, True),
+        "cases/ontime": (1, False),
+    }
+    assert [r["function"] for r in rows["cases/ontime"]["by_function"]] == ["MPI_Recv"]
+    tables = profile_tables(profile, "run-a", 1)
+    with Store(tmp_path / "s.duckdb") as store:
+        for table, columns in tables.items():
+            store._insert_columns(table, columns)
+        stored = store.rows(
+            "SELECT region, sum(recv_wait_calls) AS calls FROM profile_region_function "
+            "GROUP BY region ORDER BY region"
+        )
+        late = load_profile_data(store, "run-a", 1, region="cases/late")
+    assert [(row["region"], row["calls"]) for row in stored] == [
+        ("cases", 5),
+        ("cases/late", 3),
+        ("cases/ontime", 1),
+    ]
+    assert late.region == "cases/late" and late.receive_wait["calls"] == 3
+    assert {row["function"] for row in late.receive_wait["by_function"]} == {
+        "MPI_Sendrecv",
+        "MPI_Wait",
+        "MPI_Recv",
+    }
+
+
+FORTRAN_PCONTROL = """
+program fpc
+  {use}
+  implicit none
+  {include}
+  integer :: ierr, one, total
+  call MPI_Init(ierr)
+  one = 1
+  call MPI_PCONTROL(1, "fregion")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_PCONTROL(1, "inner   ")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_PCONTROL(-1, "inner")
+  call MPI_PCONTROL(-1, "fregion")
+  call MPI_Allreduce(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Finalize(ierr)
+end program fpc
+"""
+
+
+@pytest.mark.parametrize(
+    "stack, binding",
+    [
+        (s, binding)
+        for s in STACKS
+        if s.id in ("openmpi", "mpich")
+        for binding in ("mpif.h", "use mpi")
+        if not (binding == "use mpi" and s.id == "openmpi")  # its interface refuses the name
+    ],
+    ids=lambda value: getattr(value, "id", str(value).replace(" ", "_")),
+)
+def test_fortran_pcontrol_names_a_region(stack, binding, tmp_path):
+    """`call MPI_PCONTROL(1, "name")` from Fortran (IPM's convention), built here with the
+    stack's mpifort: the profiler takes the Fortran entry point (Open MPI's Fortran layer calls
+    PMPI_Pcontrol, which no C wrapper sees); the trailing blanks of "inner   " are dropped. (A
+    level-only call in the same file is refused by gfortran once it has seen two arguments.)"""
+    if stack.mpifort is None or not shutil.which("gfortran"):
+        pytest.skip(f"no Fortran compiler for {stack.id} (install gfortran)")
+    source = tmp_path / "fpc.f90"
+    source.write_text(
+        FORTRAN_PCONTROL.format(
+            use="use mpi" if binding == "use mpi" else "",
+            include="include 'mpif.h'" if binding == "mpif.h" else "",
+        )
+    )
+    binary = tmp_path / "fpc"
+    built = subprocess.run(
+        [str(stack.mpifort), "-o", str(binary), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stderr
+    profile = profile_of(stack, binary, tmp_path, 2)
+    for rank in profile.ranks:
+        assert {path: figures(r) for path, r in regions(rank).items()} == {
+            "fregion": {"MPI_Allreduce": (2, 8, 8)},
+            "fregion/inner": {"MPI_Allreduce": (1, 4, 4)},
+        }
+        assert problems(rank) == set()
+        assert rank["calls"]["MPI_Allreduce"]["calls"] == 3

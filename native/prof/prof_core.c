@@ -128,7 +128,7 @@ void esm_leave(esm_call *c)
     f->ticks += d;
     f->sent += c->sent;
     f->recv += c->recv;
-    esm_region_count(c->fid, d, c->sent, c->recv, c->coll);
+    esm_region_count(c->fid, d, c->sent, c->recv, c->coll, c->recv_done);
     if (c->coll)
         f->hist[esm_bucket(c->sent > c->recv ? c->sent : c->recv)]++;
     if (c->recv_done) {
@@ -290,6 +290,9 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
     if (count == MPI_UNDEFINED)
         count = 0;
     record_recv(c, post_fid, comm, status->MPI_SOURCE, (uint64_t)count);
+    if (esm_trace_modes & ESM_MODE_TRACE)
+        esm_trace_received(c, comm, world_of(c, comm, status->MPI_SOURCE), status->MPI_TAG,
+                           (uint64_t)count);
 }
 /* A persistent collective started (MPI_Start): its bytes as if the collective ran once more. */
 void esm_coll_started(esm_call *c, esm_comm *comm, uint64_t sent, uint64_t recv)

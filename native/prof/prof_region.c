@@ -251,6 +251,32 @@ static void ignored_level(int level)
     report("pcontrol_ignored", text);
 }
 
+/* A region mark with its name already checked (NULL: none), then the library's MPI_Pcontrol. */
+static int pcontrol(int level, const char *name)
+{
+    if (esm_on && esm_depth == 0) {
+#ifdef ESM_SIMULATED
+        smpi_bench_end();       /* the computation so far reaches the simulated clock */
+        smpi_bench_begin();
+#endif
+        if (level > 0 && name)
+            enter(name);
+        else if (level < 0)
+            leave(name);
+        else
+            ignored_level(level);
+        if (name)                   /* the timeline trace's region marks (prof_trace.c) */
+            esm_trace_region(level > 0 ? 1 : -1, name);
+    }
+#ifdef ESM_SIMULATED
+    return MPI_SUCCESS;             /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
+#else
+    if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
+        return MPI_SUCCESS;
+    return name ? PMPI_Pcontrol(level, name) : PMPI_Pcontrol(level);
+#endif
+}
+
 int MPI_Pcontrol(const int level, ...)
 {
     va_list ap;
@@ -259,28 +285,34 @@ int MPI_Pcontrol(const int level, ...)
     va_end(ap);
     char name[ESM_REGION_NAME];
     int named = level != 0 && readable_name(arg, name);
-    if (esm_on && esm_depth == 0) {
-#ifdef ESM_SIMULATED
-        smpi_bench_end();       /* the computation so far reaches the simulated clock */
-        smpi_bench_begin();
-#endif
-        if (level > 0 && named)
-            enter(name);
-        else if (level < 0)
-            leave(named ? name : NULL);
-        else
-            ignored_level(level);
-        if (named)                  /* the timeline trace's region marks (prof_trace.c) */
-            esm_trace_region(level > 0 ? 1 : -1, name);
-    }
-#ifdef ESM_SIMULATED
-    return MPI_SUCCESS;             /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
-#else
-    if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
-        return MPI_SUCCESS;
-    return named ? PMPI_Pcontrol(level, name) : PMPI_Pcontrol(level);
-#endif
+    return pcontrol(level, named ? name : NULL);
 }
+
+#ifndef ESM_SIMULATED
+/* Fortran: `call MPI_PCONTROL(level)` (the standard's binding: no ierror) or, IPM's convention,
+ * `call MPI_PCONTROL(1, 'name')` (mpif.h; MPICH's `use mpi`; Open MPI's `use mpi` and every
+ * `use mpi_f08` refuse a second argument when compiling: esmprof_region_begin is the way there).
+ * Open MPI's Fortran layer calls PMPI_Pcontrol, which C wrappers never see, so the profiler
+ * takes the Fortran entry point itself (the library's Fortran MPI_PCONTROL does nothing but call
+ * its C one). A level alone leaves garbage where the name and its hidden length would be: a name
+ * is taken only when that length is 1..63 and its characters are readable and printable
+ * (trailing blanks dropped), as MPI_Pcontrol checks its variadic name. */
+void mpi_pcontrol_(const MPI_Fint *level, const char *name, size_t len)
+{
+    char buf[ESM_REGION_NAME];
+    int named = *level != 0 && name && (uintptr_t)name >= 4096 && len >= 1 && len < sizeof buf &&
+                copy_if_readable(name, buf, len);
+    for (size_t i = 0; named && i < len; i++)
+        named = buf[i] >= 0x20 && buf[i] <= 0x7e;
+    while (named && len > 0 && buf[len - 1] == ' ')
+        len--;
+    buf[named ? len : 0] = 0;
+    pcontrol(*level, named && len ? buf : NULL);
+}
+void mpi_pcontrol(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+void mpi_pcontrol__(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+void MPI_PCONTROL(const MPI_Fint *, const char *, size_t) __attribute__((alias("mpi_pcontrol_")));
+#endif
 
 /* ---------------------------------------------------------------- output */
 
@@ -382,6 +414,17 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id,
         put_raw(b, text);
         first = 0;
     }
+    put_raw(b, "},\"recv_wait\":{"); /* as a rank's calls' recv_wait: [calls, seconds] */
+    for (int fid = 0, first = 1; fid < ESM_NFUNC; fid++) {
+        const esm_region_fstat *f = &r->f[fid];
+        if (!f->recv_wait_calls)
+            continue;
+        snprintf(text, sizeof text, "%s\"%s\":[%llu,%.9g]", first ? "" : ",",
+                 esm_function_names[fid], (unsigned long long)f->recv_wait_calls,
+                 seconds(f->recv_wait_ticks));
+        put_raw(b, text);
+        first = 0;
+    }
     put_raw(b, "},\"hist\":[");
     for (int k = 0, first = 1; k < ESM_HIST_BUCKETS; k++) {
         if (!r->hist[k])
@@ -416,6 +459,8 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
                 r->f[fid].ticks += s->f[fid].ticks;
                 r->f[fid].sent += s->f[fid].sent;
                 r->f[fid].recv += s->f[fid].recv;
+                r->f[fid].recv_wait_calls += s->f[fid].recv_wait_calls;
+                r->f[fid].recv_wait_ticks += s->f[fid].recv_wait_ticks;
             }
         }
         for (int d = 1; d <= t->depth; d++) {   /* open now: timed up to `now` */
@@ -435,6 +480,8 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
             total[p].f[fid].ticks += total[id].f[fid].ticks;
             total[p].f[fid].sent += total[id].f[fid].sent;
             total[p].f[fid].recv += total[id].f[fid].recv;
+            total[p].f[fid].recv_wait_calls += total[id].f[fid].recv_wait_calls;
+            total[p].f[fid].recv_wait_ticks += total[id].f[fid].recv_wait_ticks;
         }
     }
     put_raw(b, "\"regions\":[");

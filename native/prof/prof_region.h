@@ -17,6 +17,7 @@
 
 typedef struct esm_region_fstat {
     uint64_t calls, ticks, sent, recv;
+    uint64_t recv_wait_calls, recv_wait_ticks; /* calls that completed a receive, their time */
 } esm_region_fstat;
 
 /* What one thread recorded while a region was its innermost one. */
@@ -29,8 +30,10 @@ typedef struct esm_region_stat {
 extern ESM_TLS esm_region_stat *esm_region_here;   /* NULL outside every region */
 
 /* The hook of esm_leave: a call of `fid` that took `ticks` and moved sent/recv bytes; a
- * collective (`coll`) is one message of its larger side. */
-static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint64_t recv, int coll)
+ * collective (`coll`) is one message of its larger side; a call that completed a point-to-point
+ * receive (`recv_done`) adds its time to the region's receive wait. */
+static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint64_t recv, int coll,
+                                    int recv_done)
 {
     esm_region_stat *r = esm_region_here;
     if (r) {
@@ -41,6 +44,10 @@ static inline void esm_region_count(int fid, uint64_t ticks, uint64_t sent, uint
         f->recv += recv;
         if (coll)
             r->hist[esm_bucket(sent > recv ? sent : recv)]++;
+        if (recv_done) {
+            f->recv_wait_calls++;
+            f->recv_wait_ticks += ticks;
+        }
     }
 }
 

@@ -35,12 +35,13 @@ typedef struct __attribute__((packed)) esm_event {
     int32_t peer, src;          /* esm_tc's peer1 and src1 as world ranks, -1 for none */
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
-    uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started */
+    uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started,
+                                 * 4 receive completed */
     float cpu_gap; /* ESMPROF_TRACE=cpu: thread CPU ns since the previous event's exit */
 } esm_event;
 _Static_assert(sizeof(esm_event) == 64, "trace records are 64 bytes");
 
-enum { KIND_CALL, KIND_ENTER, KIND_EXIT, KIND_START };
+enum { KIND_CALL, KIND_ENTER, KIND_EXIT, KIND_START, KIND_RECEIVED };
 #define MAX_REGIONS 4096
 
 typedef struct tbuf {
@@ -162,6 +163,29 @@ void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, i
     e->comm = comm ? comm->id : -1;
     e->fid = (uint16_t)c->fid;
     e->kind = KIND_START;
+    e->cpu_gap = 0;
+    publish();
+}
+
+/* A point-to-point receive completed in the call c (MPI_Recv, MPI_Sendrecv, MPI_Mrecv, or the
+ * Wait/Test that completed a receive request): one event per receive, with the source and tag
+ * its status reports (MPI_ANY_SOURCE and MPI_ANY_TAG resolved), so that each receive can be
+ * matched with its send after the run (late-sender time, src/esmperf/profile/late_sender.py). */
+void esm_trace_received(esm_call *c, esm_comm *comm, int world_source, int tag, uint64_t bytes)
+{
+    esm_event *e = next_event();
+    if (!e)
+        return;
+    memset(e, 0, offsetof(esm_event, thread));
+    e->t0 = e->t1 = c->t1; /* right after the completing call's own event */
+    e->recv = bytes;
+    e->req = esm_tc.req;   /* the request completed, 0 for a blocking receive */
+    e->peer = -1;
+    e->src = world_source;
+    e->tag = tag;
+    e->comm = comm ? comm->id : -1;
+    e->fid = (uint16_t)c->fid;
+    e->kind = KIND_RECEIVED;
     e->cpu_gap = 0;
     publish();
 }
@@ -362,9 +386,15 @@ static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
 {
     outf(o,
          "{\"format\":\"esmperf-trace\",\"version\":1,\"rank\":%d,\"ranks\":%d,\"pid\":%d,"
-         "\"init_epoch\":%.6f,\"wall\":%.9g,",
+         "\"init_epoch\":%.6f,\"init_mono\":%.9f,\"wall\":%.9g,",
          esm_world_rank, esm_world_size, (int)getpid(), esm_run_info.init_epoch,
+         esm_run_info.init_mono,
          (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / esm_ticks_per_second);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    out(o, "\"host\":", 7);
+    out_string(o, host);
+    out(o, ",", 1);
     if (partial)
         outf(o, "\"partial\":\"%s\",", partial);
     outf(o, "\"ns_per_event\":%.3f,\"cpu\":%s,", esm_trace_ns_per_event,

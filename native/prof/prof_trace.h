@@ -21,6 +21,8 @@ void esm_trace_region(int level, const char *name);
 /* MPI_Start(all) started a persistent send or receive: one event per request (kind 3) */
 void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, int rank,
                        uint64_t bytes);
+/* a point-to-point receive completed in c: source (world rank) and tag from its status (kind 4) */
+void esm_trace_received(esm_call *c, esm_comm *comm, int world_source, int tag, uint64_t bytes);
 void esm_trace_write(const char *partial);      /* OUT.trace/RANK.bin; no MPI call */
 
 /* prof_callsite.c */

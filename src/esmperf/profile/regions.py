@@ -8,7 +8,8 @@ calls, not the harness around them (timing barriers, STREAM, set-up, verificatio
 stays one option away (WHOLE_RUN).
 
 A region's figures are inclusive of the regions nested in it. A region view of a profile is the
-profile with each rank's wall time, MPI time, calls and message sizes those of the region; the rest
+profile with each rank's wall time, MPI time, calls (with their receive wait) and message sizes
+those of the region; the rest
 (peers, communicators, time bins) exists for the whole run only and is left out of the view.
 The store keeps the regions in its tables profile_region, profile_region_function and
 profile_region_histogram (store/profile_tables.py); report/profile_data.py reads them back.
@@ -73,8 +74,10 @@ def region_view(profile: Profile, path: str) -> Profile:
         }
         view["wall"] = float((region or {}).get("wall", 0.0))
         view["mpi_time"] = float((region or {}).get("mpi_time", 0.0))
+        waits = (region or {}).get("recv_wait") or {}
         view["calls"] = {
             name: dict(zip(FUNCTION_FIELDS, figures))
+            | ({"recv_wait": list(waits[name])} if name in waits else {})
             for name, figures in (region or {}).get("functions", {}).items()
         }
         view["hist"] = copy.deepcopy((region or {}).get("hist", []))

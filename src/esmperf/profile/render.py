@@ -146,6 +146,7 @@ def _overview(summary: dict[str, Any]) -> Table:
         "MPI time imbalance": f"{imbalance:.2f} (max / mean)" if imbalance else "-",
         "parallel efficiency": _efficiency_text(summary.get("efficiency")),
         "receive wait": _receive_wait_text(summary["receive_wait"]),
+        "late sender": _late_sender_text(summary.get("late_sender")),
         "bytes per rank": (
             f"min {format_bytes(per_rank['min'])} (rank {per_rank['min_rank']}), "
             f"median {format_bytes(per_rank['median'])}, "
@@ -202,10 +203,12 @@ def _regions(summary: dict[str, Any]) -> Table:
         "% MPI",
         "calls",
         "bytes sent",
+        "receive wait",
         "open at end",
     )
     table.columns[0].overflow = "fold"
     for row in summary["regions"]:
+        wait = row.get("receive_wait") or {"calls": 0}
         table.add_row(
             escape(row["region"]),
             str(row["ranks"]),
@@ -214,6 +217,7 @@ def _regions(summary: dict[str, Any]) -> Table:
             f"{row['mpi_percent']:.2f}",
             str(row["calls"]),
             format_bytes(row["sent"]),
+            f"{format_seconds(wait['time'])} ({wait['calls']})" if wait["calls"] else "",
             str(row["open"]) if row["open"] else "",
         )
     return table
@@ -240,6 +244,32 @@ def _receive_wait_text(wait: dict[str, Any]) -> str:
         f"{format_seconds(wait['time'])} in {wait['calls']} calls that completed a "
         f"receive, {wait['percent_of_mpi_time']:.1f} % of MPI time ({top})"
     )
+
+
+def _late_sender_text(late: dict[str, Any] | None) -> str:
+    if late is None:
+        return "- (exact from a trace: esmperf profile --trace)"
+    if "error" in late:
+        return f"- (trace unreadable: {escape(late['error'])})"
+    top = ", ".join(
+        f"{row['function']} {format_seconds(row['time'])}" for row in late["by_function"][:3]
+    )
+    text = (
+        f"{format_seconds(late['time'])} in {late['calls']} calls, {late['late_receives']} of "
+        f"{late['receives']} receives late (exact, from the trace; clocks: {late['clock']})"
+        + (f" ({top})" if top else "")
+    )
+    notes = [
+        f"{late[key]} {what}"
+        for key, what in (
+            ("unmatched_receives", "receives without a send"),
+            ("unmatched_sends", "sends without a receive"),
+            ("impossible", "receives done before their send started: clock offset"),
+            ("lost_events", "events past the trace's cap"),
+        )
+        if late[key]
+    ]
+    return text + (f"; {', '.join(notes)}" if notes else "")
 
 
 def _io_total(total: dict[str, Any]) -> str:

@@ -9,11 +9,12 @@ Definitions (sums are over all ranks):
   bucket k = [2^(k-1), 2^k) bytes;
 - imbalance: max / mean of the ranks' MPI time;
 - efficiency: the POP CoE load balance, communication and parallel efficiency, and the receive
-  wait (pop_metrics.py).
+  wait (pop_metrics.py); with a trace (esmperf profile --trace), the exact late-sender time
+  beside it (late_sender.py).
 
 By default the figures are those of the region "timed" when the profile has it (the workload's
 timed loop, regions.py), else of the whole run; `region` chooses another region or "all". I/O,
-files, communicators, call sites, receive wait and the profiler's overhead are always the whole
+files, communicators, call sites, receive wait, late sender and the profiler's overhead are always the whole
 run's; the efficiency has its own scope (pop_metrics.py: the region timed when every rank has it).
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from esmperf.mpi.stacks import first_line
 from esmperf.profile.callsites import callsites
+from esmperf.profile.late_sender import profile_late_sender
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
 from esmperf.profile.regions import chosen_region, region_problems, region_view, regions_table
@@ -77,6 +79,7 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         "mpi_time_imbalance": max(mpi_times) / mean_mpi_time if mean_mpi_time > 0 else None,
         "efficiency": _efficiency(whole),  # its own scope: the region timed if any
         "receive_wait": receive_wait(whole),
+        "late_sender": profile_late_sender(profile.path),  # exact, from the trace if any
         "calls_by_time": _calls_by_time(functions),
         "calls_by_count": _calls_by_count(functions),
         "message_sizes": _message_sizes(ranks),
@@ -96,10 +99,19 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
         ),
         "spawn": header.get("spawn"),
         "region": shown,
-        "regions": regions_table(profile),
+        "regions": _regions_with_wait(profile),
         "region_problems": region_problems(profile),
         "callsites": callsites(whole)[:100],  # most MPI time first (esmperf profile --callsites)
     }
+
+
+def _regions_with_wait(profile: Profile) -> list[dict[str, Any]]:
+    """The regions table, each row with the receive wait of the calls made inside the region
+    (`receive_wait`: pop_metrics.receive_wait of the region's view)."""
+    rows = regions_table(profile)
+    for row in rows:
+        row["receive_wait"] = receive_wait(region_view(profile, row["region"]).ranks)
+    return rows
 
 
 def _efficiency(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:

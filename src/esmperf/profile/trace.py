@@ -14,7 +14,9 @@ from typing import Any
 from esmperf.errors import EsmperfError
 
 RECORD = struct.Struct("<QQQQQiiiiHBBf")  # native/prof/prof_trace.c: esm_event, 64 bytes
-CALL, ENTER, EXIT, START = 0, 1, 2, 3  # START: MPI_Start(all) started a persistent request
+CALL, ENTER, EXIT, START, RECEIVED = 0, 1, 2, 3, 4
+# START: MPI_Start(all) started a persistent request; RECEIVED: a point-to-point receive
+# completed in the call just before (its source and tag from the status: late_sender.py)
 
 
 class TraceError(EsmperfError):
@@ -23,7 +25,7 @@ class TraceError(EsmperfError):
 
 @dataclass(frozen=True)
 class Event:
-    kind: int  # CALL, ENTER (a region), EXIT, START (a persistent request started)
+    kind: int  # CALL, ENTER (a region), EXIT, START (a persistent request started), RECEIVED
     name: str  # MPI function or region name
     thread: int
     t0: int  # ns since this rank's end of MPI_Init
@@ -161,8 +163,8 @@ def chrome_trace(traces: list[RankTrace]) -> dict[str, Any]:
                         "args": _call_args(e),
                     }
                 )
-            elif e.kind == START:
-                continue  # shown by its MPI_Start(all) call
+            elif e.kind in (START, RECEIVED):
+                continue  # shown by the call that started or completed the request
             elif e.kind == ENTER:
                 open_regions.setdefault(e.thread, []).append(e.name)
                 events.append(

@@ -1,6 +1,6 @@
 """The report's efficiency table of one workload and size: per profiled run, the POP CoE
 metrics (pop_metrics.py: load balance, communication and parallel efficiency, from each rank's
-time outside MPI) and the receive wait. Not the scaling efficiency of the figures (performance
+time outside MPI), the receive wait and, for a traced run, the exact late-sender time. Not the scaling efficiency of the figures (performance
 per rank against the base rank count)."""
 
 from html import escape
@@ -24,6 +24,12 @@ def efficiency_html(group: Group) -> str:
                 if wait and wait["calls"]
                 else ("0" if wait else "not recorded")
             )
+            late = metrics.get("late_sender")
+            late_text = (
+                f"{late:.4g} s ({metrics.get('late_sender_calls')} calls)"
+                if late is not None
+                else "no trace"
+            )
             over = " (oversubscribed)" if result.oversubscribed else ""
             rows.append(
                 f"<tr><td>{escape(label)}</td><td class='num'>{result.ranks}{over}</td>"
@@ -31,7 +37,8 @@ def efficiency_html(group: Group) -> str:
                 f"<td class='num'>{metrics['load_balance']:.3f}</td>"
                 f"<td class='num'>{metrics['communication_efficiency']:.3f}</td>"
                 f"<td class='num'>{metrics['parallel_efficiency']:.3f}</td>"
-                f"<td class='num'>{escape(wait_text)}</td></tr>"
+                f"<td class='num'>{escape(wait_text)}</td>"
+                f"<td class='num'>{escape(late_text)}</td></tr>"
             )
     if not rows:
         return ""
@@ -41,9 +48,14 @@ def efficiency_html(group: Group) -> str:
         "run. Load balance = mean / max of the ranks' useful time (outside MPI); "
         "communication efficiency = max useful time / runtime (the longest rank); "
         "parallel efficiency = their product; 1 is ideal, POP calls below 0.8 a problem "
-        "(higher is better). Receive wait: time in blocking calls that completed a "
-        "receive, an upper bound of late-sender time (docs/profiler.md).</p>"
+        "(higher is better). Receive wait (of the timed region too when the run marked "
+        "one): time in blocking calls that completed a receive, an upper bound of "
+        "late-sender time; late sender: the exact time receivers "
+        "waited for sends that had not started, from the run's trace when it was traced "
+        "(esmperf profile --trace; docs/profiler.md).</p>"
         "<table><tr><th>configuration</th><th>ranks</th><th>of</th><th>load balance</th>"
         "<th>communication efficiency</th><th>parallel efficiency</th>"
-        "<th>receive wait (all ranks)</th></tr>" + "".join(rows) + "</table>"
+        "<th>receive wait (all ranks)</th><th>late sender (all ranks)</th></tr>"
+        + "".join(rows)
+        + "</table>"
     )

@@ -36,7 +36,8 @@ class ProfileData:
     # Peers, bins and I/O are the whole run's (regions.py).
     region: str | None = None
     run_wall_per_rank: list[float] | None = None  # the whole run's, when `region` is set
-    receive_wait: dict[str, Any] = field(default_factory=dict)  # pop_metrics.receive_wait_of
+    # pop_metrics.receive_wait_of, of the region when `region` is set (else of the whole run)
+    receive_wait: dict[str, Any] = field(default_factory=dict)
     efficiency: dict[str, Any] = field(default_factory=dict)  # POP metrics and scope, if any
 
     @property
@@ -163,6 +164,8 @@ def load_profile_data(
     inside = stored_region(store, run_key, rep, region) if region else None
     if inside is None:
         return data
+    if not inside["receive_wait"]:  # a store from before the regions' receive wait
+        del inside["receive_wait"]
     return dataclasses.replace(
         data,
         region=region,
@@ -212,6 +215,15 @@ def _receive_wait(
     )
 
 
+def _region_wait_recorded(store: Store) -> bool:
+    return bool(
+        store.rows(
+            "SELECT 1 FROM information_schema.columns WHERE table_name = "
+            "'profile_region_function' AND column_name = 'recv_wait_time'"
+        )
+    )
+
+
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:
     """The functions with the largest share of calls or time over these profiles."""
     share: dict[str, float] = defaultdict(float)
@@ -227,8 +239,9 @@ def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[
 
 def stored_region(store: Store, run_key: str, rep: int, path: str = TIMED) -> dict[str, Any] | None:
     """Region `path` of a stored profile, as the figures ProfileData takes from a whole
-    run (wall and MPI time per rank, functions, histogram, bytes per rank); None when the store or
-    the profile has no such region (stores written before regions, programs that mark none)."""
+    run (wall and MPI time per rank, functions, histogram, bytes per rank, receive wait); None
+    when the store or the profile has no such region (stores written before regions, programs
+    that mark none)."""
     present = {
         row["table_name"] for row in store.rows("SELECT table_name FROM information_schema.tables")
     }
@@ -271,11 +284,23 @@ def stored_region(store: Store, run_key: str, rep: int, path: str = TIMED) -> di
             key,
         )
     }
+    mpi_per_rank = [float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)]
+    wait: dict[str, Any] = {}  # stores written before the regions' receive wait: none
+    if _region_wait_recorded(store):
+        rows = store.rows(
+            "SELECT rank, function, recv_wait_calls AS calls, recv_wait_time AS time "
+            f"FROM profile_region_function {where} AND recv_wait_calls > 0",
+            key,
+        )
+        wait = receive_wait_of(
+            ((row["rank"], row["function"], row["calls"], row["time"]) for row in rows),
+            size,
+            sum(mpi_per_rank),
+        )
     return {
+        "receive_wait": wait,  # of the calls made inside the region
         "wall_per_rank": [float(entered[r]["wall"]) if r in entered else 0.0 for r in range(size)],
-        "mpi_per_rank": [
-            float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)
-        ],
+        "mpi_per_rank": mpi_per_rank,
         "functions": functions,
         "histogram": histogram,
         "bytes_per_rank": [per_rank.get(rank, 0.0) for rank in range(size)],

@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from esmperf.profile.late_sender import profile_late_sender
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
 from esmperf.profile.regions import path_of
@@ -131,6 +132,7 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             )
     scope, efficiency = profile_efficiency(profile.ranks)
     wait = receive_wait(profile.ranks)
+    late = profile_late_sender(profile.path) or {}  # exact, when the run was traced
     if efficiency:
         add(
             "profile_efficiency",
@@ -138,6 +140,9 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             **efficiency.as_dict(),
             receive_wait=wait["time"],
             receive_wait_calls=wait["calls"],
+            late_sender=late.get("time"),
+            late_sender_calls=late.get("calls"),
+            late_receives=late.get("late_receives"),
         )
     tables.update(region_tables(profile, run_key, rep))
     return tables
@@ -171,8 +176,10 @@ def region_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[st
                 sent=int(region.get("sent", 0)),
                 recv=int(region.get("recv", 0)),
             )
+            waits = region.get("recv_wait") or {}
             for function, figures in sorted((region.get("functions") or {}).items()):
                 calls, seconds, sent, recv = figures
+                wait_calls, wait_time = waits.get(function, (0, 0.0))
                 add(
                     "profile_region_function",
                     rank=rank,
@@ -182,6 +189,8 @@ def region_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[st
                     time=float(seconds),
                     sent=int(sent),
                     recv=int(recv),
+                    recv_wait_calls=int(wait_calls),
+                    recv_wait_time=float(wait_time),
                 )
             for bucket, messages in region.get("hist") or []:
                 add(

@@ -11,6 +11,11 @@ ADDED_COLUMNS = (
     ("run", "launched_by", "VARCHAR"),
     ("profile_function", "recv_wait_calls", "BIGINT"),
     ("profile_function", "recv_wait_time", "DOUBLE"),
+    ("profile_efficiency", "late_sender", "DOUBLE"),
+    ("profile_efficiency", "late_sender_calls", "BIGINT"),
+    ("profile_efficiency", "late_receives", "BIGINT"),
+    ("profile_region_function", "recv_wait_calls", "BIGINT"),
+    ("profile_region_function", "recv_wait_time", "DOUBLE"),
 )
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
@@ -72,6 +77,7 @@ CREATE TABLE IF NOT EXISTS profile_efficiency (
     run_key VARCHAR, rep INTEGER, scope VARCHAR, load_balance DOUBLE,
     communication_efficiency DOUBLE, parallel_efficiency DOUBLE, useful_mean DOUBLE,
     useful_max DOUBLE, runtime DOUBLE, receive_wait DOUBLE, receive_wait_calls BIGINT,
+    late_sender DOUBLE, late_sender_calls BIGINT, late_receives BIGINT,
     PRIMARY KEY (run_key, rep));
 CREATE TABLE IF NOT EXISTS profile_region (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, name VARCHAR, depth INTEGER,
@@ -79,7 +85,7 @@ CREATE TABLE IF NOT EXISTS profile_region (
     recv BIGINT);
 CREATE TABLE IF NOT EXISTS profile_region_function (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, function VARCHAR, calls BIGINT,
-    time DOUBLE, sent BIGINT, recv BIGINT);
+    time DOUBLE, sent BIGINT, recv BIGINT, recv_wait_calls BIGINT, recv_wait_time DOUBLE);
 CREATE TABLE IF NOT EXISTS profile_region_histogram (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, bucket INTEGER, messages BIGINT);
 """
