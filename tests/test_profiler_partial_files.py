@@ -122,9 +122,12 @@ def test_snapshot_survives_sigkill(stack, tmp_path):
     run = start(stack, tmp_path, wait=True, ESMPROF_SNAPSHOT_SECONDS="0.2")
     pids = rank_pids(tmp_path, run)
     shards = [tmp_path / "p.jsonl.partial" / f"{r}.jsonl" for r in range(2)]
+    # Wait for a snapshot of each rank written after its ready file (which follows its 7
+    # calls): an earlier one may hold only part of them.
+    ready = [(tmp_path / f"ready.{r}").stat().st_mtime_ns for r in range(2)]
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait for a snapshot taken after the calls
-        if all(s.is_file() and '"MPI_Sendrecv' in s.read_text() for s in shards):
+    while time.monotonic() < deadline:
+        if all(s.is_file() and s.stat().st_mtime_ns > t for s, t in zip(shards, ready)):
             break
         time.sleep(0.1)
     for pid in pids:
