@@ -101,35 +101,7 @@ def load_profile_data(
         key,
     )
     size = len(ranks)
-    functions = {
-        row["function"]: {
-            "calls": float(row["calls"]),
-            "time": float(row["time"]),
-            "sent": float(row["sent"]),
-            "recv": float(row["recv"]),
-        }
-        for row in store.rows(
-            f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
-            f" sum(recv) AS recv FROM profile_function {where} GROUP BY function",
-            key,
-        )
-    }
-    histogram = {
-        int(row["bucket"]): int(row["messages"])
-        for row in store.rows(
-            f"SELECT bucket, sum(messages) AS messages FROM profile_histogram {where} "
-            "GROUP BY bucket ORDER BY bucket",
-            key,
-        )
-    }
-    per_rank = {
-        int(row["rank"]): float(row["bytes"])
-        for row in store.rows(
-            f"SELECT rank, sum(sent + recv) AS bytes FROM profile_function {where} AND function "
-            f"NOT LIKE '{MPI_IO_PREFIX}%' GROUP BY rank",
-            key,
-        )
-    }
+    functions, histogram, per_rank = _aggregates(store, "profile", where, key)
     peers = [[0.0] * size for _ in range(size)]
     for row in store.rows(
         f"SELECT rank, peer, bytes FROM profile_peer {where} AND direction = 'sent'", key
@@ -224,6 +196,39 @@ def _region_wait_recorded(store: Store) -> bool:
     )
 
 
+def _aggregates(
+    store: Store, prefix: str, where: str, key: list[Any]
+) -> tuple[dict[str, dict[str, float]], dict[int, int], dict[int, float]]:
+    """Per function (summed over ranks), the message-size histogram and each rank's MPI bytes
+    (MPI-IO excluded) of the stored profile rows `where` selects, from the whole run's tables
+    (`prefix` "profile") or a region's ("profile_region")."""
+    functions = {
+        row["function"]: {field: float(row[field]) for field in FUNCTION_FIELDS}
+        for row in store.rows(
+            f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
+            f" sum(recv) AS recv FROM {prefix}_function {where} GROUP BY function",
+            key,
+        )
+    }
+    histogram = {
+        int(row["bucket"]): int(row["messages"])
+        for row in store.rows(
+            f"SELECT bucket, sum(messages) AS messages FROM {prefix}_histogram {where} "
+            "GROUP BY bucket ORDER BY bucket",
+            key,
+        )
+    }
+    per_rank = {
+        int(row["rank"]): float(row["bytes"])
+        for row in store.rows(
+            f"SELECT rank, sum(sent + recv) AS bytes FROM {prefix}_function {where} AND function "
+            f"NOT LIKE '{MPI_IO_PREFIX}%' GROUP BY rank",
+            key,
+        )
+    }
+    return functions, histogram, per_rank
+
+
 def top_functions(profiles: list[ProfileData], by: str, count: int = 7) -> list[str]:
     """The functions with the largest share of calls or time over these profiles."""
     share: dict[str, float] = defaultdict(float)
@@ -260,30 +265,7 @@ def stored_region(store: Store, run_key: str, rep: int, path: str = TIMED) -> di
             0
         ]["n"]
     )
-    functions = {
-        row["function"]: {field: float(row[field]) for field in FUNCTION_FIELDS}
-        for row in store.rows(
-            f"SELECT function, sum(calls) AS calls, sum(time) AS time, sum(sent) AS sent,"
-            f" sum(recv) AS recv FROM profile_region_function {where} GROUP BY function",
-            key,
-        )
-    }
-    histogram = {
-        int(row["bucket"]): int(row["messages"])
-        for row in store.rows(
-            f"SELECT bucket, sum(messages) AS messages FROM profile_region_histogram {where} "
-            "GROUP BY bucket ORDER BY bucket",
-            key,
-        )
-    }
-    per_rank = {
-        int(row["rank"]): float(row["bytes"])
-        for row in store.rows(
-            f"SELECT rank, sum(sent + recv) AS bytes FROM profile_region_function {where} AND "
-            "function NOT LIKE 'MPI_File_%' GROUP BY rank",
-            key,
-        )
-    }
+    functions, histogram, per_rank = _aggregates(store, "profile_region", where, key)
     mpi_per_rank = [float(entered[r]["mpi_time"]) if r in entered else 0.0 for r in range(size)]
     wait: dict[str, Any] = {}  # stores written before the regions' receive wait: none
     if _region_wait_recorded(store):
