@@ -166,3 +166,13 @@ def test_a_simulated_study_stores_the_same_results_side_by_side(
     # a resumed study runs nothing again
     again = run_study(study, tmp_path / "j3.duckdb", stacks, workloads, QUIET, jobs=3)
     assert (again.repetitions, again.complete) == (0, 7)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "two"])
+def test_jobs_must_be_a_positive_count(jobs, capsys):
+    from esmperf.cli import _parser
+
+    with pytest.raises(SystemExit) as stop:
+        _parser().parse_args(["study", "studies/demo.toml", "--jobs", jobs])
+    assert stop.value.code == 2
+    assert f"expected 1 or more simulations at once, got '{jobs}'" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
     parser.add_argument(
         "--jobs",
-        type=int,
+        type=_jobs,
         metavar="N",
         help="simulations (computation = model or off) run N at a time (default: the cores)",
     )
@@ -146,3 +146,10 @@ def run_study_command(
     else:
         console.print(f"report: esmperf report {escape(str(store_path))}")
     return 0
+
+
+def _jobs(text: str) -> int:
+    """--jobs: a positive number of simulations at once."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more simulations at once, got {text!r}")
+    return int(text)
