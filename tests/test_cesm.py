@@ -180,7 +180,8 @@ def test_failed_verification_exits_2_with_its_result(fault, norm):
 def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_path):
     """Folded (kernels charged after their first calls; issue 11) against full, both with the
     deterministic cost model on 6 simulated ranks (2 a node): every rank's messages and bytes
-    and the simulated time equal; the folded result says it was not verified. Both layouts."""
+    and the simulated time equal; the folded result says it was not verified. The folded run
+    asks for the same field memory and holds a fraction of it (shared). Both layouts."""
     from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
 
     smpi = smpi_stack("cesm")
@@ -198,6 +199,9 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_p
         assert folded["comm"] == full["comm"]
         assert folded["comm_per_rank"] == full["comm_per_rank"]
         assert folded["simulated_time"] == full["simulated_time"] > 0
+        asked = full["fold"]["field_bytes"]
+        assert folded["fold"]["field_bytes"] == full["fold"]["field_bytes_held"] == asked > 0
+        assert folded["fold"]["field_bytes_held"] < asked / 2
 
 
 def test_more_ranks_than_the_deck_s_blocks_cut_smaller_blocks(tmp_path):

@@ -67,6 +67,21 @@ def points(rank: int) -> int:
     return 1000 + 100 * rank  # fold_test.c: rank r's field
 
 
+def field_bytes(ranks: int) -> int:
+    """What fold_test's ranks ask of esm_field_alloc: two fields of their points, one of 4096."""
+    return sum(2 * 8 * points(r) + 8 * 4096 for r in range(ranks))
+
+
+def field_bytes_held_folded(ranks: int) -> int:
+    """Folded, each field is held once per power-of-two size among the ranks."""
+
+    def capacity(size: int) -> int:
+        return 1 << max(6, (size - 1).bit_length())
+
+    per_field = {capacity(8 * points(r)) for r in range(ranks)}
+    return 2 * sum(per_field) + capacity(8 * 4096)
+
+
 def test_folded_run_shares_fields_and_charges_kernels_after_their_samples(smpi, tmp_path):
     record = result_of(fold_test(smpi, tmp_path, 4, 2, {"ESM_FOLD": "1"}, computation="off"))
     fold = record["fold"]
@@ -76,6 +91,10 @@ def test_folded_run_shares_fields_and_charges_kernels_after_their_samples(smpi, 
         4 * STEPS - SAMPLES,
     )
     assert record["fields_shared"] is True and record["table_owned"] is False
+    assert (fold["field_bytes"], fold["field_bytes_held"]) == (
+        field_bytes(4),
+        field_bytes_held_folded(4),
+    )
     assert record["work"] == STEPS * sum(points(r) for r in range(4))
 
 
@@ -106,6 +125,7 @@ def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tm
     assert "fields_shared" not in record and record["table_owned"] is True
     assert record["fold"]["folded"] is False
     assert (record["fold"]["kernel_calls_run"], record["fold"]["kernel_calls_charged"]) == (40, 0)
+    assert record["fold"]["field_bytes"] == record["fold"]["field_bytes_held"] == field_bytes(4)
 
 
 def test_folded_and_full_runs_send_the_same_and_take_the_same_simulated_time(smpi, tmp_path):

@@ -99,13 +99,17 @@ void esm_fold_report(struct esm_result *r)
     double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
                          fold.counts.skipped_seconds},
            extreme[3];
+    double bytes[2] = {fold.counts.field_bytes, fold.counts.field_bytes_held}, total[2];
     MPI_Reduce(mine, sum, 2, MPI_LONG, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(bytes, total, 2, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
     esm_result_int(r, "fold.kernel_calls_charged", sum[1]);
     esm_result_real(r, "fold.kernel_seconds_max", extreme[0]);
     esm_result_real(r, "fold.kernel_seconds_min", -extreme[1]);
+    esm_result_real(r, "fold.field_bytes", total[0]); /* over all ranks */
+    esm_result_real(r, "fold.field_bytes_held", total[1]);
     if (extreme[2] > 0)
         esm_result_real(r, "fold.skipped_seconds_max", extreme[2]);
     esm_result_int(r, "fold.node_ranks", fold.node_ranks);
@@ -141,8 +145,11 @@ static void shared_set(const char *name, const char *key, void *value)
 void *esm_field_alloc(size_t bytes)
 {
     esm_fold_setup();
-    if (!fold.folded)
+    fold.counts.field_bytes += (double)bytes;
+    if (!fold.folded) {
+        fold.counts.field_bytes_held += (double)bytes;
         return esm_calloc(bytes, 1);
+    }
     /* Ranks whose k-th fields are within a factor 2 share one: memory grows with the number
      * of distinct power-of-two sizes, not with the rank count or the spread of sizes. */
     size_t capacity = 64;
@@ -153,6 +160,7 @@ void *esm_field_alloc(size_t bytes)
     void *field = shared_get("esm_field", key);
     if (!field) {
         field = esm_calloc(capacity, 1);
+        fold.counts.field_bytes_held += (double)capacity;
         shared_set("esm_field", key, field);
     }
     return field;

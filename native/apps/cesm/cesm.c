@@ -89,22 +89,45 @@ static int blocks_with(int nx, int ny, int bx, int by, const unsigned char *acti
     return count;
 }
 
+/* The grids, their overlaps and the land fraction of deck k: every rank builds them alike
+ * (shared between simulated ranks when folded, esm_shared). */
+typedef struct cesm_geometry {
+    cesm_grid atm, ocn;
+    cesm_overlaps ov;
+    double *land_fraction; /* per atmosphere cell; 0 below LAND_MIN */
+} cesm_geometry;
+
+static void *geometry_of(const void *context)
+{
+    int k = *(const int *)context;
+    const esm_deck *d = &decks[k];
+    cesm_geometry *g = esm_calloc(1, sizeof *g);
+    cesm_grid_atm(&g->atm, d->nx, d->ny);
+    cesm_grid_ocn(&g->ocn, ocean_decks[k].nx, ocean_decks[k].ny);
+    cesm_overlaps_create(&g->ov, &g->atm, &g->ocn);
+    g->land_fraction = esm_calloc((long)d->nx * d->ny, sizeof(double));
+    for (int J = 0; J < d->ny; J++)
+        for (int I = 0; I < d->nx; I++) {
+            double lf = 1.0 - cesm_ocean_area(&g->ov, &g->atm, &g->ocn, I, J) / g->atm.area[J];
+            g->land_fraction[I + (long)d->nx * J] = lf > LAND_MIN ? lf : 0.0;
+        }
+    return g;
+}
+
 /* Grids, land fraction, processor sets; all bad input found here, on every rank alike. */
 static void plan(cesm_run *run)
 {
     const esm_deck *d = run->deck;
     int k = (int)(d - decks);
-    cesm_grid_atm(&run->atm_g, d->nx, d->ny);
-    cesm_grid_ocn(&run->ocn_g, ocean_decks[k].nx, ocean_decks[k].ny);
-    cesm_overlaps_create(&run->ov, &run->atm_g, &run->ocn_g);
-    long na = (long)d->nx * d->ny;
-    run->land_fraction = esm_calloc(na, sizeof(double));
-    for (int J = 0; J < d->ny; J++)
-        for (int I = 0; I < d->nx; I++) {
-            double lf = 1.0 - cesm_ocean_area(&run->ov, &run->atm_g, &run->ocn_g, I, J) /
-                                  run->atm_g.area[J];
-            run->land_fraction[I + (long)d->nx * J] = lf > LAND_MIN ? lf : 0.0;
-        }
+    char key[64];
+    snprintf(key, sizeof key, "cesm.geometry.%s", d->name);
+    cesm_geometry *geometry = esm_shared(key, geometry_of, &k);
+    run->atm_g = geometry->atm; /* the run owns the arrays (never freed) */
+    run->ocn_g = geometry->ocn;
+    run->ov = geometry->ov;
+    run->land_fraction = geometry->land_fraction;
+    if (esm_shared_owned())
+        free(geometry);
 
     run->ranks = esm_ranks();
     bool concurrent = !strcmp(run->layout, "concurrent");
@@ -169,13 +192,6 @@ static void plan(cesm_run *run)
                     run->output_dir);
 }
 
-static double **alloc_into(double *dst[], long n, int nfields)
-{
-    for (int f = 0; f < nfields; f++)
-        dst[f] = esm_calloc(n + 1, sizeof(double));
-    return dst;
-}
-
 /* Processor sets, components on theirs, the coupler, file plans, first exchanges. */
 static void set_up(cesm_run *run)
 {
@@ -202,14 +218,14 @@ static void set_up(cesm_run *run)
     coupler_create(&run->cpl, &run->atm_g, &run->ocn_g, &run->ov, run->land_fraction,
                    run->cpl_ranks, &run->atm.pts, &run->lnd.pts, &run->ice.pts, &run->ocn.pts,
                    !strcmp(run->fault, "map"));
-    alloc_into(run->a2x, run->atm.pts.n, A2X_N);
-    alloc_into(run->x2a, run->atm.pts.n, X2A_N);
-    alloc_into(run->x2l, run->lnd.pts.n, X2L_N);
-    alloc_into(run->l2x, run->lnd.pts.n, L2X_N);
-    alloc_into(run->x2i, run->ice.pts.n, X2I_N);
-    alloc_into(run->i2x, run->ice.pts.n, I2X_N);
-    alloc_into(run->x2o, run->ocn.pts.n, X2O_N);
-    alloc_into(run->o2x, run->ocn.pts.n, O2X_N);
+    cesm_values_into(run->a2x, run->atm.pts.n, A2X_N);
+    cesm_values_into(run->x2a, run->atm.pts.n, X2A_N);
+    cesm_values_into(run->x2l, run->lnd.pts.n, X2L_N);
+    cesm_values_into(run->l2x, run->lnd.pts.n, L2X_N);
+    cesm_values_into(run->x2i, run->ice.pts.n, X2I_N);
+    cesm_values_into(run->i2x, run->ice.pts.n, I2X_N);
+    cesm_values_into(run->x2o, run->ocn.pts.n, X2O_N);
+    cesm_values_into(run->o2x, run->ocn.pts.n, O2X_N);
     file_plan_create(&run->h_atm, "atm", &run->atm_g, &run->atm.pts, NULL, 3, 0);
     {
         unsigned char *land = esm_calloc((size_t)d->nx * d->ny, 1);

@@ -100,6 +100,12 @@ typedef struct cesm_info {
     int history, restart, stop, fault;
 } cesm_info;
 
+/* A model's or the coupler's values: n + 1 zeroed doubles (one field, or nfields into dst),
+ * shared between simulated ranks when folded (esm_field_alloc; the values then mean nothing).
+ * Index arrays (points, maps, rearrangers) stay private: they steer the messages. */
+double *cesm_values(long n);
+void cesm_values_into(double *dst[], long n, int nfields);
+
 double cesm_insolation(double lat, double seconds);  /* W m-2, daily mean, seasonal */
 double cesm_wind(double lat);                         /* m s-1 */
 double cesm_exchange(double wind);                    /* W m-2 K-1 */

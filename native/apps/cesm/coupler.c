@@ -16,12 +16,6 @@ static double **bundle(long n, int nfields)
     return b;
 }
 
-static void bundle_into(double *dst[], long n, int nfields)
-{
-    for (int f = 0; f < nfields; f++)
-        dst[f] = esm_calloc(n + 1, sizeof(double));
-}
-
 /* Segment `rank` of `ranks` of the list of active points of `g`, in global order. */
 static void segment(const cesm_grid *g, int rank, int ranks, cesm_points *pts)
 {
@@ -141,22 +135,22 @@ void coupler_create(coupler *c, const cesm_grid *atm_g, const cesm_grid *ocn_g,
     c->c2o = esm_rearranger_create(no, c->o.n, c->o.global, ocn->n, ocn->global, X2O_N);
     c->o2c = esm_rearranger_create(no, ocn->n, ocn->global, c->o.n, c->o.global, O2X_N);
 
-    bundle_into(c->a2x, c->a.n, A2X_N);
-    bundle_into(c->x2a, c->a.n, X2A_N);
-    bundle_into(c->l2x, c->l.n, L2X_N);
-    bundle_into(c->ao, c->o.n, A2X_N);
-    bundle_into(c->x2i, c->o.n, X2I_N);
-    bundle_into(c->i2x, c->o.n, I2X_N);
-    bundle_into(c->x2o, c->o.n, X2O_N);
-    bundle_into(c->o2x, c->o.n, O2X_N);
-    bundle_into(c->fo, c->o.n, 3);
-    bundle_into(c->oa, c->a.n, 3);
+    cesm_values_into(c->a2x, c->a.n, A2X_N);
+    cesm_values_into(c->x2a, c->a.n, X2A_N);
+    cesm_values_into(c->l2x, c->l.n, L2X_N);
+    cesm_values_into(c->ao, c->o.n, A2X_N);
+    cesm_values_into(c->x2i, c->o.n, X2I_N);
+    cesm_values_into(c->i2x, c->o.n, I2X_N);
+    cesm_values_into(c->x2o, c->o.n, X2O_N);
+    cesm_values_into(c->o2x, c->o.n, O2X_N);
+    cesm_values_into(c->fo, c->o.n, 3);
+    cesm_values_into(c->oa, c->a.n, 3);
     double **ledgers_a[] = {&c->map_src[0], &c->map_gross[0], &c->map_dst[1]};
     double **ledgers_o[] = {&c->ocean_sw, &c->map_dst[0], &c->map_src[1], &c->map_gross[1]};
     for (int k = 0; k < 3; k++)
-        *ledgers_a[k] = esm_calloc(c->a.n + 1, sizeof(double));
+        *ledgers_a[k] = cesm_values(c->a.n);
     for (int k = 0; k < 4; k++)
-        *ledgers_o[k] = esm_calloc(c->o.n + 1, sizeof(double));
+        *ledgers_o[k] = cesm_values(c->o.n);
 }
 
 /* The coupler's kernels, for folding (esm_fold.h); bytes: the doubles a point reads and

@@ -14,7 +14,7 @@ typedef struct cesm_run {
     int block[4][2];               /* bx, by of the atmosphere, land, sea ice and ocean */
     cesm_grid atm_g, ocn_g;
     cesm_overlaps ov;
-    double *land_fraction;
+    const double *land_fraction;
     esm_group *g_atm, *g_ocn;      /* atm, lnd, ice and the coupler; the ocean */
     bool in_atm, in_ocn;
     atm_model atm;

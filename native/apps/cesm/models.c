@@ -64,6 +64,17 @@ static void meridional(const cesm_grid *g, double kappa_dt, double **north, doub
     }
 }
 
+double *cesm_values(long n)
+{
+    return esm_field_alloc((size_t)(n + 1) * sizeof(double));
+}
+
+void cesm_values_into(double *dst[], long n, int nfields)
+{
+    for (int f = 0; f < nfields; f++)
+        dst[f] = cesm_values(n);
+}
+
 /* ---- atmosphere ---------------------------------------------------------------------------- */
 
 void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt)
@@ -77,8 +88,8 @@ void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, 
     m->l = esm_layout_levels_outer(&m->d, 1, 1);
     m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
     long n = esm_layout_doubles(&m->l, m->d.nlocal);
-    m->t = esm_calloc(n, sizeof(double));
-    m->t_next = esm_calloc(n, sizeof(double));
+    m->t = cesm_values(n);
+    m->t_next = cesm_values(n);
     m->substeps = substeps;
     m->dt = dt / substeps;
     double dx = EARTH_RADIUS * rad(g->dlon);
@@ -86,7 +97,7 @@ void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, 
     m->kx = DIFFUSIVITY_ATM * m->dt / (dx * dx);
     meridional(g, DIFFUSIVITY_ATM * m->dt, &m->ky_n, &m->ky_s);
     points_of(&m->d, g, NULL, NULL, &m->l, &m->pts, &m->at);
-    m->olr = esm_calloc(m->pts.n + 1, sizeof(double));
+    m->olr = cesm_values(m->pts.n);
     for (long p = 0; p < m->pts.n; p++) {
         double c = cos(rad(m->pts.lat[p]));
         m->t[m->at[p]] = -15.0 + 40.0 * c * c;
@@ -159,9 +170,9 @@ void ocn_create(ocn_model *m, const cesm_grid *g, int bx, int by, int substeps, 
     m->l = esm_layout_levels_outer(&m->d, 1, 1);
     m->halo = esm_halo_blocks(&m->d, &m->l, 1, 1, ESM_HALO_ISEND);
     long n = esm_layout_doubles(&m->l, m->d.nlocal);
-    m->t = esm_calloc(n, sizeof(double));
-    m->t_next = esm_calloc(n, sizeof(double));
-    m->mask = esm_calloc(n, sizeof(double));
+    m->t = cesm_values(n);
+    m->t_next = cesm_values(n);
+    m->mask = cesm_values(n);
     for (int lb = 0; lb < m->d.nlocal; lb++) { /* the mask over blocks and halos, from the grid */
         const esm_block *b = &m->d.block[m->d.local[lb]];
         for (int j = -1; j <= b->nj; j++)
@@ -266,8 +277,8 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
         land[p] = land_fraction[p] > 0.0;
     points_of(&m->d, atm, land, land_fraction, NULL, &m->pts, NULL);
     free(land);
-    m->t = esm_calloc(m->pts.n + 1, sizeof(double));
-    m->sw = esm_calloc(m->pts.n + 1, sizeof(double));
+    m->t = cesm_values(m->pts.n);
+    m->sw = cesm_values(m->pts.n);
     for (long p = 0; p < m->pts.n; p++) {
         double c = cos(rad(m->pts.lat[p]));
         m->t[p] = -15.0 + 40.0 * c * c;
@@ -310,8 +321,8 @@ void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
                                                   .is_ocean = is_active,
                                                   .context = ocn});
     points_of(&m->d, ocn, ocn->active, NULL, NULL, &m->pts, NULL);
-    m->h = esm_calloc(m->pts.n + 1, sizeof(double));
-    m->sw = esm_calloc(m->pts.n + 1, sizeof(double));
+    m->h = cesm_values(m->pts.n);
+    m->sw = cesm_values(m->pts.n);
     for (long p = 0; p < m->pts.n; p++)
         m->h[p] = 2.0 * fmin(1.0, fmax(0.0, (fabs(m->pts.lat[p]) - 58.0) / 12.0));
 }
