@@ -72,6 +72,16 @@ def test_relative_change_is_a_ratio_in_the_metrics_direction() -> None:
     assert same.change == pytest.approx(0.0) and not same.significant
 
 
+def test_a_change_is_called_only_when_its_interval_agrees_with_the_test() -> None:
+    """p < 0.05, but the exact interval (96 % here: a few repetitions cannot give exactly 95 %)
+    still holds no change: not significant, so the findings call it inconclusive."""
+    a = [1.9, 1.06, 1.55, 1.39, 1.41, 1.82, 1.0]
+    b = [1.89, 1.9, 1.82, 2.01]
+    d = stats.relative_change(a, b, higher_is_better=True)
+    assert d.p_value < 0.05 and d.ci_low <= 0 < d.ci_high
+    assert not d.significant
+
+
 def test_speedup_efficiency_jobs_per_day() -> None:
     assert stats.speedup(10.0, 30.0, higher_is_better=True) == 3.0
     assert stats.scaling_efficiency(1, 10.0, 4, 30.0, higher_is_better=True) == 0.75
