@@ -96,6 +96,16 @@ def test_peers_same_data_same_check(stack):
 
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
+def test_one_rank_redistributes_by_copy_with_a_rate(stack):
+    """One rank moves nothing between ranks, but copies the whole bundle: its figure of merit
+    is that rate, not 0 (the base of a scaling study)."""
+    result = bench(stack, 1, "--size", "S", "--steps", "2", "--repeats", "1", "--peers", "none")
+    assert result["verification"]["passed"] and result["model"]["bytes_moved"] == 0
+    assert result["model"]["bytes_redistributed"] == 128 * 256 * 16 * 8 * 8
+    assert result["fom"]["value"] > 0 and result["redist"]["bandwidth_GBps"] == 0
+
+
+@pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
 @pytest.mark.parametrize(
     "options",
     [
@@ -124,6 +134,10 @@ def test_bench_options_reach_the_library(stack, options):
     for key, value in given.items():
         assert result["params"][key.removeprefix("--").replace("-", "_")] == value
     element = 4 if given.get("--type") == "float" else 8
-    assert (
-        result["model"]["bytes_moved"] == 128 * 256 * 16 * 8 * element // 2
-    )  # 2x1 -> 1x2: half moves
+    bundle = 128 * 256 * 16 * 8 * element
+    assert result["model"]["bytes_moved"] == bundle // 2  # 2x1 -> 1x2: half moves
+    # The figure of merit is the whole bundle redistributed (moved or copied) per second.
+    assert result["model"]["bytes_redistributed"] == bundle
+    assert result["fom"]["value"] == pytest.approx(
+        bundle / result["redist"]["run_s"]["median"] / 1e9
+    )

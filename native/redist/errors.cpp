@@ -113,6 +113,8 @@ const char *type_name(esm_type t) {
 
 }  // namespace esm
 
+extern "C" size_t esm_type_bytes(esm_type type) { return esm::type_size(type); }
+
 extern "C" const char *esm_error_message(void) { return esm::last_message.c_str(); }
 
 extern "C" const char *esm_status_name(int status) {

@@ -55,6 +55,8 @@ typedef enum {
 
 /* Element type of the fields of a bundle. */
 typedef enum { ESM_DOUBLE = 0, ESM_FLOAT, ESM_INT32, ESM_INT64 } esm_type;
+/* Bytes of one element of the type (0 for a value that is none of them). */
+size_t esm_type_bytes(esm_type type);
 
 /* A bundle: `count` fields of one element type, each its own array laid out as its decomposition says. */
 typedef struct {

@@ -144,7 +144,7 @@ static int run_mode(const config *c, const machine *m)
     memcpy(b.src_parts, c->src_parts, sizeof b.src_parts);
     memcpy(b.dst_parts, c->dst_parts, sizeof b.dst_parts);
     b.nfields = c->nfields, b.type = c->type;
-    b.esz = c->type == ESM_DOUBLE || c->type == ESM_INT64 ? 8 : 4;
+    b.esz = esm_type_bytes(c->type);
     b.src_block = block_of(&b, b.src_parts, rank);
     b.dst_block = block_of(&b, b.dst_parts, rank);
     b.src_count = block_count(&b.src_block), b.dst_count = block_count(&b.dst_block);

@@ -190,10 +190,6 @@ static esm_distgrid *random_decomp(int kind, const space *s)
 
 /* ---- values: exact functions of the global index in every type ---- */
 static const esm_type types[] = {ESM_DOUBLE, ESM_FLOAT, ESM_INT32, ESM_INT64};
-static size_t type_bytes(esm_type t)
-{
-    return t == ESM_DOUBLE || t == ESM_INT64 ? 8 : 4;
-}
 static double value_of(int64_t global, int field)
 {
     return (double)(global * 4 + field + 1);
@@ -255,9 +251,9 @@ static void **make_bundle(const layout *l, esm_fields f, int fill_values)
     void **b = malloc(f.count * sizeof(void *));
     for (int k = 0; k < f.count; k++) {
         if (shared_memory)
-            CHECK(esm_shared_alloc(l->d, (l->n + 1) * type_bytes(f.type), &b[k]));
+            CHECK(esm_shared_alloc(l->d, (l->n + 1) * esm_type_bytes(f.type), &b[k]));
         else
-            b[k] = malloc((l->n + 1) * type_bytes(f.type));
+            b[k] = malloc((l->n + 1) * esm_type_bytes(f.type));
         for (int64_t i = 0; i < l->n; i++)
             fill(f.type, b[k], i, fill_values ? value_of(l->global[i], k) : -7.0);
     }
