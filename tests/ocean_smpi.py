@@ -27,11 +27,11 @@ MODEL = {
 FOLD = {"ESM_FOLD": "1"}
 
 
-def smpi_stack(workload: str) -> Stack:
+def smpi_stack(workload: str, program: str | None = None) -> Stack:
     stack = discover_stacks().by_id("smpi")
     if stack is None:
         pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "apps" / workload / workload).is_file():
+    if not (build_dir(stack) / "apps" / workload / (program or workload)).is_file():
         pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
     return stack
 
@@ -45,6 +45,7 @@ def simulate(
     args: tuple[str, ...],
     env: dict[str, str] | None = None,
     timeout: float = 600,
+    program_name: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The workload on `ranks` simulated ranks, network only (computation off), unfolded
     unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks)."""
@@ -57,7 +58,7 @@ def simulate(
         tmp_path / "platforms",
     )
     write_files(setting)
-    program = [str(build_dir(stack) / "apps" / workload / workload), *args]
+    program = [str(build_dir(stack) / "apps" / workload / (program_name or workload)), *args]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     full_env = (
         run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | (env or {})

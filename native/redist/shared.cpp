@@ -20,14 +20,17 @@ using namespace esm;
 
 namespace {
 
-// Every block of this process, by base address and by id.
+// Every block of this process, by base address and by id. Never destroyed (the process's exit
+// unmaps the blocks; their names are unlinked once mapped): under SimGrid's mmap privatization
+// every simulated rank constructs its own copy at the same address, and a destructor would run
+// once per rank on one copy (a double free at exit, 32 ranks and more).
 std::map<uintptr_t, std::unique_ptr<SharedBlock>> &blocks_by_address() {
-    static std::map<uintptr_t, std::unique_ptr<SharedBlock>> blocks;
-    return blocks;
+    static auto *blocks = new std::map<uintptr_t, std::unique_ptr<SharedBlock>>;
+    return *blocks;
 }
 std::unordered_map<uint64_t, SharedBlock *> &blocks_by_id() {
-    static std::unordered_map<uint64_t, SharedBlock *> blocks;
-    return blocks;
+    static auto *blocks = new std::unordered_map<uint64_t, SharedBlock *>;
+    return *blocks;
 }
 
 std::string object_name(uint64_t id, int node_rank) {
