@@ -163,6 +163,14 @@ def test_a_simulated_study_stores_the_same_results_side_by_side(
     modelled = [r for r in reps_1 if '"model"' in next(x[3] for x in runs_1 if x[0] == r[0])]
     assert len(modelled) == 18
     assert modelled == [r for r in reps_3 if r[0] in {m[0] for m in modelled}]
+    # side by side, the most simulated ranks start first (the longest should not start last)
+    with Store(tmp_path / "j3.duckdb", read_only=True) as store:
+        first = store.rows(
+            "SELECT r.ranks, min(p.started) AS started FROM run r JOIN repetition p "
+            "USING (run_key) WHERE r.knobs LIKE '%model%' GROUP BY r.run_key, r.ranks "
+            "ORDER BY started"
+        )
+    assert [row["ranks"] for row in first] == [4, 4, 2, 2, 1, 1]
     # a resumed study runs nothing again
     again = run_study(study, tmp_path / "j3.duckdb", stacks, workloads, QUIET, jobs=3)
     assert (again.repetitions, again.complete) == (0, 7)

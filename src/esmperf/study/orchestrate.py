@@ -143,6 +143,9 @@ class StudyRunner:
         )
         together = [p for p in todo if self.jobs > 1 and self._independent(p)]
         alone = [p for p in todo if p not in together]
+        # The most simulated ranks first: the longest simulation should not start last, with
+        # the other cores idle behind it (HOMME's 13,824 ranks take most of a seed study).
+        together.sort(key=lambda p: -p.config.ranks)
         with Progress(
             *columns, console=self.console, transient=True, disable=not self.console.is_terminal
         ) as progress:
