@@ -36,6 +36,11 @@ NOT_IN_STUDY = {
         "esmf-redist",
         "large-grid-6-to-12-times",
     ): "the L grid's bundle is 16 GB: not run here, even folded, until redist folds",
+    (
+        "esmf-redist",
+        "nopack-much-slower",
+    ): "pack = none on the seed's grid sends about 2 million messages a run at 64 ranks (more "
+    "than 6 min of the simulator's CPU each): the study runs it locally at size S only",
 }
 
 
