@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import header, write_profile
+from esmperf.mpi import machines
 from esmperf.mpi.smpi_knobs import SMPI_NOT_SIMULATED
 from esmperf.profile.read import read_profile
 from esmperf.report.analysis import build_groups
@@ -494,6 +495,33 @@ def test_a_knob_smpi_does_not_simulate_is_not_checkable(tmp_path: Path) -> None:
         results = load_results(store)
         [knem] = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
     assert (knem.verdict, knem.why) == (NOT_CHECKABLE, SMPI_NOT_SIMULATED["single_copy"] + ".")
+
+
+def test_a_preconnect_limit_comes_from_the_run_s_node_model(tmp_path: Path) -> None:
+    """ "Beyond 8000 cores the memory cannot hold all connections": the rank count above which
+    pre-connected ranks stop fitting the simulated node (machines.py), not a figure of merit."""
+    reference_file = tmp_path / "connections.toml"
+    reference_file.write_text(
+        CLAIMS[: CLAIMS.index("[[claim]]")]
+        + """[[claim]]
+id = "preconnect"
+kind = "value"
+text = "beyond 8000 cores the memory cannot hold all connections"
+source = "section 1"
+value = 8000
+at = { workload = "pop", ranks_per_node = 8, machine = "juropa" }
+quantity = "preconnect_limit"
+"""
+    )
+    juropa = {"platform": "ib-qdr", "machine": "juropa"}
+    runs = [Run(r, 1.0 * r, knobs=juropa, ranks_per_node=8) for r in (64, 128)]
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        results = load_results(store)
+        [claim] = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
+    limit = machines.machine("juropa").preconnect_limit(8)  # 24 GB / 8 ranks / 0.55 MB + 1
+    assert limit == 5455
+    assert (claim.verdict, claim.ours) == (NOT_REPRODUCED, float(limit))
 
 
 def test_a_ratio_over_node_counts_pairs_the_runs_of_one_curve(tmp_path: Path) -> None:

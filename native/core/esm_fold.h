@@ -81,8 +81,8 @@ void esm_fold_skip(double seconds);
 typedef struct esm_fold_counts {
     long kernel_calls_run, kernel_calls_charged;
     double kernel_seconds, skipped_seconds;
-    double field_bytes;      /* asked of esm_field_alloc */
-    double field_bytes_held; /* allocated by this rank for it (folded: only new shared fields) */
+    long field_bytes;      /* asked of esm_field_alloc */
+    long field_bytes_held; /* allocated by this rank for it (folded: only new shared fields) */
 } esm_fold_counts;
 const esm_fold_counts *esm_fold_counts_mine(void);
 #endif

@@ -95,21 +95,21 @@ void esm_fold_report(struct esm_result *r)
 {
     if (fold.mode == KERNELS_RUN)
         return;
-    long mine[2] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged}, sum[2];
+    long mine[4] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged,
+                    fold.counts.field_bytes, fold.counts.field_bytes_held},
+         sum[4];
     double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
                          fold.counts.skipped_seconds},
            extreme[3];
-    double bytes[2] = {fold.counts.field_bytes, fold.counts.field_bytes_held}, total[2];
-    MPI_Reduce(mine, sum, 2, MPI_LONG, MPI_SUM, 0, esm_comm_world());
-    MPI_Reduce(bytes, total, 2, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(mine, sum, 4, MPI_LONG, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
     esm_result_int(r, "fold.kernel_calls_charged", sum[1]);
     esm_result_real(r, "fold.kernel_seconds_max", extreme[0]);
     esm_result_real(r, "fold.kernel_seconds_min", -extreme[1]);
-    esm_result_real(r, "fold.field_bytes", total[0]); /* over all ranks */
-    esm_result_real(r, "fold.field_bytes_held", total[1]);
+    esm_result_int(r, "fold.field_bytes", sum[2]); /* over all ranks */
+    esm_result_int(r, "fold.field_bytes_held", sum[3]);
     if (extreme[2] > 0)
         esm_result_real(r, "fold.skipped_seconds_max", extreme[2]);
     esm_result_int(r, "fold.node_ranks", fold.node_ranks);
@@ -145,9 +145,9 @@ static void shared_set(const char *name, const char *key, void *value)
 void *esm_field_alloc(size_t bytes)
 {
     esm_fold_setup();
-    fold.counts.field_bytes += (double)bytes;
+    fold.counts.field_bytes += (long)bytes;
     if (!fold.folded) {
-        fold.counts.field_bytes_held += (double)bytes;
+        fold.counts.field_bytes_held += (long)bytes;
         return esm_calloc(bytes, 1);
     }
     /* Ranks whose k-th fields are within a factor 2 share one: memory grows with the number
@@ -160,7 +160,7 @@ void *esm_field_alloc(size_t bytes)
     void *field = shared_get("esm_field", key);
     if (!field) {
         field = esm_calloc(capacity, 1);
-        fold.counts.field_bytes_held += (double)capacity;
+        fold.counts.field_bytes_held += (long)capacity;
         shared_set("esm_field", key, field);
     }
     return field;

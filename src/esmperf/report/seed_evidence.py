@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
+from esmperf.mpi import machines
 from esmperf.mpi.knobs import KNOBS
 from esmperf.report.profile_data import ProfileData
 from esmperf.store.database import Store
@@ -148,6 +149,12 @@ def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
     if name.startswith("metric:"):
         values = evidence.metrics.get(result.key, {}).get(name.split(":", 1)[1])
         return stats.median(values) if values else None
+    if name == "preconnect_limit":  # the connection-memory model's, for the run's node
+        node = result.knobs.get("machine", "none")
+        if not result.simulated or node == "none":
+            return None
+        per_node = int(result.run.get("ranks_per_node") or 1)
+        return float(machines.machine(node).preconnect_limit(per_node))
     profile = evidence.profiles.get(result.key)
     if profile is None:
         return None

@@ -58,6 +58,7 @@ QUANTITIES = (
     "io_write_over_read",
     "modal_message_bytes",
     "max_bytes_per_rank",
+    "preconnect_limit",
 )
 QUANTITY_PREFIXES = ("time_share:", "call_share:", "time_rank:", "small_messages:", "metric:")
 DEFAULT_QUANTITY = {
