@@ -45,7 +45,7 @@ def simulate(
     args: tuple[str, ...],
     env: dict[str, str] | None = None,
     timeout: float = 600,
-    program_name: str | None = None,
+    program: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The workload on `ranks` simulated ranks, network only (computation off), unfolded
     unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks)."""
@@ -58,8 +58,8 @@ def simulate(
         tmp_path / "platforms",
     )
     write_files(setting)
-    program = [str(build_dir(stack) / "apps" / workload / (program_name or workload)), *args]
-    command = mpirun_command(stack, ranks, program, setting.launcher_args)
+    argv = [str(build_dir(stack) / "apps" / workload / (program or workload)), *args]
+    command = mpirun_command(stack, ranks, argv, setting.launcher_args)
     full_env = (
         run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | (env or {})
     )

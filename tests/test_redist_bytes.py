@@ -151,7 +151,7 @@ def test_simulated_at_scale_ends_cleanly(tmp_path):
 
     smpi = smpi_stack("redist", "redist-bench")
     args = ("--size", "S", "--steps", "1", "--repeats", "1", "--peers", "none")
-    done = simulate(smpi, tmp_path, "redist", 32, 1, args, program_name="redist-bench")
+    done = simulate(smpi, tmp_path, "redist", 32, 1, args, program="redist-bench")
     assert "--cfg=smpi/privatization:mmap" in " ".join(done.args)
     assert done.returncode == 0, done.stderr[-2000:]
     result = result_of(done)
