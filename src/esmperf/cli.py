@@ -145,7 +145,9 @@ def _build(args: argparse.Namespace) -> int:
     for stack in stacks:
         with console.status(f"building {stack.id} ..."):
             result = build_stack(stack)
-        if result.ok:
+        if result.up_to_date():
+            console.print(f"[green]up to date[/] {stack.id} ({result.seconds:.1f} s)")
+        elif result.ok:
             directory = build_dir(stack)
             built = ", ".join(str(path.relative_to(directory)) for path in result.artifacts())
             console.print(

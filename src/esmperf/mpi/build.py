@@ -12,6 +12,9 @@ from esmperf.mpi.stacks import Stack
 from esmperf.paths import build_root, repo_root
 
 TEST_PROGRAMS = ("prof_test_c", "prof_test_f", "prof_test_f08")
+CONFIGURED = "esmperf-configure.txt"  # in the build directory: the last successful configure
+CONFIGURE_LOG = "esmperf-configure.log"  # its output (the parts it skipped, and why)
+NOTHING_TO_DO = "ninja: no work to do"
 
 
 @dataclass
@@ -23,10 +26,20 @@ class BuildResult:
     output_tail: str  # the last lines of it, to show when the build failed
 
     def skipped(self) -> list[str]:
-        """Parts the build left out on purpose, with the reason (cmake's `<stack>: skipped`)."""
+        """Parts the build left out on purpose, with the reason (cmake's `<stack>: skipped`,
+        from this build's output or, when it did not configure, the last configure's)."""
         prefix = f"-- {self.stack.id}: skipped "
-        lines = self.log.read_text(errors="replace").splitlines() if self.log.is_file() else []
+        lines = [
+            line
+            for log in (self.log, build_dir(self.stack) / CONFIGURE_LOG)
+            if log.is_file()
+            for line in log.read_text(errors="replace").splitlines()
+        ]
         return sorted({line.removeprefix(prefix) for line in lines if line.startswith(prefix)})
+
+    def up_to_date(self) -> bool:
+        """Nothing was rebuilt: ninja found no work."""
+        return self.ok and NOTHING_TO_DO in self.log.read_text(errors="replace")
 
     def artifacts(self) -> list[Path]:
         """The profiler library and test programs this build produced (for a simulated
@@ -77,7 +90,9 @@ def build_tool(name: str) -> Path:
 
 def build_stack(stack: Stack) -> BuildResult:
     """Configure and build native/ for `stack` into build/<id>; cmake and ninja only redo what
-    changed, so a second run takes a fraction of a second."""
+    changed, so a second run takes a fraction of a second. The configure step runs only when
+    its command changed (another compiler, a new build directory): otherwise ninja reruns cmake
+    by itself when a CMakeLists.txt changed."""
     source = repo_root() / "native"
     if not (source / "CMakeLists.txt").is_file():
         raise EsmperfError(f"{source / 'CMakeLists.txt'} is missing: the source tree is incomplete")
@@ -100,6 +115,9 @@ def build_stack(stack: Stack) -> BuildResult:
     ]
     compile_ = [str(build_tool("cmake")), "--build", str(directory)]
     log = build_root() / f"{stack.id}-build.log"
+    configured = directory / CONFIGURED
+    command_line = "\n".join(configure) + "\n"
+    fresh = (directory / "CMakeCache.txt").is_file() and _read(configured) == command_line
     started = time.monotonic()
     with log.open("w") as output:
         ok = all(  # stops at the first step that fails
@@ -113,7 +131,14 @@ def build_stack(stack: Stack) -> BuildResult:
                 env=stack.environment(),
             ).returncode
             == 0
-            for command in (configure, compile_)
+            for command in ([compile_] if fresh else [configure, compile_])
         )
+    if ok and not fresh:
+        configured.write_text(command_line)
+        shutil.copyfile(log, directory / CONFIGURE_LOG)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
     return BuildResult(stack, ok, time.monotonic() - started, log, tail)
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None
