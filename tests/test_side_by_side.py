@@ -6,6 +6,7 @@ configurations stores the same results side by side as one after another."""
 import os
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from esmperf.mpi.stacks import discover_stacks
 from esmperf.store.database import Store
 from esmperf.study.execute import Execution
 from esmperf.study.file import study_from_dict
-from esmperf.study.orchestrate import run_study
+from esmperf.study.orchestrate import longest_first, run_study
 from esmperf.study.side_by_side import (
     Request,
     Steps,
@@ -58,8 +59,8 @@ class FakeRunner:
 def configuration(name: str, reps: int, log: list[tuple[str, str, str]]) -> Steps:
     """A configuration of `reps` repetitions that logs (name, rep, thread) as it records."""
     for rep in range(reps):
-        execution = yield Request([name, str(rep)], {}, Path("."), 10.0)
-        assert execution.stdout == f"{name} {rep}"  # its own command's execution comes back
+        ran = yield Request([name, str(rep)], {}, Path("."), 10.0)
+        assert ran.execution.stdout == f"{name} {rep}"  # its own command's execution comes back
         log.append((name, str(rep), threading.current_thread().name))
 
 
@@ -75,6 +76,26 @@ def test_every_repetition_runs_once_in_order_at_most_jobs_at_once(jobs: int) -> 
         assert [rep for n, rep, _ in log if n == name] == [str(r) for r in range(count)]
     assert {thread for *_, thread in log} == {threading.current_thread().name}
     assert min(jobs, 4) <= runner.most <= jobs
+
+
+def test_the_first_configurations_start_first() -> None:
+    """Causality, not timestamps: with 2 at once, the first two configurations' first commands
+    must run together (the barrier holds both until both run) before anything else can start,
+    so they are the first two commands run, whatever the machine's load."""
+    runner = FakeRunner(together=2)
+    log: list[tuple[str, str, str]] = []
+    reps = {"big": 2, "big2": 2, "small": 1, "small2": 1}
+    run_side_by_side((configuration(n, k, log) for n, k in reps.items()), 2, runner)
+    assert set(runner.ran[:2]) == {("big", "0"), ("big2", "0")}
+
+
+def test_side_by_side_starts_with_the_most_simulated_ranks() -> None:
+    plans = [_plan("a", 1), _plan("b", 4), _plan("c", 2), _plan("d", 4), _plan("e", 1)]
+    assert [p.config.label for p in longest_first(plans)] == ["b", "d", "c", "a", "e"]
+
+
+def _plan(label: str, ranks: int) -> Any:
+    return SimpleNamespace(config=SimpleNamespace(label=label, ranks=ranks))
 
 
 def test_one_configuration_alone_runs_in_this_thread() -> None:
@@ -101,9 +122,9 @@ def test_a_failing_command_stops_only_its_configuration() -> None:
 
     def config(name: str) -> Steps:
         for rep in range(3):
-            execution = yield Request([name, str(rep)], {}, Path("."), 1.0)
+            ran = yield Request([name, str(rep)], {}, Path("."), 1.0)
             recorded.append(f"{name}{rep}")
-            if execution.returncode != 0:
+            if ran.execution.returncode != 0:
                 return
 
     run_side_by_side([config("ok"), config("bad"), config("ok2")], 2, runner)
@@ -163,14 +184,14 @@ def test_a_simulated_study_stores_the_same_results_side_by_side(
     modelled = [r for r in reps_1 if '"model"' in next(x[3] for x in runs_1 if x[0] == r[0])]
     assert len(modelled) == 18
     assert modelled == [r for r in reps_3 if r[0] in {m[0] for m in modelled}]
-    # side by side, the most simulated ranks start first (the longest should not start last)
+    # side by side nothing runs in rounds; the measured configuration alone does
     with Store(tmp_path / "j3.duckdb", read_only=True) as store:
-        first = store.rows(
-            "SELECT r.ranks, min(p.started) AS started FROM run r JOIN repetition p "
-            "USING (run_key) WHERE r.knobs LIKE '%model%' GROUP BY r.run_key, r.ranks "
-            "ORDER BY started"
+        rounds = store.rows(
+            "SELECT r.knobs LIKE '%model%' AS modelled, p.round_number FROM run r "
+            "JOIN repetition p USING (run_key) ORDER BY p.round_number"
         )
-    assert [row["ranks"] for row in first] == [4, 4, 2, 2, 1, 1]
+    assert {row["round_number"] for row in rounds if row["modelled"]} == {None}
+    assert [row["round_number"] for row in rounds if not row["modelled"]] == [1, 2, 3]
     # a resumed study runs nothing again
     again = run_study(study, tmp_path / "j3.duckdb", stacks, workloads, QUIET, jobs=3)
     assert (again.repetitions, again.complete) == (0, 7)

@@ -46,6 +46,7 @@ class FakeRun:
     profile: bool = False
     failure: str | None = None  # a failed repetition's stderr
     killed_after_result: int = 0  # how many of the values' repetitions hung after their result
+    rounds: bool = False  # measured in interleaved rounds: value i in round i + 1, load 0.2 + i
 
 
 def configuration(run: FakeRun) -> Configuration:
@@ -112,6 +113,8 @@ def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
             for value in run.values:
                 rep += 1
                 row = _repetition(config.key, rep, "measure", session, value, run)
+                if run.rounds:
+                    row.update(round_number=rep, load_before=0.2 + rep - 1)
                 if rep <= run.killed_after_result:
                     row.update(killed_after_result=HUNG, exit_code=None)
                 store.add_repetition(row, {"fom.value": value})

@@ -59,6 +59,9 @@ class Knob:
     baseline: str  # the library default, against which gains are measured
     analog: str  # what it stands for in the seeds
     description: str
+    # why it cannot change anything on one rank ('' if it can): there it is a control, which
+    # must show no effect (report/conditions.py)
+    inert_alone: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ def _algorithm_knob(op: str) -> Knob:
         baseline="default",
         analog="collective offload (Mellanox FCA)",
         description=f"MPI_{op.capitalize()} algorithm: default = the library's own choice",
+        inert_alone="a collective on one rank sends no message",
     )
 
 
@@ -107,6 +111,7 @@ KNOBS: dict[str, Knob] = {
             "shm",
             "interconnect (InfiniBand vs Ethernet)",
             "how ranks on this node talk: shared memory, or TCP forced onto loopback",
+            "no message crosses the transport on one rank",
         ),
         Knob(
             "single_copy",
@@ -114,6 +119,7 @@ KNOBS: dict[str, Knob] = {
             "on",
             "KNEM",
             "single-copy (CMA) transfers of large messages within a node",
+            "one rank has no on-node peer to copy from",
         ),
         Knob(
             "connections",
@@ -121,6 +127,7 @@ KNOBS: dict[str, Knob] = {
             "on_demand",
             "PSP_ONDEMAND",
             "connection set-up: lazily at the first message, or all at MPI_Init",
+            "one rank has no peer to connect to",
         ),
         Knob("binding", ("none", "core", "socket"), "none", "--bind-to-core", "process binding"),
         *(_algorithm_knob(op) for op in COLLECTIVES),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
+from esmperf.report.conditions import inert_reason
 from esmperf.report.profile_data import ProfileData, load_profile_data
 from esmperf.store.database import Store
 from esmperf.store.results import RunResult
@@ -34,6 +35,12 @@ class Comparison:
     @property
     def oversubscribed(self) -> bool:
         return self.a.oversubscribed or self.b.oversubscribed
+
+    @property
+    def inert(self) -> str:
+        """Why the knob cannot act here ('' when it can): then this comparison is a control,
+        which must show no effect (conditions.py)."""
+        return inert_reason(self.what, self.ranks, self.b.simulated)
 
 
 @dataclass

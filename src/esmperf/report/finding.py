@@ -12,6 +12,7 @@ class Finding:
     text: str
     group: str = ""  # the workload and size it is about ("" for the whole study)
     weight: float = 0.05  # how much it matters (significance.py); the heaviest lead the report
+    alarm: bool = False  # the study's measurements cannot be trusted: said atop the report
 
 
 def ranks_text(n: int) -> str:

@@ -13,6 +13,7 @@ from esmperf.mpi import machines
 from esmperf.mpi.knobs import KNOBS
 from esmperf.report import significance
 from esmperf.report.analysis import Comparison, Group, comparisons
+from esmperf.report.conditions import conditions
 from esmperf.report.finding import GOOD_EFFICIENCY, Finding, bytes_text, ranks_text
 from esmperf.report.profile_findings import profile_findings
 from esmperf.store.results import RunResult, killed_after_result, killed_after_result_text
@@ -139,25 +140,57 @@ def comparison_findings(
     group: Group, found_comparisons: list[Comparison], alpha: float = 0.05
 ) -> list[Finding]:
     by_setting: dict[tuple[str, str, str], list[Comparison]] = defaultdict(list)
+    found = [control_finding(group, c, alpha) for c in found_comparisons if c.inert]
     for comparison in found_comparisons:
-        by_setting[(comparison.what, comparison.baseline, comparison.value)].append(comparison)
-    found = []
+        if not comparison.inert:  # a control is not a comparison of the knob
+            by_setting[(comparison.what, comparison.baseline, comparison.value)].append(comparison)
     for (what, baseline, value), items in by_setting.items():
-        if what == "stack":
-            subject = f"{value} against {baseline}"
-            topic = "library"
-        else:
-            analog = KNOBS[what].analog if what in KNOBS else ""
-            subject = f"{what}={value} against {what}={baseline}" + (
-                f" (the {analog} analog)" if analog else ""
-            )
-            topic = "knob"
+        subject, topic = _subject(what, baseline, value)
         text = _comparison_text(what, sorted(items, key=lambda c: (c.ranks, c.b.stack)), alpha)
         weight = max(
             significance.comparison_weight(c.difference, c.oversubscribed, alpha) for c in items
         )
         found.append(Finding(topic, f"{group.title}: {subject}: {text}.", group.title, weight))
     return found
+
+
+def _subject(what: str, baseline: str, value: str) -> tuple[str, str]:
+    """(what is compared, the finding's topic)."""
+    if what == "stack":
+        return f"{value} against {baseline}", "library"
+    analog = KNOBS[what].analog if what in KNOBS else ""
+    subject = f"{what}={value} against {what}={baseline}" + (
+        f" (the {analog} analog)" if analog else ""
+    )
+    return subject, "knob"
+
+
+def control_finding(group: Group, c: Comparison, alpha: float) -> Finding:
+    """A knob compared where it cannot act: it must show no effect; one that does makes every
+    measurement of the study suspect (an alarm, at the top of the report)."""
+    subject, _ = _subject(c.what, c.baseline, c.value)
+    d = c.difference
+    where = f"{group.title}: {subject} at {_where(c, c.what, [c])}, where it cannot act ({c.inert})"
+    measured = conditions(c.a, c.b).text()
+    if d.significant:
+        return Finding(
+            "quality",
+            f"Measurements unreliable: {where}, measured {stats.format_change(d.change)} "
+            f"({d.confidence:.0%} CI {stats.format_change_ci(d.ci_low, d.ci_high)}, "
+            f"p = {d.p_value:.2g}; {measured}). Something other than the knob changed between "
+            "these configurations' repetitions: every comparison of this study is suspect "
+            "until it is measured again on a quiet machine.",
+            group.title,
+            weight=1.0,
+            alarm=True,
+        )
+    return Finding(
+        "quality",
+        f"Control: {where}: no significant difference ({stats.format_change(d.change)}, "
+        f"p = {d.p_value:.2g}; {measured}), as it must.",
+        group.title,
+        weight=0.02,
+    )
 
 
 def _comparison_text(what: str, items: list[Comparison], alpha: float) -> str:
@@ -177,7 +210,7 @@ def _comparison_text(what: str, items: list[Comparison], alpha: float) -> str:
         parts.append(
             f"{stats.format_change(d.change)} at {_where(c, what, items)} "
             f"({d.confidence:.0%} CI {stats.format_change_ci(d.ci_low, d.ci_high)}, "
-            f"p = {d.p_value:.2g}{_flag(c)})"
+            f"p = {d.p_value:.2g}{_flag(c)}; {conditions(c.a, c.b).text()})"
         )
     if inconclusive:
         listed = ", ".join(

@@ -90,6 +90,7 @@ table{border-collapse:collapse;font-size:.85em;width:100%;margin:.5em 0}
 th,td{border-bottom:1px solid #e3e6ea;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .over{color:#9a5b00;font-weight:600}.sim{color:#1f5fa8;font-weight:600}.bad{color:#b00020;font-weight:600}
+.alarm{margin:1em 0;padding:.6em .9em;border:2px solid #b00020;background:#fff0f0;color:#6b0012;font-weight:600}
 .ok{color:#1b7a3a}ul.findings li{margin:.3em 0}.topic{font-weight:600;color:#1f3b5a}
 pre{background:#f3f5f7;padding .6em;overflow:auto;font-size:.8em;max-height:24em}
 .small{font-size:.85em;color:#555}nav a{margin-right:1em;color:#fff}
@@ -143,6 +144,7 @@ def render_page(
         *(f"<a href='#{slug(g.title)}'>{esc(g.title)}</a>" for g in groups),
         "<a href='#failures'>Failures</a><a href='#environment'>Environment</a>"
         "<a href='#method'>Method</a></nav></header><main>",
+        *(f"<p class='alarm'>{esc(f.text)}</p>" for f in found if f.alarm),
         "<section id='overview'><h2>Overview</h2><p>",
         f"{len(results)} configurations: {counts['complete']} complete, "
         f"{counts['failed']} failed, {counts['timeout']} timed out, {counts['skipped']} skipped"

@@ -16,6 +16,10 @@ ADDED_COLUMNS = (
     ("profile_efficiency", "late_receives", "BIGINT"),
     ("profile_region_function", "recv_wait_calls", "BIGINT"),
     ("profile_region_function", "recv_wait_time", "DOUBLE"),
+    # the interleaved round a repetition ran in, and the seed that shuffled the rounds
+    # (study/rounds.py); NULL for repetitions not run in rounds (simulated side by side, Slurm)
+    ("repetition", "round_number", "INTEGER"),
+    ("session", "order_seed", "BIGINT"),
 )
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
@@ -167,6 +171,7 @@ REPETITION_COLUMNS = (
     "profile_file",
     "profile_error",
     "killed_after_result",
+    "round_number",
 )
 SESSION_COLUMNS = (
     "session_id",
@@ -185,6 +190,7 @@ SESSION_COLUMNS = (
     "git_commit",
     "git_dirty",
     "load_at_start",
+    "order_seed",
 )
 # The Slurm jobs of a study run with --launcher slurm (slurm/campaign.py): created in the stores
 # that need them.

@@ -39,6 +39,13 @@ def run_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="simulations (computation = model or off) run N at a time (default: the cores)",
     )
+    parser.add_argument(
+        "--order-seed",
+        type=_order_seed,
+        metavar="N",
+        help="the seed that shuffles the interleaved rounds of repetitions (default: a new one, "
+        "stored with the session; give a stored one to replay its order)",
+    )
     slurm = parser.add_argument_group("Slurm (docs/slurm.md; default: the study's [slurm] table)")
     slurm.add_argument(
         "--launcher",
@@ -126,6 +133,7 @@ def run_study_command(
         command,
         slurm=slurm,
         jobs=jobs,
+        order_seed=getattr(args, "order_seed", None),
     )
     console.print(
         f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "
@@ -146,6 +154,13 @@ def run_study_command(
     else:
         console.print(f"report: esmperf report {escape(str(store_path))}")
     return 0
+
+
+def _order_seed(text: str) -> int:
+    """--order-seed: a non-negative integer."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}")
+    return int(text)
 
 
 def _jobs(text: str) -> int:

@@ -7,6 +7,7 @@ stopping the study.
 """
 
 import os
+import random
 import shutil
 import signal
 from collections.abc import Callable, Generator
@@ -24,14 +25,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from esmperf.environment import busy_cores, load_average, machine_environment, now
+from esmperf.environment import machine_environment, now
 from esmperf.errors import EsmperfError
 from esmperf.launch import launcher_for
 from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.configuration import Study
-from esmperf.study.execute import Execution, execute
+from esmperf.study.execute import execute
 from esmperf.study.outcome import (
     Outcome,
     Recorder,
@@ -41,7 +42,8 @@ from esmperf.study.outcome import (
     timeline_bin_seconds,
 )
 from esmperf.study.plan import PlannedRun, plan_study
-from esmperf.study.side_by_side import Request, Steps, independent, run_side_by_side, run_steps
+from esmperf.study.rounds import run_in_rounds
+from esmperf.study.side_by_side import Ran, Request, Steps, independent, run_side_by_side
 from esmperf.workloads import Workload
 
 
@@ -57,9 +59,12 @@ class StudyRunner:
         retry_failed: bool = False,
         command: str = "esmperf study",
         jobs: int = 1,
+        order_seed: int | None = None,
     ) -> None:
         self.study = study
         self.jobs = jobs  # simulations that may run side by side (side_by_side.py)
+        # shuffles the interleaved rounds (rounds.py); stored with the session
+        self.order_seed = order_seed if order_seed is not None else new_order_seed()
         self.store = store
         self.plan = plan
         self.console = console
@@ -70,7 +75,7 @@ class StudyRunner:
     def run(self) -> Outcome:
         study = self.study
         self.recorder.session_id = self.store.begin_session(
-            machine_environment(self.command),
+            {**machine_environment(self.command), "order_seed": self.order_seed},
             {
                 "name": study.name,
                 "title": study.title,
@@ -141,18 +146,21 @@ class StudyRunner:
             TextColumn("ETA"),
             TimeRemainingColumn(),
         )
-        together = [p for p in todo if self.jobs > 1 and self._independent(p)]
-        alone = [p for p in todo if p not in together]
-        # The most simulated ranks first: the longest simulation should not start last, with
-        # the other cores idle behind it (HOMME's 13,824 ranks take most of a seed study).
-        together.sort(key=lambda p: -p.config.ranks)
+        together = longest_first([p for p in todo if self.jobs > 1 and self._independent(p)])
+        in_rounds = [p for p in todo if p not in together]
         with Progress(
             *columns, console=self.console, transient=True, disable=not self.console.is_terminal
         ) as progress:
             task = progress.add_task("study", total=total)
-            for planned in alone:
-                progress.update(task, description=escape(_short(planned.config.label)))
-                run_steps(self._steps(planned, progress, task), execute)
+
+            def on_round(number: int, configurations: int) -> None:
+                progress.update(
+                    task, description=f"round {number}: {configurations} configurations"
+                )
+
+            if in_rounds:
+                steps = [self._steps(planned, progress, task) for planned in in_rounds]
+                run_in_rounds(steps, execute, random.Random(self.order_seed), on_round)
             if together:
                 progress.update(
                     task, description=f"{len(together)} simulations, {self.jobs} at once"
@@ -178,7 +186,8 @@ class StudyRunner:
 
     def _steps(self, planned: PlannedRun, progress: Progress, task: Any) -> Steps:
         """One configuration's measurement: yields each repetition's command and is sent its
-        Execution (side_by_side.py runs the commands; this records them)."""
+        Ran: its execution and the load around it (side_by_side.py and rounds.py run the
+        commands; this records them)."""
         config = planned.config
         reps = self.store.repetitions(config.key)
         values = [r["fom"] for r in reps if r["kind"] == "measure" and r["status"] == "ok"]
@@ -203,7 +212,7 @@ class StudyRunner:
 
     def _repetition(
         self, planned: PlannedRun, kind: str, progress: Progress, task: Any
-    ) -> Generator[Request, Execution, dict[str, Any] | None]:
+    ) -> Generator[Request, Ran, dict[str, Any] | None]:
         """Run once (yielding the command) and commit the repetition; None (after recording
         why) if it failed."""
         config = planned.config
@@ -222,10 +231,7 @@ class StudyRunner:
         assert scratch is not None
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
-        load_before = load_average()
-        busy_before = busy_cores()
-        started = now()
-        execution = yield Request(
+        ran = yield Request(
             planned.argv,
             env,
             scratch,
@@ -233,16 +239,24 @@ class StudyRunner:
             result_watch(config),
             cpu_timeout=planned.simulated,
         )
-        measured = {
-            "started": started,
-            "load_before": load_before,
-            "busy_cores_before": busy_before,
-            "load_after": load_average(),
-        }
-        row = self.recorder.record_repetition(planned, kind, rep, execution, measured, profile_file)
+        row = self.recorder.record_repetition(
+            planned, kind, rep, ran.execution, ran.conditions(), profile_file
+        )
         progress.advance(task)
         shutil.rmtree(scratch, ignore_errors=True)
         return row
+
+
+def longest_first(plans: list[PlannedRun]) -> list[PlannedRun]:
+    """Simulations side by side start with the most simulated ranks: the longest simulation
+    should not start last, with the other cores idle behind it (HOMME's 13,824 ranks take most
+    of a seed study). Equal rank counts keep the study's order."""
+    return sorted(plans, key=lambda p: -p.config.ranks)
+
+
+def new_order_seed() -> int:
+    """A fresh seed for the order of the interleaved rounds (stored, so it can be replayed)."""
+    return random.SystemRandom().randrange(2**31)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -264,11 +278,13 @@ def run_study(
     plan_hook: Callable[[list[PlannedRun]], None] | None = None,
     slurm: SlurmOptions | None = None,
     jobs: int = 1,
+    order_seed: int | None = None,
 ) -> Outcome:
     """Plan `study` for this machine and run it into the store at `store_path`: here, in this
     Slurm allocation (srun) or as Slurm jobs (slurm/campaign.py), as `slurm` or the study
     says. `jobs`: how many simulations whose time does not depend on this machine's load
-    (computation = model or off) may run at once (side_by_side.py); the rest run alone."""
+    (computation = model or off) may run at once (side_by_side.py); the rest run here one at a
+    time, interleaved in rounds shuffled by `order_seed` (rounds.py; default: a new seed)."""
     store_path = Path(store_path).absolute()  # runs work in their own scratch directories
     slurm = slurm or study.slurm
     launcher = launcher_for(slurm.launcher, simulated=False)
@@ -280,4 +296,5 @@ def run_study(
     if not plan:
         raise EsmperfError(f"{study.source}: the study has no configuration to run")
     with Store(store_path) as store:
-        return StudyRunner(study, store, plan, console, retry_failed, command, jobs).run()
+        runner = StudyRunner(study, store, plan, console, retry_failed, command, jobs, order_seed)
+        return runner.run()

@@ -6,10 +6,13 @@ may run at the same time, `jobs` of them at once. Everything else (runs here, an
 that charge measured compute) runs alone, one after another, as before.
 
 Each configuration's measurement is a generator (orchestrate.py `StudyRunner._steps`): it
-yields the command of its next repetition and is sent the Execution back. Only the commands run
+yields the command of its next repetition and is sent back what happened (`Ran`: the Execution
+and the machine's load around it, taken when the command really ran). Only the commands run
 in worker threads; every store read and write stays in the calling thread, with the store's one
-owner, in the same order per configuration as a sequential run."""
+owner, in the same order per configuration as a sequential run. rounds.py drives the same
+generators one repetition each per round, for configurations measured here."""
 
+import datetime
 import os
 import threading
 from collections.abc import Callable, Generator, Iterable
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from esmperf.environment import busy_cores, load_average, now
 from esmperf.study.execute import Execution
 
 INDEPENDENT_COMPUTATION = ("model", "off")  # a simulated time that the host's load cannot change
@@ -35,7 +39,31 @@ class Request:
     cpu_timeout: bool = False  # a simulation: its timeout counts CPU seconds (execute.py)
 
 
-Steps = Generator[Request, Execution, None]
+@dataclass(frozen=True)
+class Ran:
+    """One command's execution and what the machine did around it."""
+
+    execution: Execution
+    started: datetime.datetime
+    load_before: float
+    busy_cores_before: float  # other processes' cores just before (environment.busy_cores)
+    load_after: float
+    round_number: int | None = (
+        None  # the interleaved round it ran in (rounds.py); None: not in rounds
+    )
+
+    def conditions(self) -> dict[str, Any]:
+        """The repetition row's columns for them."""
+        return {
+            "started": self.started,
+            "load_before": self.load_before,
+            "busy_cores_before": self.busy_cores_before,
+            "load_after": self.load_after,
+            "round_number": self.round_number,
+        }
+
+
+Steps = Generator[Request, Ran, None]
 
 
 def default_jobs() -> int:
@@ -57,7 +85,7 @@ def run_steps(steps: Steps, execute: Callable[..., Execution]) -> None:
     try:
         request = next(steps)
         while True:
-            request = steps.send(_run(execute, request))
+            request = steps.send(run_request(execute, request))
     except StopIteration:
         return
 
@@ -69,12 +97,12 @@ def run_side_by_side(
     configuration has at most one repetition running at a time (its repetitions stay in order)
     and the generators themselves (their store writes) run in this thread only."""
     pending = iter(all_steps)
-    running: dict[Future[Execution], Steps] = {}
+    running: dict[Future[Ran], Steps] = {}
     stop = threading.Event()  # set on Ctrl-C: every running command ends its process group
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
 
         def start(steps: Steps, request: Request) -> None:
-            running[pool.submit(_run, execute, request, stop)] = steps
+            running[pool.submit(run_request, execute, request, stop)] = steps
 
         def start_next() -> None:
             for steps in pending:  # a configuration with nothing left to run ends at once
@@ -102,13 +130,18 @@ def run_side_by_side(
             raise
 
 
-def _run(
-    execute: Callable[..., Execution], request: Request, stop: threading.Event | None = None
-) -> Execution:
+def run_request(
+    execute: Callable[..., Execution],
+    request: Request,
+    stop: threading.Event | None = None,
+    round_number: int | None = None,
+) -> Ran:
+    """Run one request, with the machine's load just before and after it."""
     extra: dict[str, Any] = {"stop": stop} if stop is not None else {}
     if request.cpu_timeout:
         extra["cpu_timeout"] = True
-    return execute(
+    load_before, busy_before, started = load_average(), busy_cores(), now()
+    execution = execute(
         request.argv,
         request.env,
         request.cwd,
@@ -116,3 +149,4 @@ def _run(
         result_seen=request.result_seen,
         **extra,
     )
+    return Ran(execution, started, load_before, busy_before, load_average(), round_number)
