@@ -264,10 +264,13 @@ repeats = { warmup = 0, min = 1, max = 1 }
         assert store.rows("SELECT count(*) AS n FROM profile_peer")[0]["n"] > 0
         knobs = json.loads(store.rows("SELECT knobs FROM profile")[0]["knobs"])
         assert knobs["OMPI_MCA_btl"] == "self,vader"  # the profiler saw the knob's variables
-        # about 100 time bins over the run: the measured repetition's wall time / 100
+        # about 100 time bins over the run: the measured repetition's wall time / 100. The
+        # profiler keeps the width in clock ticks and writes it in seconds with the tick rate
+        # it calibrated over the whole run, which on a loaded machine differs from the rate at
+        # MPI_Init by up to about 1e-4 (seen: 5e-5): not a plumbing error
         measured = store.repetitions(run["run_key"])[0]["wall"]
         width = store.rows("SELECT bin_width FROM profile")[0]["bin_width"]
-        assert width == pytest.approx(max(0.001, measured / 100), rel=1e-5)
+        assert width == pytest.approx(max(0.001, measured / 100), rel=1e-3)
 
 
 def test_run_is_the_one_line_study(tmp_path: Path) -> None:
