@@ -126,7 +126,10 @@ def test_a_local_claim_carries_its_interval(tmp_path: Path) -> None:
     assert (interval.low, interval.high) == pytest.approx((10.2 / 10.1, 10.4 / 9.9), abs=1e-12)
     assert (interval.confidence, interval.repetitions) == (0.9, (3, 3))
     assert comparable.verdict == REPRODUCED  # within x0.9-x1.1 all of it, though above 1
-    assert "so is all of its 90% interval x1.01 to x1.05 (3 and 3 repetitions)" in comparable.why
+    assert (
+        "all of its 90% interval x1.01 to x1.05 (3 and 3 repetitions) reproduces the claim"
+        in comparable.why
+    )
     text = finding_text(comparable)
     assert "reproduced on " in text and "ours x1.03 (+3 %) [x1.01 to x1.05, 90%]" in text
     assert '"low": 1.0099' in evaluations_json([comparable])
@@ -193,3 +196,73 @@ def test_simulated_figures_without_spread_carry_no_interval(tmp_path: Path) -> N
         )
     [up_to] = [e for e in evaluations if e.claim.id == "ib-up-to"]
     assert (up_to.ours, up_to.interval) == (2.0, None)
+
+
+SCALING = """
+id = "scaling"
+title = "A scaling seed"
+seed_file = "none.txt"
+tolerance = 0.1
+
+[[claim]]
+id = "rate"
+kind = "value"
+text = "at least 9.5 steps/s on one rank"
+source = "table"
+quantity = "performance"
+bound = "at_least"
+value = 9.5
+at = { workload = "pop", ranks = 1 }
+
+[[claim]]
+id = "scalability-2"
+kind = "scalability"
+text = "90 % scalability at 2 ranks"
+source = "figure"
+value = 0.9
+base_ranks = 1
+at = { workload = "pop", ranks = 2 }
+
+[[claim]]
+id = "comparable"
+kind = "ratio"
+text = "two ranks comparable to one"
+source = "figure"
+value = 1.0
+at = { workload = "pop" }
+baseline = { ranks = 1 }
+compare = { ranks = 2 }
+"""
+
+
+def test_one_run_s_value_and_a_scalability_carry_their_interval(tmp_path: Path) -> None:
+    (tmp_path / "scaling.toml").write_text(SCALING)
+    runs = [
+        Run(1, 0.0, stack="openmpi", ranks_per_node=None, repetitions=(9.0, 10.0, 11.0)),
+        Run(2, 0.0, stack="openmpi", ranks_per_node=None, repetitions=(18.8, 19.0, 19.2)),
+    ]
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A scaling seed")
+    with Store(path, read_only=True) as store:
+        found = {
+            e.claim.id: e
+            for e in evaluate(
+                load_reference(tmp_path / "scaling.toml"),
+                load_evidence(store, load_results(store), {}),
+            )
+        }
+    rate = found["rate"]  # median 10 >= 9.5, but the median's interval is 9 to 11 (3 runs: 75 %)
+    assert (rate.ours, rate.verdict) == (10.0, NOT_DECIDED)
+    assert rate.interval is not None
+    assert (rate.interval.low, rate.interval.high, rate.interval.confidence) == (9.0, 11.0, 0.75)
+    scalability = found["scalability-2"]  # (19 / 2) / 10; the ratio's interval over 2 ranks
+    assert scalability.ours == pytest.approx(0.95, abs=1e-12)
+    assert scalability.interval is not None
+    assert (scalability.interval.low, scalability.interval.high) == pytest.approx(
+        (18.8 / 11.0 / 2, 19.2 / 9.0 / 2), abs=1e-12
+    )
+    assert scalability.verdict == NOT_DECIDED  # 0.855 to 1.07 reaches beyond 0.99
+    comparable = found["comparable"]  # x1.9: none of x1.71 to x2.13 is within 10 % of x1
+    assert comparable.verdict == NOT_REPRODUCED
+    assert "none of its 90% interval x1.71 to x2.13 (3 and 3 repetitions) reproduces" in (
+        comparable.why
+    )

@@ -84,9 +84,9 @@ def judged(claim: Claim, ours: float, interval: Interval | None) -> tuple[str, s
         "repetitions)"
     )
     if low <= interval.low and interval.high <= high:
-        return REPRODUCED, f"{reason}; so is all of {spread}"
+        return REPRODUCED, f"{reason}; all of {spread} reproduces the claim"
     if interval.high < low or interval.low > high:
-        return NOT_REPRODUCED, f"{reason}; so is all of {spread}"
+        return NOT_REPRODUCED, f"{reason}; none of {spread} reproduces the claim"
     return NOT_DECIDED, (
         f"{reason}, but {spread} reaches both verdicts: not decided at this precision "
         "(more repetitions, or a quieter machine, narrow it)"
