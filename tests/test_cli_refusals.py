@@ -106,3 +106,27 @@ def test_a_study_with_one_completed_configuration_exits_0(tmp_path: Path) -> Non
     result = esmperf("study", str(path), "--out", str(tmp_path / "some.duckdb"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 complete, 1 failed" in result.stdout
+
+
+def test_a_run_whose_one_configuration_failed_fails(tmp_path: Path) -> None:
+    store = tmp_path / "run.duckdb"
+    result = esmperf(
+        "run",
+        "--command",
+        "sh -c 'exit 2'",
+        "--name",
+        "broken",
+        "--no-launcher",
+        "--ranks",
+        "1",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(store),
+    )
+    assert_fails_with(
+        result,
+        f"its one configuration did not complete (1 failed): the reasons are above and in {store}",
+    )

@@ -162,7 +162,7 @@ def _fail_when_nothing_completed(study: Study, outcome: Outcome) -> None:
     Configurations still queued elsewhere (Slurm batch jobs) are not counted as either."""
     ended = outcome.failed + outcome.timeout + outcome.skipped
     if outcome.complete or not study.configurations or ended < len(study.configurations):
-        return
+        return  # something completed, or is still queued
     counts = ", ".join(
         f"{n} {what}"
         for n, what in (
@@ -172,9 +172,14 @@ def _fail_when_nothing_completed(study: Study, outcome: Outcome) -> None:
         )
         if n
     )
+    total = len(study.configurations)
+    what = (
+        f"none of its {total} configurations completed"
+        if total > 1
+        else "its one configuration did not complete"
+    )
     raise EsmperfError(
-        f"study {study.name}: none of its {len(study.configurations)} configurations "
-        f"completed ({counts}): the reasons are above and in {outcome.store}"
+        f"study {study.name}: {what} ({counts}): the reasons are above and in {outcome.store}"
     )
 
 
