@@ -18,10 +18,10 @@ from pathlib import Path
 
 from esmperf.report.analysis import build_groups
 from esmperf.report.seed_claims import (
-    NOT_CHECKABLE,
-    NOT_MEASURED,
+    JUDGED,
+    NOT_DECIDED,
     NOT_REPRODUCED,
-    REPRODUCED,
+    VERDICTS,
     Evaluation,
     evaluate,
     fmt,
@@ -29,6 +29,7 @@ from esmperf.report.seed_claims import (
 )
 from esmperf.report.seed_evidence import load_evidence
 from esmperf.report.seed_reference import Claim, SeedReference, load_references
+from esmperf.report.seed_report import interval_text
 from esmperf.store.database import Store
 from esmperf.store.results import load_results
 
@@ -67,18 +68,18 @@ def claim_verdict(evaluations: list[Evaluation]) -> str:
 
 def ours_cell(evaluations: list[Evaluation]) -> tuple[str, str]:
     """(ours, configuration and why) for one claim's evaluations."""
-    numeric = [e for e in evaluations if e.verdict in (REPRODUCED, NOT_REPRODUCED)]
+    numeric = [e for e in evaluations if e.verdict in JUDGED]
     if not numeric:
         first = evaluations[0]
         return "—", f"{first.configuration}: {first.why}"
     # the evaluations that decide the verdict first (a not reproduced one explains the gap)
-    numeric.sort(key=lambda e: e.verdict != NOT_REPRODUCED)
+    numeric.sort(key=lambda e: (e.verdict != NOT_REPRODUCED, e.verdict != NOT_DECIDED))
     figures = []
     labels = _distinct(numeric[:SHOWN])
     for e, label in zip(numeric[:SHOWN], labels, strict=True):
         ratio = f" (ours/seed {e.ratio:.3g})" if e.ratio is not None else ""
         on = f" on {label}" if label else ""
-        figures.append(f"{fmt(e.claim, e.ours)}{ratio}{on}: {e.verdict}")
+        figures.append(f"{fmt(e.claim, e.ours)}{interval_text(e)}{ratio}{on}: {e.verdict}")
     more = len(numeric) - SHOWN
     if more > 0:
         verdicts = defaultdict(int)
@@ -139,7 +140,7 @@ def seed_section(reference: SeedReference, results: Path) -> tuple[str, dict[str
     by_claim: dict[str, list[Evaluation]] = defaultdict(list)
     for e in evaluations:
         by_claim[e.claim.id].append(e)
-    counts = dict.fromkeys((REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE), 0)
+    counts = dict.fromkeys(VERDICTS, 0)
     rows = []
     for claim in reference.claims:
         found = by_claim.get(claim.id, [])

@@ -81,7 +81,7 @@ def test_show_text_and_json(small_profile: Path) -> None:
     for figure in (
         "MPI_Allreduce",
         "22.22 %",
-        "1-2 KiB",
+        "[1, 2) KiB",
         "min 9 B (rank 1)",
         "Fortran calls bypass the wrappers",
     ):

@@ -132,10 +132,10 @@ def test_4096_ranks_read_and_summarise(tmp_path: Path) -> None:
         (3, "4-7 B"),
         (4, "8-15 B"),
         (10, "512-1023 B"),
-        (11, "1-2 KiB"),
-        (13, "4-8 KiB"),
-        (20, "512 KiB-1 MiB"),
-        (21, "1-2 MiB"),
+        (11, "[1, 2) KiB"),
+        (13, "[4, 8) KiB"),
+        (20, "[512 KiB, 1 MiB)"),
+        (21, "[1, 2) MiB"),
     ],
 )
 def test_bucket_labels(bucket: int, label: str) -> None:
@@ -178,8 +178,8 @@ def test_summary_figures(small_profile: Path) -> None:
         ("2-3 B", 4),
         ("8-15 B", 2),
         ("64-127 B", 4),
-        ("1-2 KiB", 2),
-        ("512 KiB-1 MiB", 1),
+        ("[1, 2) KiB", 2),
+        ("[512 KiB, 1 MiB)", 1),
     ]
     world = summary["communicators"][0]
     assert (world["communicator"], world["ranks"], world["calls"], world["time"]) == (

@@ -218,8 +218,8 @@ def test_histogram_bucket_edges():
         "1 B",
         "2-3 B",
         "4-7 B",
-        "1-2 KiB",
-        "4-8 KiB",
+        "[1, 2) KiB",
+        "[4, 8) KiB",
     ]
 
 

@@ -16,6 +16,7 @@ from esmperf.report.analysis import build_groups
 from esmperf.report.html import write_report
 from esmperf.report.seed_claims import (
     NOT_CHECKABLE,
+    NOT_DECIDED,
     NOT_MEASURED,
     NOT_REPRODUCED,
     REPRODUCED,
@@ -51,6 +52,7 @@ class Run:
     ranks_per_node: int | None = 4
     profile: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
+    repetitions: tuple[float, ...] = ()  # each measured repetition's value (default: 3 x value)
 
 
 # Simulated pop S, 4 ranks per node: GigE stops after 2 nodes, IB keeps scaling.
@@ -105,17 +107,18 @@ def make_claims_store(path: Path, runs: list[Run], seed: str) -> Path:
             planned = PlannedRun(config, position, argv=["pop"], cores=2, mpi_library=run.stack)
             store.save_run(planned.run_row("complete", None, session))
             fake = type("Fake", (), {"unit": "steps/s", "ranks": run.ranks})
-            for rep in (1, 2, 3):
+            values = run.repetitions or (run.value,) * 3
+            for rep, value in enumerate(values, start=1):
                 store.add_repetition(
-                    _repetition(config.key, rep, "measure", session, run.value, fake),
-                    {"fom.value": run.value, **run.metrics},
+                    _repetition(config.key, rep, "measure", session, value, fake),
+                    {"fom.value": value, **run.metrics},
                 )
             if run.profile:
                 profile = write_profile(
                     path.parent / f"{config.key}.jsonl", header(run.ranks), profile_ranks(run.ranks)
                 )
                 store.add_repetition(
-                    _repetition(config.key, 4, "profile", session, 1.0, fake),
+                    _repetition(config.key, len(values) + 1, "profile", session, 1.0, fake),
                     {},
                     read_profile(profile),
                 )
@@ -482,7 +485,13 @@ def test_claims_the_simulation_cannot_check(evaluated: dict[str, list[Evaluation
     rail = one(evaluated, "dual-rail")
     assert (rail.verdict, rail.why) == (NOT_CHECKABLE, "dual rail is not a simulated platform.")
     counts = summary_counts([e for items in evaluated.values() for e in items])
-    assert counts == {REPRODUCED: 9, NOT_REPRODUCED: 9, NOT_MEASURED: 4, NOT_CHECKABLE: 1}
+    assert counts == {
+        REPRODUCED: 9,
+        NOT_REPRODUCED: 9,
+        NOT_DECIDED: 0,
+        NOT_MEASURED: 4,
+        NOT_CHECKABLE: 1,
+    }
 
 
 def test_a_knob_smpi_does_not_simulate_is_not_checkable(tmp_path: Path) -> None:

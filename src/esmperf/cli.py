@@ -19,6 +19,7 @@ from esmperf.launch.mpirun import run_environment, stack_of_program
 from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
 from esmperf.paths import repo_root
+from esmperf.profile.callsites import MAX_DEPTH
 from esmperf.profile.read import profile_state, read_profile
 from esmperf.profile.render import render_stacks, render_summary
 from esmperf.profile.summary import summarise
@@ -94,9 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     profile.add_argument(
         "--callsites",
-        type=int,
+        type=_callsite_depth,
         metavar="DEPTH",
-        help="also count MPI calls per call site, DEPTH return addresses deep (1: the caller)",
+        help="also count MPI calls per call site, DEPTH return addresses deep (1: the "
+        f"caller; at most {MAX_DEPTH})",
     )
     profile.add_argument(
         "command", nargs=argparse.REMAINDER, help="launcher and program, after `--`"
@@ -126,6 +128,21 @@ def _positive_float(text: str) -> float:
         value = 0.0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _callsite_depth(text: str) -> int:
+    """--callsites: 1 to MAX_DEPTH return addresses (the profiler keeps no more: refused, not
+    cut short)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_DEPTH:
+        raise argparse.ArgumentTypeError(
+            f"expected a depth of 1 to {MAX_DEPTH} return addresses (the profiler records at "
+            f"most {MAX_DEPTH}), got {text!r}"
+        )
     return value
 
 

@@ -2,10 +2,13 @@
 calls per stack of N return addresses (object + offset, native/prof/prof_callsite.c); this
 module names them with addr2line (function, file and line; the binary needs -g for lines) and
 adds them up over the ranks. A site is keyed by its function and named locations, so two
-addresses of one line (an unrolled loop) count as one site."""
+addresses of one line (an unrolled loop) count as one site. Without a line, a location is the
+function and the return address's offset in it (`main+0x2a`, the start from the object's
+symbol table, `nm`); without a symbol, the object and the offset in it (`libfoo.so+0x1c40`)."""
 
 from __future__ import annotations
 
+import bisect
 import subprocess
 from collections import defaultdict
 from functools import cache
@@ -13,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 ET_EXEC = 2  # a non-PIE executable: addr2line takes run-time addresses, not offsets
+MAX_DEPTH = 8  # the deepest stack the profiler records (native/prof/prof_callsite.c)
+FUNCTION_TYPES = set("TtWwi")  # nm's letters for code symbols
 
 
 @cache
@@ -59,6 +64,43 @@ def addr2line(path: str, addresses: list[int]) -> dict[int, tuple[str, str, int]
     return names
 
 
+@cache
+def function_starts(path: str) -> tuple[list[int], list[tuple[int, str]]]:
+    """The object's code symbols, in addr2line's addresses: their sorted starts and, in that
+    order, (end, name); from its symbol table, or its dynamic one when stripped; none
+    without nm."""
+    symbols: dict[int, tuple[int, str]] = {}
+    for table in ([], ["-D"]):
+        try:
+            run = subprocess.run(
+                ["nm", "--defined-only", "-S", "-C", *table, path],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            break
+        for line in run.stdout.splitlines():
+            fields = line.split(maxsplit=3)
+            if len(fields) == 4 and fields[2] in FUNCTION_TYPES:
+                start, size = int(fields[0], 16), int(fields[1], 16)
+                if size and (start not in symbols or symbols[start][0] < start + size):
+                    symbols[start] = (start + size, fields[3])
+        if symbols:
+            break
+    starts = sorted(symbols)
+    return starts, [symbols[start] for start in starts]
+
+
+def function_offset(path: str, address: int) -> tuple[str, int] | None:
+    """(function, offset of `address` in it) from the object's symbols, None outside them."""
+    starts, extents = function_starts(path)
+    i = bisect.bisect_right(starts, address) - 1
+    if i < 0 or address >= extents[i][0]:
+        return None
+    return extents[i][1], address - starts[i]
+
+
 def _location(
     objects: list[dict[str, Any]],
     frame: list[int],
@@ -74,7 +116,12 @@ def _location(
     )
     if file and line:
         return f"{function} {Path(file).name}:{line}"
-    return f"{function if function != '??' else Path(path).name}+0x{offset:x}"
+    returned = _lookup_address(path, obj["base"], offset) + 1  # the return address
+    symbol = function_offset(path, returned)
+    if symbol is not None:
+        return f"{symbol[0]}+0x{symbol[1]:x}"
+    where = f"{Path(path).name}+0x{offset:x}"
+    return where if function == "??" else f"{function} ({where})"
 
 
 def callsites(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -35,7 +35,9 @@ UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
 
 
 def bucket_label(bucket: int) -> str:
-    """Label of a histogram bucket: 0 -> "0 B", 1 -> "1 B", 2 -> "2-3 B", 11 -> "1-2 KiB"."""
+    """Label of a histogram bucket, no two overlapping: 0 -> "0 B", 1 -> "1 B", 2 -> "2-3 B"
+    (both ends included), 11 -> "[1, 2) KiB" (from 1 KiB up to, not including, 2 KiB), 20 ->
+    "[512 KiB, 1 MiB)"."""
     if bucket <= 1:
         return f"{bucket} B"
     low, high = 1 << (bucket - 1), 1 << bucket
@@ -43,8 +45,8 @@ def bucket_label(bucket: int) -> str:
         return f"{low}-{high - 1} B"
     (low_value, low_unit), (high_value, high_unit) = _exact_unit(low), _exact_unit(high)
     if low_unit == high_unit:
-        return f"{low_value}-{high_value} {high_unit}"
-    return f"{low_value} {low_unit}-{high_value} {high_unit}"
+        return f"[{low_value}, {high_value}) {high_unit}"
+    return f"[{low_value} {low_unit}, {high_value} {high_unit})"
 
 
 def _exact_unit(size: int) -> tuple[int, str]:

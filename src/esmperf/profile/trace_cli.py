@@ -37,7 +37,7 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
     )
     trace.add_argument(
         "--speed",
-        type=float,
+        type=_positive_speed,
         default=platforms.HOST_SPEED,
         metavar="FLOPS",
         help="flop/s at which measured computation becomes flops (default: the "
@@ -56,12 +56,37 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
     )
     trace.add_argument(
         "--ranks-per-node",
-        type=int,
+        type=_ranks_per_node,
         default=1,
         metavar="N",
         help="ranks per simulated node for --replay (default 1)",
     )
     trace.set_defaults(handler=_trace)
+
+
+def _positive_speed(text: str) -> float:
+    """--speed: flop/s, above 0 (at 0 every computation would take no time, or forever)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected flop/s above 0, e.g. --speed {platforms.HOST_SPEED:.0e}, got {text!r}"
+        )
+    return value
+
+
+def _ranks_per_node(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected 1 or more ranks per node, e.g. --ranks-per-node 2, got {text!r}"
+        )
+    return value
 
 
 def _trace(args: argparse.Namespace) -> int:

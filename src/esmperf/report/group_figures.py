@@ -317,9 +317,11 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
                 "aggregated_transfer",
                 f"{where}: aggregated transfer",
                 [transfer],
-                "MiB sent by all ranks",
+                "MiB sent to other ranks",
                 cores,
-                caption="Total data put on the network by all ranks together.",
+                caption="Bytes all ranks together sent to other ranks over the whole run "
+                "(MPI-IO excluded; point-to-point and RMA sends to the sending rank itself "
+                "excluded; a collective counts each rank's whole send buffer).",
             )
         )
     result, last = profiled[-1]
@@ -350,7 +352,8 @@ def profile_figures(group: Group, reference: str, prefix: str, cores: int) -> li
                 f"({_ranks_label(result.ranks, result.oversubscribed)})",
                 profile.peers,
                 caption="Point-to-point and RMA bytes from each rank (row) to each rank (column), "
-                "the whole run.",
+                "the whole run; the colour scale starts at 0, and the diagonal is what a rank "
+                "sent to itself (no network).",
             )
         )
     return made

@@ -127,14 +127,18 @@ def timeline_figure(
 def matrix_figure(
     figure_id: str, title: str, matrix: Sequence[Sequence[float]], caption: str = ""
 ) -> fig.Figure:
-    """Peer-to-peer bytes: row = sender, column = receiver."""
+    """Peer-to-peer bytes: row = sender, column = receiver. The colour scale starts at zero,
+    so a pair that exchanged nothing reads 0, never the smallest traffic of the others."""
     size = len(matrix)
     figure, axes = plt.subplots(figsize=(4.8, 4.0))
+    mebibytes = [[value / 2**20 for value in row] for row in matrix]
     image = axes.imshow(
-        [[value / 2**20 for value in row] for row in matrix],
+        mebibytes,
         cmap="Blues",
         origin="upper",
         interpolation="nearest",
+        vmin=0.0,
+        vmax=max((max(row, default=0.0) for row in mebibytes), default=0.0) or 1.0,
     )
     axes.set_xlabel("receiving rank")
     axes.set_ylabel("sending rank")

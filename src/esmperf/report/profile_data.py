@@ -39,6 +39,12 @@ class ProfileData:
     # pop_metrics.receive_wait_of, of the region when `region` is set (else of the whole run)
     receive_wait: dict[str, Any] = field(default_factory=dict)
     efficiency: dict[str, Any] = field(default_factory=dict)  # POP metrics and scope, if any
+    # The aggregated transfer, of the whole run even when `region` is set (the peers are the
+    # whole run's): bytes the ranks sent to other ranks (run_transfer).
+    transfer: float = 0.0
+    # Per function, its message-size histogram (bucket -> messages), of the whole run: a
+    # function whose messages are all on one side of a size there is so in any region too.
+    function_sizes: dict[str, dict[int, int]] = field(default_factory=dict)
 
     @property
     def mpi_percent(self) -> float:
@@ -66,13 +72,6 @@ class ProfileData:
     @property
     def total_time(self) -> float:
         return sum(f["time"] for f in self.functions.values())
-
-    @property
-    def transfer(self) -> float:
-        """Aggregated transfer: bytes sent by all ranks (MPI-IO excluded)."""
-        return sum(
-            f["sent"] for name, f in self.functions.items() if not name.startswith(MPI_IO_PREFIX)
-        )
 
     def time_share(self, function: str) -> float:
         total = self.total_time
@@ -115,7 +114,16 @@ def load_profile_data(
         "ORDER BY bin",
         key,
     )
+    function_sizes: dict[str, dict[int, int]] = defaultdict(dict)
+    for row in store.rows(
+        f"SELECT function, bucket, sum(messages) AS messages FROM profile_histogram {where} "
+        "GROUP BY function, bucket",
+        key,
+    ):
+        function_sizes[row["function"]][int(row["bucket"])] = int(row["messages"])
     data = ProfileData(
+        transfer=run_transfer(functions, peers),
+        function_sizes=dict(function_sizes),
         receive_wait=_receive_wait(
             store, run_key, rep, size, sum(float(r["mpi_time"]) for r in ranks)
         ),
@@ -194,6 +202,14 @@ def _region_wait_recorded(store: Store) -> bool:
             "'profile_region_function' AND column_name = 'recv_wait_time'"
         )
     )
+
+
+def run_transfer(functions: dict[str, dict[str, float]], peers: list[list[float]]) -> float:
+    """Bytes all ranks sent to other ranks: every MPI call's bytes sent (MPI-IO excluded) less
+    a rank's point-to-point and RMA sends to itself (the peer matrix's diagonal). A collective
+    counts each rank's whole send buffer: the profile does not split it by peer."""
+    sent = sum(f["sent"] for name, f in functions.items() if not name.startswith(MPI_IO_PREFIX))
+    return sent - sum(peers[rank][rank] for rank in range(len(peers)))
 
 
 def _aggregates(

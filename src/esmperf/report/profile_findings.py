@@ -83,7 +83,7 @@ def profile_findings(group: Group) -> list[Finding]:
                     group.title,
                 )
             )
-        found += _message_findings(title, group.title, ranks, largest)
+        found += message_findings(title, group.title, ranks, largest)
         imbalance = largest.imbalance
         if imbalance is not None and imbalance >= 1.5:
             worst = max(range(largest.ranks), key=lambda r: largest.mpi_per_rank[r])
@@ -109,7 +109,8 @@ def profile_findings(group: Group) -> list[Finding]:
                 Finding(
                     "profile",
                     f"{title}: the busiest rank moves {bytes_text(b0)} at {ranks_text(r0)} and "
-                    f"{bytes_text(b1)} at {ranks_text(r1)}; the aggregated transfer (all ranks) "
+                    f"{bytes_text(b1)} at {ranks_text(r1)}; the aggregated transfer (all ranks to "
+                    "other ranks, the whole run) "
                     f"{'grows' if t1 > t0 else 'falls' if t1 < t0 else 'stays'} from {bytes_text(t0)} "
                     f"to {bytes_text(t1)}.",
                     group.title,
@@ -168,7 +169,10 @@ def pop_findings(
     return found
 
 
-def _message_findings(title: str, group: str, ranks: int, profile: ProfileData) -> list[Finding]:
+def message_findings(title: str, group: str, ranks: int, profile: ProfileData) -> list[Finding]:
+    """Whether latency or bandwidth matters more: by MPI time when more than half of it is in
+    calls whose messages are all below 4 KiB, or all 4 KiB and above (each call's size from
+    its function's histogram); else by the messages counted, said so."""
     messages = sum(profile.histogram.values())
     if not messages:
         return []
@@ -177,6 +181,28 @@ def _message_findings(title: str, group: str, ranks: int, profile: ProfileData) 
     )
     common = max(profile.histogram.items(), key=lambda item: (item[1], -item[0]))[0]
     share = small / messages
+    counted = (
+        f"{share:.0%} of the {messages} messages at {ranks_text(ranks)} are smaller than "
+        f"4 KiB (most common size {bucket_label(common)})"
+    )
+    by_size = time_by_size(profile)
+    total = profile.total_time
+    for side, verdict, words in (
+        ("large", "bandwidth matters more than latency", "all 4 KiB or larger"),
+        ("small", "latency matters more than bandwidth", "all smaller than 4 KiB"),
+    ):
+        seconds, functions = by_size[side]
+        if total > 0 and seconds > total / 2:
+            top = ", ".join(
+                f"{name} {100 * profile.functions[name]['time'] / total:.0f} %"
+                for name in functions[:2]
+            )
+            text = (
+                f"{100 * seconds / total:.0f} % of MPI time is in calls whose messages are "
+                f"{words} ({top}); {counted}: by time, {verdict}"
+            )
+            return [Finding("profile", f"{title}: {text}.", group)]
+    sized = by_size["small"][0] + by_size["large"][0]
     verdict = (
         "latency matters more than bandwidth"
         if share >= 0.5
@@ -185,12 +211,32 @@ def _message_findings(title: str, group: str, ranks: int, profile: ProfileData) 
     return [
         Finding(
             "profile",
-            f"{title}: {share:.0%} of the {messages} messages at "
-            f"{ranks_text(ranks)} are smaller than 4 KiB (most common size "
-            f"{bucket_label(common)}): {verdict}.",
+            f"{title}: {counted}: counted by messages, not time, {verdict} (only "
+            f"{100 * sized / total if total else 0:.0f} % of MPI time is in calls whose "
+            "messages are all on one side of 4 KiB: the rest, in calls of both sizes or of "
+            "none such as MPI_Waitall, is not split by size).",
             group,
         )
     ]
+
+
+def time_by_size(profile: ProfileData) -> dict[str, tuple[float, list[str]]]:
+    """MPI time in the functions whose messages are all below 4 KiB ("small") or all 4 KiB
+    and above ("large"), with those functions, most time first."""
+    found: dict[str, list[str]] = {"small": [], "large": []}
+    for name, sizes in profile.function_sizes.items():
+        used = [bucket for bucket, n in sizes.items() if n]
+        if name not in profile.functions or not used:
+            continue
+        if max(used) <= SMALL_MESSAGE_BUCKET:
+            found["small"].append(name)
+        elif min(used) > SMALL_MESSAGE_BUCKET:
+            found["large"].append(name)
+    result = {}
+    for side, names in found.items():
+        names.sort(key=lambda n: (-profile.functions[n]["time"], n))
+        result[side] = (sum(profile.functions[n]["time"] for n in names), names)
+    return result
 
 
 def _io_findings(

@@ -12,6 +12,8 @@ from esmperf.report.seed_evidence import (
     keys_of,
     matches,
     quantity,
+    ratio_interval,
+    value_interval,
     where,
 )
 from esmperf.report.seed_reference import Claim
@@ -22,9 +24,9 @@ from esmperf.report.seed_verdicts import (
     Evaluation,
     count,
     explain,
+    judged,
     missing,
     no_quantity,
-    numeric_verdict,
 )
 from esmperf.store.results import RunResult
 
@@ -71,7 +73,8 @@ def ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
     found = []
     for a, b, qa, qb in values:
         ours = qb / qa
-        verdict, reason = numeric_verdict(claim, ours)
+        interval = ratio_interval(claim.quantity, a, b, evidence)
+        verdict, reason = judged(claim, ours, interval)
         configuration = f"{where(b)} against {describe(claim.baseline)}" + (
             f" (the largest of {len(pairs)} points)" if claim.up_to else ""
         )
@@ -83,6 +86,7 @@ def ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 ours,
                 configuration,
                 explain(claim, verdict, reason, [a, b]),
+                interval,
             )
         )
     return found
@@ -109,7 +113,8 @@ def value(claim: Claim, evidence: Evidence) -> list[Evaluation]:
         ours = quantity(claim.quantity, result, evidence)
         if ours is None:
             continue
-        verdict, reason = numeric_verdict(claim, ours)
+        interval = value_interval(claim.quantity, result, evidence)
+        verdict, reason = judged(claim, ours, interval)
         found.append(
             Evaluation(
                 claim,
@@ -118,6 +123,7 @@ def value(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 ours,
                 where(result),
                 explain(claim, verdict, reason, [result]),
+                interval,
             )
         )
     return found or [no_quantity(claim, claim.at, candidates, evidence)]
@@ -149,7 +155,8 @@ def scalability(claim: Claim, evidence: Evidence) -> list[Evaluation]:
         if not q or not q_base:
             continue
         ours = (q / result.ranks) / (q_base / base.ranks)
-        verdict, reason = numeric_verdict(claim, ours)
+        interval = ratio_interval("performance", base, result, evidence, base.ranks / result.ranks)
+        verdict, reason = judged(claim, ours, interval)
         found.append(
             Evaluation(
                 claim,
@@ -158,6 +165,7 @@ def scalability(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 ours,
                 f"{where(result)} against {base.ranks} ranks",
                 explain(claim, verdict, reason, [base, result]),
+                interval,
             )
         )
     return found or [

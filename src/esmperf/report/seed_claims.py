@@ -1,12 +1,13 @@
 """A study's results held against the claims of the seed it names (seed_reference.py): for each
 claim our figure, the seed's, their ratio and a verdict: reproduced within the claim's tolerance,
-not reproduced (with what ours is, so the gap can be explained), not measured by this study
+not reproduced (with what ours is, so the gap can be explained), not decided at this precision
+(the interval of a figure measured over repetitions reaches both), not measured by this study
 (naming the configuration that is missing), or not checkable by our simulation (a hardware
 feature it does not model). Nothing is fitted: the claims only read the results.
 
-Our figure for a claim is computed from the medians of the measured repetitions (and the
-profile of the configuration, for shares), on the configurations whose settings match the
-claim's (seed_evidence.py). The verdicts and their wording are seed_verdicts.py's, one
+Our figure for a claim is computed from the medians of the measured repetitions, with their
+confidence interval (and the profile of the configuration, for shares), on the configurations
+whose settings match the claim's (seed_evidence.py). The verdicts and their wording are seed_verdicts.py's, one
 evaluator per kind of claim seed_claim_kinds.py's; this module dispatches and re-exports the
 verdicts' names for its readers (seed_report.py, scripts/seed_table.py)."""
 
@@ -14,12 +15,15 @@ from esmperf.report import seed_claim_kinds as kinds
 from esmperf.report.seed_evidence import Evidence
 from esmperf.report.seed_reference import Claim, SeedReference
 from esmperf.report.seed_verdicts import (  # noqa: F401 (the verdicts' words, for readers)
+    JUDGED,
     NOT_CHECKABLE,
+    NOT_DECIDED,
     NOT_MEASURED,
     NOT_REPRODUCED,
     REPRODUCED,
     VERDICTS,
     Evaluation,
+    claim_verdict,
     count,
     fmt,
     missing,

@@ -1,7 +1,8 @@
 """What a seed's claims are evaluated on (seed_claims.py): a study's measured runs, their
 profiles and metrics; which runs match a claim's configuration (every key the claim gives is
 equal; a knob a run does not set counts as its baseline value); and the quantities a claim
-reads from one run (performance, MPI and function shares, message sizes, bytes, metrics)."""
+reads from one run (performance, MPI and function shares, message sizes, bytes, metrics), with
+the confidence interval of those measured over repetitions."""
 
 import json
 from collections import defaultdict
@@ -61,6 +62,16 @@ def load_evidence(
             name = current_name(workload[row["run_key"]], row["name"])  # stores before issue 14
             metrics[row["run_key"]][name].append(float(row["value"]))
     return Evidence(results, profiles, {k: dict(v) for k, v in metrics.items()})
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Where our figure lies at a stated confidence (from the measured repetitions)."""
+
+    low: float
+    high: float
+    confidence: float  # the confidence it really has (stats.py: exact, may exceed the target)
+    repetitions: tuple[int, ...]  # per side: (baseline, compared), or (n,) for one run
 
 
 # --- matching --------------------------------------------------------------------------------
@@ -193,6 +204,55 @@ def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
         return None
     limit = int(argument).bit_length() - 1  # bucket b holds [2^(b-1), 2^b): below 2^limit
     return 100 * sum(n for bucket, n in profile.histogram.items() if bucket <= limit) / messages
+
+
+def samples(name: str, result: RunResult, evidence: Evidence) -> list[float] | None:
+    """The quantity's value in each measured repetition (performance as a rate: 1 / time for
+    a time), when it is measured over repetitions and positive; None otherwise (a profile's
+    quantities, a model's)."""
+    if name in ("performance", "time"):
+        values = list(result.values)
+        if (
+            name == "performance"
+            and not result.higher_is_better
+            or (name == "time" and result.higher_is_better)
+        ):
+            values = [1 / v if v else 0.0 for v in values]
+    elif name.startswith("metric:"):
+        values = evidence.metrics.get(result.key, {}).get(name.split(":", 1)[1], [])
+    else:
+        return None
+    return values if len(values) > 1 and min(values) > 0 else None
+
+
+def ratio_interval(
+    name: str, baseline: RunResult, compared: RunResult, evidence: Evidence, scale: float = 1.0
+) -> Interval | None:
+    """The confidence interval of compared's quantity over baseline's (times `scale`): the
+    Hodges-Lehmann interval of the log ratio (stats.relative_change), exact at small counts."""
+    a, b = samples(name, baseline, evidence), samples(name, compared, evidence)
+    if a is None or b is None:
+        return None
+    change = stats.relative_change(a, b, higher_is_better=True)
+    if change.ci_low == change.ci_high:  # no spread: the figure is all there is to say
+        return None
+    return Interval(
+        scale * (1 + change.ci_low),
+        scale * (1 + change.ci_high),
+        change.confidence,
+        (len(a), len(b)),
+    )
+
+
+def value_interval(name: str, result: RunResult, evidence: Evidence) -> Interval | None:
+    """The confidence interval of one run's median quantity (order statistics, stats.py)."""
+    values = samples(name, result, evidence)
+    if values is None:
+        return None
+    summary = stats.summarise(values)
+    if summary.ci_low == summary.ci_high:
+        return None
+    return Interval(summary.ci_low, summary.ci_high, summary.confidence, (summary.n,))
 
 
 def needs_profile(name: str) -> bool:

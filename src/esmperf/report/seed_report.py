@@ -16,7 +16,9 @@ from esmperf.report import figures as fig
 from esmperf.report.analysis import Group
 from esmperf.report.finding import Finding
 from esmperf.report.seed_claims import (
+    JUDGED,
     NOT_CHECKABLE,
+    NOT_DECIDED,
     NOT_MEASURED,
     NOT_REPRODUCED,
     REPRODUCED,
@@ -27,6 +29,7 @@ from esmperf.report.seed_claims import (
 )
 from esmperf.report.seed_evidence import Evidence, curve_key, load_evidence, matches, quantity
 from esmperf.report.seed_reference import Claim, SeedReference, SeedReferenceError, load_references
+from esmperf.report.seed_verdicts import fmt_bare
 from esmperf.store.database import Store
 from esmperf.store.results import RunResult
 
@@ -34,6 +37,7 @@ TOPIC = "seed"
 VERDICT_CLASS = {
     REPRODUCED: "ok",
     NOT_REPRODUCED: "bad",
+    NOT_DECIDED: "over",
     NOT_MEASURED: "small",
     NOT_CHECKABLE: "small",
 }
@@ -84,16 +88,33 @@ def finding_text(evaluation: Evaluation) -> str:
     claim = evaluation.claim
     chart = ", read from a chart" if claim.from_chart else ""
     quoted = f"“{claim.text}” ({claim.source}{chart})"
-    if evaluation.verdict in (REPRODUCED, NOT_REPRODUCED):
+    if evaluation.verdict in JUDGED:
         ratio = f", ours/seed = {evaluation.ratio:.3g}" if evaluation.ratio is not None else ""
+        verdict = (
+            "not decided at this precision"
+            if evaluation.verdict == NOT_DECIDED
+            else evaluation.verdict
+        )
         return (
-            f"{quoted}: {evaluation.verdict} on {evaluation.configuration}: ours "
-            f"{fmt(claim, evaluation.ours)}, the seed's {fmt(claim, evaluation.seed)}"
-            f"{ratio}. {evaluation.why}"
+            f"{quoted}: {verdict} on {evaluation.configuration}: ours "
+            f"{fmt(claim, evaluation.ours)}{interval_text(evaluation)}, the seed's "
+            f"{fmt(claim, evaluation.seed)}{ratio}. {evaluation.why}"
         )
     if evaluation.verdict == NOT_CHECKABLE:
         return f"{quoted}: not checkable by our simulation: {evaluation.why}"
     return f"{quoted}: not measured by this study: {evaluation.why}"
+
+
+def interval_text(evaluation: Evaluation) -> str:
+    """ " [x0.97 to x1.12, 95 %]": where our figure lies, when it has repetitions."""
+    interval = evaluation.interval
+    if interval is None:
+        return ""
+    claim = evaluation.claim
+    return (
+        f" [{fmt_bare(claim, interval.low)} to {fmt_bare(claim, interval.high)}, "
+        f"{interval.confidence:.0%}]"
+    )
 
 
 def _e(value: Any) -> str:
@@ -143,7 +164,8 @@ def section_html(
                     f"<td>“{_e(claim.text)}”{chart}<br><span class='small'>{_e(claim.source)} · "
                     f"{_e(claim.kind)} · {_e(claim.id)}</span>{reading}</td>",
                     f"<td class='num'>{seed}</td>",
-                    f"<td class='num'>{_e(fmt(claim, e.ours)) if e.ours is not None else '—'}</td>",
+                    f"<td class='num'>{_e(fmt(claim, e.ours)) if e.ours is not None else '—'}"
+                    f"{_e(interval_text(e))}</td>",
                     f"<td class='num'>{f'{e.ratio:.3g}' if e.ratio is not None else '—'}</td>",
                     f"<td class='{VERDICT_CLASS[e.verdict]}'>{_e(e.verdict)}</td>",
                     f"<td class='small'>{_e(e.configuration)}: {_e(e.why)}</td>",
@@ -161,8 +183,11 @@ def section_html(
         f"<p>{len(reference.claims)} claims of “{_e(reference.title)}” (seed file "
         f"{_e(reference.seed_file)}; reference data {_e(reference.path.name)} in "
         f"studies/seeds/reference/): {_e(summary)}. A claim is reproduced when our figure is "
-        "within the claim's tolerance of the seed's (and on the same side of 1 for a ratio), "
-        "or beyond the bound the seed states; not measured when this study has no run of the "
+        "within the claim's tolerance of the seed's (and, for a ratio the seed puts above or "
+        "below 1, on that side; a claim of equality, x1, by its tolerance alone), or beyond "
+        "the bound the seed states; a figure measured over repetitions carries its confidence "
+        "interval [low to high, confidence], and the verdict is the whole interval's: not "
+        "decided at this precision when it reaches both; not measured when this study has no run of the "
         "configuration it needs (named in the last column); not checkable when our simulation "
         "does not model what it is about. Our figures are medians of the measured repetitions; "
         "simulated ones are marked so. Nothing is fitted: the seed's numbers are never an "
@@ -192,7 +217,7 @@ def claim_figures(
                 [e.verdict == REPRODUCED for e in numeric],
                 caption="Each numeric claim's figure of ours over the seed's (1 = the seed's "
                 "figure; the band is the claim's tolerance, none for a bound); filled: "
-                "reproduced, hollow: not.",
+                "reproduced, hollow: not reproduced or not decided.",
             )
         )
     gains = [
@@ -220,7 +245,7 @@ def claim_figures(
                 percent_labels=True,
                 zero_line=True,
                 caption="Each performance ratio claim: the seed's stated gain and ours on the "
-                "configuration named in the table (hatched: not reproduced).",
+                "configuration named in the table (hatched: not reproduced or not decided).",
             )
         )
     made += _scalability_figures(reference, evidence)
@@ -340,6 +365,14 @@ def evaluations_json(evaluations: list[Evaluation]) -> str:
                 "seed": e.seed,
                 "ours": e.ours,
                 "ratio": e.ratio,
+                "interval": None
+                if e.interval is None
+                else {
+                    "low": e.interval.low,
+                    "high": e.interval.high,
+                    "confidence": e.interval.confidence,
+                    "repetitions": list(e.interval.repetitions),
+                },
                 "configuration": e.configuration,
                 "why": e.why,
             }

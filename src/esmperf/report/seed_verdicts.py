@@ -1,22 +1,32 @@
 """The verdicts of the seeds' claims and how they are worded (seed_claims.py evaluates them):
 reproduced within the claim's tolerance, not reproduced (with what ours is, so the gap can be
-explained), not measured by this study (naming the configuration that is missing), or not
-checkable by our simulation (a hardware feature it does not model)."""
+explained), not decided at this precision (our figure's confidence interval reaches both
+verdicts), not measured by this study (naming the configuration that is missing), or not
+checkable by our simulation (a hardware feature it does not model).
 
+A claim of equality (a ratio of x1: "comparable", "minimal gain") is judged by its tolerance
+alone; a ratio the seed puts above or below 1 must also be on that side. A figure measured over
+repetitions carries its confidence interval (stats.py): the verdict is the one every value in
+the interval gets, and "not decided" when the interval reaches both, so that a rerun whose
+median moves within the noise does not flip the verdict."""
+
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from esmperf.mpi.smpi_knobs import SMPI_NOT_SIMULATED
-from esmperf.report.seed_evidence import Evidence, describe, needs_profile
+from esmperf.report.seed_evidence import Evidence, Interval, describe, needs_profile
 from esmperf.report.seed_reference import Claim
 from esmperf.store.results import RunResult
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
+NOT_DECIDED = "not decided"
 NOT_MEASURED = "not measured"
 NOT_CHECKABLE = "not checkable"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_CHECKABLE)
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_DECIDED, NOT_MEASURED, NOT_CHECKABLE)
+JUDGED = (REPRODUCED, NOT_REPRODUCED, NOT_DECIDED)  # the verdicts of a figure of ours
 NO_PROFILE_UNDER_SMPI = (
     'the simulated runs were not profiled: set profile = "every" in the '
     "study's simulated block (the profiler is linked into the smpi stack's "
@@ -32,6 +42,7 @@ class Evaluation:
     ours: float | None
     configuration: str  # which of our runs the figure comes from, or what is missing
     why: str  # why the verdict: the numbers, and what our figure is (model, analog)
+    interval: Interval | None = None  # ours' confidence interval, when it has repetitions
 
     @property
     def ratio(self) -> float | None:
@@ -41,9 +52,51 @@ class Evaluation:
         return self.ours / self.seed
 
 
+def reproduced_range(claim: Claim) -> tuple[float, float]:
+    """The figures of ours that reproduce the claim (a closed range; infinite for a bound)."""
+    seed = claim.value
+    assert seed is not None
+    if claim.bound == "at_least":
+        return seed, math.inf
+    if claim.bound == "at_most":
+        return -math.inf, seed
+    if seed == 0:
+        return -claim.tolerance, claim.tolerance
+    ends = sorted((seed * (1 - claim.tolerance), seed * (1 + claim.tolerance)))
+    low, high = ends[0] - 1e-12 * abs(seed), ends[1] + 1e-12 * abs(seed)
+    if claim.kind == "ratio" and seed > 1:  # the seed's side of 1: a gain stays a gain
+        low = max(low, math.nextafter(1.0, math.inf))
+    elif claim.kind == "ratio" and seed < 1:
+        high = min(high, math.nextafter(1.0, -math.inf))
+    return low, high
+
+
+def judged(claim: Claim, ours: float, interval: Interval | None) -> tuple[str, str]:
+    """(verdict, reason) of our figure, and of its interval when it has one: reproduced or
+    not when the whole interval gets that verdict, not decided when it reaches both."""
+    verdict, reason = numeric_verdict(claim, ours)
+    if interval is None:
+        return verdict, reason
+    low, high = reproduced_range(claim)
+    spread = (
+        f"its {interval.confidence:.0%} interval {fmt_bare(claim, interval.low)} to "
+        f"{fmt_bare(claim, interval.high)} ({' and '.join(map(str, interval.repetitions))} "
+        "repetitions)"
+    )
+    if low <= interval.low and interval.high <= high:
+        return REPRODUCED, f"{reason}; all of {spread} reproduces the claim"
+    if interval.high < low or interval.low > high:
+        return NOT_REPRODUCED, f"{reason}; none of {spread} reproduces the claim"
+    return NOT_DECIDED, (
+        f"{reason}, but {spread} reaches both verdicts: not decided at this precision "
+        "(more repetitions, or a quieter machine, narrow it)"
+    )
+
+
 def numeric_verdict(claim: Claim, ours: float) -> tuple[str, str]:
-    """(verdict, reason) of our figure against the seed's: within the relative tolerance (and
-    on the same side of 1 for a ratio), or beyond the bound the seed states."""
+    """(verdict, reason) of our figure against the seed's: within the relative tolerance (and,
+    for a ratio the seed puts above or below 1, on that side: a claim of equality, x1, is
+    judged by its tolerance alone), or beyond the bound the seed states."""
     seed = claim.value
     assert seed is not None
     if claim.bound == "at_least":
@@ -64,7 +117,7 @@ def numeric_verdict(claim: Claim, ours: float) -> tuple[str, str]:
         ok = abs(ours) <= claim.tolerance
     else:
         ok = abs(ours / seed - 1) <= claim.tolerance + 1e-12
-    same_side = claim.kind != "ratio" or (ours - 1) * (seed - 1) > 0 or ours == seed
+    same_side = claim.kind != "ratio" or seed == 1 or (ours - 1) * (seed - 1) > 0 or ours == seed
     if ok and same_side:
         return REPRODUCED, (
             f"ours {fmt(claim, ours)} is within {claim.tolerance:.0%} of the "
@@ -103,6 +156,11 @@ def fmt(claim: Claim, value: float | None) -> str:
     return f"{value:.6g}"
 
 
+def fmt_bare(claim: Claim, value: float) -> str:
+    """A figure without its gloss: x1.05, 51 %."""
+    return fmt(claim, value).split(" (")[0]
+
+
 def count(value: float, axis: str) -> str:
     """ "1 node", "2 nodes", "8 ranks"."""
     return f"{value:g} {axis if value != 1 else axis[:-1]}"
@@ -135,7 +193,7 @@ def model_note(results: list[RunResult]) -> str:
 
 def explain(claim: Claim, verdict: str, reason: str, results: list[RunResult]) -> str:
     parts = [reason]
-    if verdict == NOT_REPRODUCED:
+    if verdict in (NOT_REPRODUCED, NOT_DECIDED):
         parts.append("ours is " + model_note(results))
         if claim.analog:
             parts.append(claim.analog)
@@ -195,17 +253,21 @@ def no_quantity(
     return missing(claim, config, evidence, f"the matching runs do not give {claim.quantity}.")
 
 
+def claim_verdict(verdicts: set[str]) -> str:
+    """One claim's verdict from its evaluations': reproduced only when every evaluation with a
+    figure is; not reproduced when one is; else not decided."""
+    for verdict in (NOT_REPRODUCED, NOT_DECIDED, REPRODUCED, NOT_CHECKABLE):
+        if verdict in verdicts:
+            return verdict
+    return NOT_MEASURED
+
+
 def summary_counts(evaluations: list[Evaluation]) -> dict[str, int]:
-    """How many claims (not evaluations) have each verdict: a claim counts as reproduced only
-    when every evaluation of it is."""
+    """How many claims (not evaluations) have each verdict (claim_verdict)."""
     by_claim: dict[str, set[str]] = defaultdict(set)
     for evaluation in evaluations:
         by_claim[evaluation.claim.id].add(evaluation.verdict)
     counts = dict.fromkeys(VERDICTS, 0)
     for verdicts in by_claim.values():
-        counts[
-            next(v for v in reversed(VERDICTS[:2]) if v in verdicts)
-            if verdicts & {REPRODUCED, NOT_REPRODUCED}
-            else (NOT_CHECKABLE if NOT_CHECKABLE in verdicts else NOT_MEASURED)
-        ] += 1
+        counts[claim_verdict(verdicts)] += 1
     return counts

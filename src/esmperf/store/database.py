@@ -69,6 +69,8 @@ class Store(SlurmTables):
             raise StoreError(
                 f"no such study store: {self.path} (run the study first: esmperf study FILE)"
             )
+        if read_only and (wrong := _not_a_store(self.path)):
+            raise StoreError(wrong)
         if not read_only:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -318,6 +320,36 @@ def _column_value(value: Any) -> Any:
 
 def _sql_text(text: str) -> str:
     return text.replace("'", "''")
+
+
+DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of a DuckDB file
+
+
+def _not_a_store(path: Path) -> str | None:
+    """Why a file given as a store to read is not one (a profile, or not a DuckDB file), or
+    None: DuckDB's own error for it reads "Catalog Error: Cannot launch in-memory database"."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(16)
+            first_line = head + file.readline(4096)
+    except OSError:
+        return None  # DuckDB says why it cannot read it
+    if not head or head[8:12] == DUCKDB_MAGIC:
+        return None
+    try:
+        is_profile = json.loads(first_line).get("format") == "esmperf-profile"
+    except (ValueError, AttributeError):
+        is_profile = False
+    if is_profile:
+        return (
+            f"{path} is a profile, not a study store: print it with `esmperf show {path}` "
+            "(reports, compare and export read the store a study wrote, e.g. "
+            "results/NAME.duckdb)"
+        )
+    return (
+        f"{path} is not an esmperf study store (not a DuckDB file): give the store a study "
+        "wrote, e.g. results/NAME.duckdb"
+    )
 
 
 def _open_failure(path: Path, error: duckdb.Error) -> str:

@@ -2,19 +2,26 @@
 that run a study, and running a study from the command line (or printing its plan with
 --dry-run)."""
 
+from __future__ import annotations
+
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from esmperf.errors import EsmperfError
 from esmperf.launch import launcher_names
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import MPI_LAUNCHERS, with_command_line
 from esmperf.study.configuration import Study
 from esmperf.workloads import load_workloads
+
+if TYPE_CHECKING:
+    from esmperf.study.outcome import Outcome
 
 console = Console()
 RESULTS = Path("results")
@@ -153,6 +160,7 @@ def run_study_command(
         console.print(f"[bold]report:[/] {escape(str(path))}")
     else:
         console.print(f"report: esmperf report {escape(str(store_path))}")
+    _fail_when_nothing_completed(study, outcome)
     return 0
 
 
@@ -161,6 +169,33 @@ def _order_seed(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}")
     return int(text)
+
+
+def _fail_when_nothing_completed(study: Study, outcome: Outcome) -> None:
+    """A study none of whose configurations completed (each failed, timed out or was
+    skipped) is an error: one line, after the store and the report have kept every reason.
+    Configurations still queued elsewhere (Slurm batch jobs) are not counted as either."""
+    ended = outcome.failed + outcome.timeout + outcome.skipped
+    if outcome.complete or not study.configurations or ended < len(study.configurations):
+        return  # something completed, or is still queued
+    counts = ", ".join(
+        f"{n} {what}"
+        for n, what in (
+            (outcome.failed, "failed"),
+            (outcome.timeout, "timed out"),
+            (outcome.skipped, "skipped"),
+        )
+        if n
+    )
+    total = len(study.configurations)
+    what = (
+        f"none of its {total} configurations completed"
+        if total > 1
+        else "its one configuration did not complete"
+    )
+    raise EsmperfError(
+        f"study {study.name}: {what} ({counts}): the reasons are above and in {outcome.store}"
+    )
 
 
 def _jobs(text: str) -> int:
