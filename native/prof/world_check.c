@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MPICH_COMM_WORLD ((intptr_t)0x44000000) /* MPI_COMM_WORLD in the MPICH ABI */
@@ -98,6 +99,7 @@ static void report(void)
     char path[4096], line[VERSION_CHARS + 64];
     snprintf(path, sizeof path, "%s/%s-%ld", dir, host, (long)getpid());
     int n = snprintf(line, sizeof line, "%d %d %s\n", rank, size, version);
+    mkdir(dir, 0755); /* the runner's scratch directory holds it; made by the first process */
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
         ssize_t written = write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
