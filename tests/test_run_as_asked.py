@@ -70,8 +70,13 @@ def run(tmp_path: Path, matrix: str, stacks: list[Stack]) -> tuple[list[dict[str
     path = tmp_path / "s.toml"
     path.write_text(f'name = "as-asked"\n[[matrix]]\n{matrix}\ntimeout = 60\n')
     text = io.StringIO()
-    run_study(load_study(path, workloads={}), tmp_path / "s.duckdb", stacks, {}, Console(
-        file=text, width=400))
+    run_study(
+        load_study(path, workloads={}),
+        tmp_path / "s.duckdb",
+        stacks,
+        {},
+        Console(file=text, width=400),
+    )
     with Store(tmp_path / "s.duckdb", read_only=True) as store:
         runs = [{**r, "reps": store.repetitions(r["run_key"])} for r in store.runs()]
     return runs, text.getvalue()
@@ -150,7 +155,7 @@ def test_a_stopped_profiled_repetition_keeps_the_profiler_s_message(tmp_path: Pa
     runs, _ = run(
         tmp_path,
         f'name = "aborts"\nlauncher = false\nranks = 1\n'
-        f"command = [\"sh\", \"-c\", \"echo '{message}' >&2; {backtrace}; exit 15\"]\n"
+        f'command = ["sh", "-c", "echo \'{message}\' >&2; {backtrace}; exit 15"]\n'
         "repeats = { warmup = 0, min = 1, max = 1 }",
         [],
     )

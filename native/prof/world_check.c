@@ -129,7 +129,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 #define FORTRAN_INIT(name, real_name, params, args)                                                \
     void name params                                                                               \
     {                                                                                              \
-        static void (*real) params;                                                                \
+        static void(*real) params;                                                                 \
         if (!real)                                                                                 \
             real = (void(*) params)mpi_symbol(real_name);                                          \
         real args;                                                                                 \

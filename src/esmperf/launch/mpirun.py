@@ -103,14 +103,15 @@ def _stack_of_linked_library(program: Path, stacks: Sequence[Stack]) -> Stack | 
     return None
 
 
-def linked_libraries(
-    program: Path, env: Mapping[str, str] | None = None
-) -> dict[str, Path | None]:
+def linked_libraries(program: Path, env: Mapping[str, str] | None = None) -> dict[str, Path | None]:
     """soname -> resolved path (None when not found) from `ldd` (in `env`: a stack's library
     path); empty for scripts."""
     try:
         result = subprocess.run(
-            ["ldd", str(program)], capture_output=True, text=True, env=None if env is None else dict(env)
+            ["ldd", str(program)],
+            capture_output=True,
+            text=True,
+            env=None if env is None else dict(env),
         )
     except OSError:  # no ldd on this system
         return {}

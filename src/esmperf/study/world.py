@@ -99,8 +99,10 @@ def wrong_world(
         return None  # no process initialised a dynamically linked MPI: nothing to check
     sizes = {size for _, size, _ in census}
     worlds = sum(1 for rank, _, _ in census if rank == 0)
-    one_world = worlds == 1 and len(sizes) == 1 and sorted(r for r, _, _ in census) == list(
-        range(len(census))
+    one_world = (
+        worlds == 1
+        and len(sizes) == 1
+        and sorted(r for r, _, _ in census) == list(range(len(census)))
     )
     right_size = one_world and (not size_known or sizes == {asked})
     other = _other_library(planned.stack, [library for _, _, library in census])
