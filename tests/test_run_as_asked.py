@@ -4,8 +4,10 @@ size fails with the reason; a profiled repetition the profiler stops keeps the p
 message as its reason, not the backtrace that follows it."""
 
 import io
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,11 +17,13 @@ from rich.console import Console
 
 from esmperf.mpi.build import world_census_path
 from esmperf.mpi.stacks import Stack, discover_stacks, library_name
+from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study import world
 from esmperf.study.file import load_study
 from esmperf.study.orchestrate import run_study
 
+FAKE_SLURM = Path(__file__).parent / "fake_slurm"
 HELLO_C = """#include <mpi.h>
 #include <stdio.h>
 int main(int argc, char **argv) {
@@ -136,7 +140,7 @@ def test_the_world_of_a_profile_or_a_result_line_must_be_the_asked_one() -> None
         "the profile holds a world of 1 rank, asked for one world of 2 ranks"
     )
     assert world.wrong_world(planned, {"ranks": 1}, None) == (
-        "its result line says 1 ranks, asked for one world of 2 ranks"
+        "its result line says 1 rank, asked for one world of 2 ranks"
     )
     assert world.wrong_world(planned, {"ranks": 2}, SimpleNamespace(header={"ranks": 2})) is None
     config.launcher = False  # the command starts its own ranks: no size was asked
@@ -174,3 +178,39 @@ def test_a_real_profiled_abi_mismatch_stores_the_profiler_s_message(tmp_path: Pa
     assert runs[0]["status"] == "failed"
     assert "esmprof: the program runs Open MPI" in runs[0]["reason"]
     assert runs[0]["reason"].endswith("(mpi4py: MPI4PY_LIBMPI)")
+
+
+def test_a_slurm_job_s_wrong_world_fails_as_a_local_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the Slurm test double (tests/fake_slurm): the census is kept beside the job's
+    repetition output (its scratch directory is gone when esmperf reads it)."""
+    stacks = both_stacks()
+    open_mpi_program(tmp_path)
+    monkeypatch.setenv("PATH", f"{FAKE_SLURM}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SLURM_DIR", str(tmp_path / "fake-slurm"))
+    monkeypatch.setenv("FAKE_SLURM_PYTHON", sys.executable)
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f'name = "as-asked"\n[[matrix]]\nname = "hello"\ncommand = ["{tmp_path}/hello.sh"]\n'
+        'ranks = [2]\nstack = ["mpich"]\nfom = { regex = "nproc (\\\\d+)" }\ntimeout = 60\n'
+        "repeats = { warmup = 0, min = 1, max = 1 }\n"
+    )
+    slurm = SlurmOptions(launcher="slurm", partition="debug", poll=0.05)
+    quiet = Console(file=io.StringIO())
+    run_study(
+        load_study(path, workloads={}),
+        tmp_path / "s.duckdb",
+        [stacks["mpich"]],
+        {},
+        quiet,
+        slurm=slurm,
+    )
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        failed = store.runs()[0]
+    assert (failed["status"], failed["launched_by"]) == ("failed", "slurm")
+    assert failed["reason"] == (
+        f"ran as 2 worlds of 1 rank, asked for one world of 2 ranks: the program ran "
+        f"{library_name(stacks['openmpi'].version)} under stack mpich's launcher "
+        f"({library_name(stacks['mpich'].version)})"
+    )

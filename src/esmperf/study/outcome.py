@@ -273,10 +273,12 @@ class Recorder:
         execution: Execution,
         measured: dict[str, Any],
         profile_file: Path | None,
+        census: Path | None = None,
     ) -> dict[str, Any] | None:
         """Classify and commit one repetition that ran (here or in a Slurm job); None (after
         recording the configuration as failed) if it failed. `measured`: started, load_before,
-        busy_cores_before, load_after."""
+        busy_cores_before, load_after; `census`: where its processes wrote their world
+        (study/world.py; default: its scratch directory's)."""
         config = planned.config
         if planned.simulated:
             execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
@@ -324,7 +326,7 @@ class Recorder:
                 profile = read_profile(profile_file)
             except ProfileError as error:
                 row["profile_error"] = str(error)
-        wrong = world.wrong_world(planned, result, profile) if status == "ok" else None
+        wrong = world.wrong_world(planned, result, profile, census) if status == "ok" else None
         if wrong:  # not the run asked for: its figure and profile do not count
             status, reason, profile = "failed", wrong, None
         row["status"] = status

@@ -79,33 +79,43 @@ def arm(planned: PlannedRun, env: dict[str, str]) -> None:
     env["ESMPERF_WORLD_DIR"] = str(planned.scratch / CENSUS_DIR)
 
 
+def census_dir(planned: PlannedRun) -> Path | None:
+    """Where a repetition run here leaves its census (a Slurm job's: slurm/batch_script.py)."""
+    return planned.scratch / CENSUS_DIR if planned.scratch else None
+
+
 def wrong_world(
-    planned: PlannedRun, result: dict[str, Any] | None, profile: Profile | None
+    planned: PlannedRun,
+    result: dict[str, Any] | None,
+    profile: Profile | None,
+    census: Path | None = None,
 ) -> str | None:
-    """Why a repetition that ended well did not run as one world of the asked size, or None."""
+    """Why a repetition that ended well did not run as one world of the asked size, or None.
+    `census`: the directory its processes wrote their ranks in (default: census_dir)."""
     config = planned.config
     asked = config.ranks
     size_known = config.launcher or any("{ranks}" in part for part in config.command)
     ranks = (result or {}).get("ranks")
     if isinstance(ranks, int) and size_known and ranks != asked:
-        return f"its result line says {ranks} ranks, asked for {_world(1, asked)}"
+        return f"its result line says {_ranks(ranks)}, asked for {_world(1, asked)}"
     if profile is not None:
         size = profile.header.get("ranks")
         if isinstance(size, int) and size_known and size != asked:
             return f"the profile holds a world of {_ranks(size)}, asked for {_world(1, asked)}"
         return None
-    census = _census(planned.scratch / CENSUS_DIR) if planned.scratch else []
-    if not census:
+    census = census or census_dir(planned)
+    entries = _census(census) if census else []
+    if not entries:
         return None  # no process initialised a dynamically linked MPI: nothing to check
-    sizes = {size for _, size, _ in census}
-    worlds = sum(1 for rank, _, _ in census if rank == 0)
+    sizes = {size for _, size, _ in entries}
+    worlds = sum(1 for rank, _, _ in entries if rank == 0)
     one_world = (
         worlds == 1
         and len(sizes) == 1
-        and sorted(r for r, _, _ in census) == list(range(len(census)))
+        and sorted(r for r, _, _ in entries) == list(range(len(entries)))
     )
     right_size = one_world and (not size_known or sizes == {asked})
-    other = _other_library(planned.stack, [library for _, _, library in census])
+    other = _other_library(planned.stack, [library for _, _, library in entries])
     if right_size and other is None:
         return None
     stack = planned.stack
@@ -113,10 +123,10 @@ def wrong_world(
     under = f"stack {stack.id}'s launcher ({library_name(stack.version)})"
     if right_size:
         return f"ran as one world, but of {other} under {under}: not a run of {stack.id}"
-    if len(sizes) == 1 and worlds * min(sizes) == len(census):
+    if len(sizes) == 1 and worlds * min(sizes) == len(entries):
         ran = _world(worlds, min(sizes))
     else:
-        ran = f"{len(census)} processes in worlds of {', '.join(map(str, sorted(sizes)))} ranks"
+        ran = f"{len(entries)} processes in worlds of {', '.join(map(str, sorted(sizes)))} ranks"
     reason = f"ran as {ran}, asked for {_world(1, asked)}"
     return reason + (f": the program ran {other} under {under}" if other else "")
 
