@@ -214,3 +214,25 @@ def test_a_slurm_job_s_wrong_world_fails_as_a_local_one(
         f"{library_name(stacks['openmpi'].version)} under stack mpich's launcher "
         f"({library_name(stacks['mpich'].version)})"
     )
+
+
+def test_the_census_of_one_world_passes_and_of_two_fails(tmp_path: Path) -> None:
+    """The files libesmworld writes, one per process: rank, world size, MPI library."""
+    stack: Any = SimpleNamespace(id="openmpi", family="openmpi", version="Open MPI v4.1.4, x")
+    config = SimpleNamespace(ranks=2, launcher=True, command=["prog"])
+    planned: Any = SimpleNamespace(config=config, scratch=tmp_path, stack=stack)
+    census = tmp_path / world.CENSUS_DIR
+    census.mkdir()
+    for pid, line in ((10, "0 2 Open MPI v4.1.4, x"), (11, "1 2 Open MPI v4.1.4, x")):
+        (census / f"node-{pid}").write_text(line + "\n")
+    assert world.wrong_world(planned, None, None) is None
+    (census / "node-11").write_text("0 1 Open MPI v4.1.4, x\n")
+    (census / "node-10").write_text("0 1 Open MPI v4.1.4, x\n")
+    assert world.wrong_world(planned, None, None) == (
+        "ran as 2 worlds of 1 rank, asked for one world of 2 ranks"
+    )
+    config.ranks = 3  # three processes: two in a world of 2, one alone
+    (census / "node-12").write_text("1 2 Open MPI v4.1.4, x\n")
+    assert world.wrong_world(planned, None, None) == (
+        "ran as 3 processes in worlds of 1 and 2 ranks, asked for one world of 3 ranks"
+    )

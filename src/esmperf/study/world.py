@@ -126,7 +126,7 @@ def wrong_world(
     if len(sizes) == 1 and worlds * min(sizes) == len(entries):
         ran = _world(worlds, min(sizes))
     else:
-        ran = f"{len(entries)} processes in worlds of {', '.join(map(str, sorted(sizes)))} ranks"
+        ran = f"{len(entries)} processes in worlds of {' and '.join(map(str, sorted(sizes)))} ranks"
     reason = f"ran as {ran}, asked for {_world(1, asked)}"
     return reason + (f": the program ran {other} under {under}" if other else "")
 
