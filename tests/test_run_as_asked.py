@@ -22,6 +22,7 @@ from esmperf.store.database import Store
 from esmperf.study import world
 from esmperf.study.file import load_study
 from esmperf.study.orchestrate import run_study
+from esmperf.study.plan import plan_study
 
 FAKE_SLURM = Path(__file__).parent / "fake_slurm"
 HELLO_C = """#include <mpi.h>
@@ -236,3 +237,22 @@ def test_the_census_of_one_world_passes_and_of_two_fails(tmp_path: Path) -> None
     assert world.wrong_world(planned, None, None) == (
         "ran as 3 processes in worlds of 1 and 2 ranks, asked for one world of 3 ranks"
     )
+
+
+def test_a_command_naming_another_stack_s_launcher_is_refused(tmp_path: Path) -> None:
+    stacks = both_stacks()
+    program = open_mpi_program(tmp_path)
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f'name = "own-launcher"\n[[matrix]]\nname = "hello"\nlauncher = false\nranks = 2\n'
+        f'command = ["{stacks["openmpi"].mpirun}", "-n", "2", "{program}"]\n'
+        'stack = ["openmpi", "mpich"]\n'
+    )
+    plan = plan_study(load_study(path, workloads={}), list(stacks.values()), {}, tmp_path / "s")
+    reasons = {planned.config.stack: planned.skip_reason for planned in plan}
+    assert reasons == {
+        "openmpi": None,
+        "mpich": f"{stacks['openmpi'].mpirun} is openmpi's launcher (Open MPI), asked to run "
+        f"under stack mpich ({library_name(stacks['mpich'].version)}): run it with --stack "
+        "openmpi",
+    }

@@ -41,7 +41,7 @@ def refusal(planned: PlannedRun, stacks: Sequence[Stack]) -> str | None:
         launcher = stack_of_launcher(Path(found), stacks)
         if launcher is not None and launcher.family != stack.family:
             return (
-                f"{argument} is {launcher.id}'s launcher ({FAMILY_NAMES[launcher.family]}), "
+                f"{argument} is {launcher.id}'s launcher ({FAMILY_NAMES.get(launcher.family, launcher.family)}), "
                 f"asked to run under stack {stack.id} ({library_name(stack.version)}): run it "
                 f"with --stack {launcher.id}"
             )
@@ -59,7 +59,11 @@ def _linked_mismatch(
         if family is None or family == stack.family:
             continue
         fitting = [other.id for other in stacks if other.family == family]
-        fix = f"run it with --stack {' or '.join(fitting)}" if fitting else "rebuild it"
+        fix = (
+            f"run it with --stack {' or '.join(fitting)}"
+            if fitting
+            else f"rebuild it with {stack.id}'s {stack.mpicc.name}"
+        )
         return (
             f"{program.name} is linked with {FAMILY_NAMES.get(family, family)} ({soname}), "
             f"not with stack {stack.id}'s {library_name(stack.version)}: under {stack.id}'s "
