@@ -71,8 +71,10 @@ static void *mpi_symbol(const char *name)
 static void report(void)
 {
     const char *dir = getenv("ESMPERF_WORLD_DIR");
+    if (reported || !dir)
+        return;
     void *library = mpi_library();
-    if (reported || !dir || !library)
+    if (!library)
         return;
     reported = 1;
     int (*comm_rank)(intptr_t, int *) = (int (*)(intptr_t, int *))dlsym(library, "PMPI_Comm_rank");
@@ -110,22 +112,25 @@ static void report(void)
 
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = ((int (*)(int *, char ***))mpi_symbol("PMPI_Init"))(argc, argv);
-    report();
+    int rc = ((int (*)(int *, char ***))mpi_symbol("MPI_Init"))(argc, argv);
+    if (rc == 0) /* MPI_SUCCESS in every ABI */
+        report();
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int (*real)(int *, char ***, int, int *) =
-        (int (*)(int *, char ***, int, int *))mpi_symbol("PMPI_Init_thread");
+        (int (*)(int *, char ***, int, int *))mpi_symbol("MPI_Init_thread");
     int rc = real(argc, argv, required, provided);
-    report();
+    if (rc == 0)
+        report();
     return rc;
 }
 
-/* Fortran: each compiler's spelling of MPI_INIT and MPI_INIT_THREAD (mpif.h and use mpi call
- * the library's pmpi_ entry; mpi_f08 its own _f08 symbol), forwarded with their arguments. */
+/* Fortran: each compiler's spelling of MPI_INIT and MPI_INIT_THREAD (mpif.h, use mpi) and
+ * mpi_f08's own symbols. Every entry forwards to the next definition of its own name, not to the
+ * PMPI_ one, so a tool the user preloads after this library still sees the program's call. */
 #define FORTRAN_INIT(name, real_name, params, args)                                                \
     void name params                                                                               \
     {                                                                                              \
@@ -133,11 +138,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         if (!real)                                                                                 \
             real = (void(*) params)mpi_symbol(real_name);                                          \
         real args;                                                                                 \
-        report();                                                                                  \
+        if (*ierr == 0)                                                                            \
+            report();                                                                              \
     }
 
-FORTRAN_INIT(mpi_init_, "pmpi_init_", (int *ierr), (ierr))
-FORTRAN_INIT(mpi_init_thread_, "pmpi_init_thread_", (int *required, int *provided, int *ierr),
+FORTRAN_INIT(mpi_init_, "mpi_init_", (int *ierr), (ierr))
+FORTRAN_INIT(mpi_init_thread_, "mpi_init_thread_", (int *required, int *provided, int *ierr),
              (required, provided, ierr))
 FORTRAN_INIT(mpi_init_f08_, "mpi_init_f08_", (int *ierr), (ierr))
 FORTRAN_INIT(mpi_init_thread_f08_, "mpi_init_thread_f08_",
