@@ -64,7 +64,7 @@ def stack_of_program(argv: Sequence[str], stacks: Sequence[Stack]) -> Stack:
     `mpirun.openmpi`, `/usr/bin/mpirun`, a wheel's `bin/mpiexec`), otherwise from the MPI
     library its program is linked with (ldd)."""
     launcher = shutil.which(argv[0]) if argv else None
-    stack = _stack_of_launcher(Path(launcher), stacks) if launcher else None
+    stack = stack_of_launcher(Path(launcher), stacks) if launcher else None
     if stack:
         return stack
     for argument in argv:
@@ -79,7 +79,7 @@ def stack_of_program(argv: Sequence[str], stacks: Sequence[Stack]) -> Stack:
     )
 
 
-def _stack_of_launcher(launcher: Path, stacks: Sequence[Stack]) -> Stack | None:
+def stack_of_launcher(launcher: Path, stacks: Sequence[Stack]) -> Stack | None:
     real = launcher.resolve()
     for stack in stacks:
         if stack.mpirun.resolve() == real:
@@ -91,7 +91,7 @@ def _stack_of_launcher(launcher: Path, stacks: Sequence[Stack]) -> Stack | None:
 
 
 def _stack_of_linked_library(program: Path, stacks: Sequence[Stack]) -> Stack | None:
-    for soname, library in _linked_libraries(program).items():
+    for soname, library in linked_libraries(program).items():
         family = FAMILY_OF_SONAME.get(soname)
         same_family = [stack for stack in stacks if stack.family == family]
         if not same_family:
@@ -103,10 +103,16 @@ def _stack_of_linked_library(program: Path, stacks: Sequence[Stack]) -> Stack | 
     return None
 
 
-def _linked_libraries(program: Path) -> dict[str, Path | None]:
-    """soname -> resolved path (None when not found) from `ldd`; empty for scripts."""
+def linked_libraries(program: Path, env: Mapping[str, str] | None = None) -> dict[str, Path | None]:
+    """soname -> resolved path (None when not found) from `ldd` (in `env`: a stack's library
+    path); empty for scripts."""
     try:
-        result = subprocess.run(["ldd", str(program)], capture_output=True, text=True)
+        result = subprocess.run(
+            ["ldd", str(program)],
+            capture_output=True,
+            text=True,
+            env=None if env is None else dict(env),
+        )
     except OSError:  # no ldd on this system
         return {}
     if result.returncode != 0:

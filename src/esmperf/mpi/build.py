@@ -52,7 +52,7 @@ class BuildResult:
                 for path in programs
                 if path.is_file() and path.stat().st_mode & 0o111 and path.suffix == ""
             )
-        candidates = [directory / "prof" / "libesmprof.so"]
+        candidates = [directory / "prof" / "libesmprof.so", world_census_path(self.stack)]
         candidates += [directory / "tests" / name for name in TEST_PROGRAMS]
         return [path for path in candidates if path.is_file()]
 
@@ -66,6 +66,12 @@ def profiler_path(stack: Stack) -> Path:
     under SimGrid SMPI, the static library linked into every simulated program."""
     name = "libesmprof_sim.a" if stack.simulated else "libesmprof.so"
     return build_dir(stack) / "prof" / name
+
+
+def world_census_path(stack: Stack) -> Path:
+    """Where libesmworld is built for `stack`: preloaded into the repetitions the profiler is
+    not in, each process writes its rank and world size (native/prof/world_check.c)."""
+    return build_dir(stack) / "prof" / "libesmworld.so"
 
 
 def profiler_library(stack: Stack) -> Path:

@@ -71,6 +71,8 @@ run_rep() {
     rm -rf "$out" "$scratch"
     mkdir -p "$out" "$scratch"
     cd "$scratch" || return 1
+    # the ranks' world census, when the runner asked for one, beside the output (study/world.py)
+    [ -z "${ESMPERF_WORLD_DIR:-}" ] || export ESMPERF_WORLD_DIR="$out/world"
     read -r load_before rest < /proc/loadavg
     start=$(date +%s.%N)
     timeout --signal=TERM --kill-after={kill_after} {timeout} "$@" \

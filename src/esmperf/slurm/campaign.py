@@ -219,7 +219,13 @@ class SlurmCampaign:
                 profile_file = self.recorder.profile_file(planned, kind, rep)
                 if (
                     self.recorder.record_repetition(
-                        planned, kind, rep, execution, measured, profile_file
+                        planned,
+                        kind,
+                        rep,
+                        execution,
+                        measured,
+                        profile_file,
+                        census=directory / f"rep-{rep}" / "world",
                     )
                     is None
                 ):

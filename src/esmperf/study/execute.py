@@ -27,6 +27,10 @@ CPU_POLL = 1.0  # seconds between two readings of a CPU-timed run's CPU time
 # A program's own error line ("pop: error: ...", docs/workloads.md), wherever a launcher's or
 # simulator's chatter comes after it (smpirun ends with its own timing and advice lines).
 PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
+# The profiler's (or the world census's) own message when it stops a run, e.g. its ABI mismatch
+# ("esmprof: the program runs Open MPI ... but the profiler was built for the MPICH ABI"): the
+# reason a run failed, wherever a runtime's backtrace follows it. Not its notices.
+PROFILER_ERROR = re.compile(r"^esm(?:prof|world): (?!profile written to |\S+ exports \d+ MPI)")
 
 
 @dataclass
@@ -211,14 +215,19 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 def _program_error(file: Any) -> str:
     """The last "<program>: error: ..." line of the whole output (a simulator's thousands of
-    per-rank warnings after it may push it out of the stored tail)."""
+    per-rank warnings after it may push it out of the stored tail), else the profiler's last
+    message that stopped the run (a Fortran runtime's backtrace comes after it)."""
     file.seek(0)
-    found = ""
+    found = profiler = ""
     for raw in file:
         line = raw.decode("utf-8", errors="replace")
         if PROGRAM_ERROR.match(line):
             found = " ".join(line.split())
-    return found if len(found) <= 200 else found[:199] + "…"
+        elif PROFILER_ERROR.match(line):
+            profiler = " ".join(line.split())
+    limit = 200 if found else 400  # the profiler's message ends with its fix: keep it
+    found = found or profiler
+    return found if len(found) <= limit else found[: limit - 1] + "…"
 
 
 def tail(file: Any) -> str:

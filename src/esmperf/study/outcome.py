@@ -22,6 +22,7 @@ from esmperf.profile.read import ProfileError, read_profile
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
 from esmperf.study import execute as execute_module
+from esmperf.study import world
 from esmperf.study.configuration import Configuration
 from esmperf.study.execute import PROGRAM_ERROR, Execution
 from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
@@ -272,10 +273,12 @@ class Recorder:
         execution: Execution,
         measured: dict[str, Any],
         profile_file: Path | None,
+        census: Path | None = None,
     ) -> dict[str, Any] | None:
         """Classify and commit one repetition that ran (here or in a Slurm job); None (after
         recording the configuration as failed) if it failed. `measured`: started, load_before,
-        busy_cores_before, load_after."""
+        busy_cores_before, load_after; `census`: where its processes wrote their world
+        (study/world.py; default: its scratch directory's)."""
         config = planned.config
         if planned.simulated:
             execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
@@ -316,11 +319,6 @@ class Recorder:
                 self.store.set_run_fom(
                     config.key, row["fom_unit"], bool(fom.get("higher_is_better", True))
                 )
-        row["status"] = status
-        row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
-        row["killed_after_result"] = reason if status == "ok" else None
-        wall = result.get("wall") if result else None
-        row["wall"] = float(wall) if isinstance(wall, (int, float)) else _elapsed(execution)
         profile = None
         if profile_file is not None and status == "ok":
             row["profile_file"] = str(profile_file)
@@ -328,6 +326,14 @@ class Recorder:
                 profile = read_profile(profile_file)
             except ProfileError as error:
                 row["profile_error"] = str(error)
+        wrong = world.wrong_world(planned, result, profile, census) if status == "ok" else None
+        if wrong:  # not the run asked for: its figure and profile do not count
+            status, reason, profile = "failed", wrong, None
+        row["status"] = status
+        row["fom"] = _fom_value(execution, config, result) if status == "ok" else None
+        row["killed_after_result"] = reason if status == "ok" else None
+        wall = result.get("wall") if result else None
+        row["wall"] = float(wall) if isinstance(wall, (int, float)) else _elapsed(execution)
         self.store.add_repetition(row, metrics, profile)
         self.outcome.repetitions += 1
         if row["killed_after_result"]:

@@ -19,6 +19,7 @@ from esmperf.mpi.stacks import SMPI, Stack, library_name
 from esmperf.paths import build_root
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import results_dir
+from esmperf.study import world
 from esmperf.study.configuration import Configuration, Study, StudyError
 from esmperf.workloads import Workload, not_built_reason
 
@@ -218,6 +219,9 @@ def _plan(
         planned.argv = _argv(config, planned, workloads)
     except NotRunnable as reason:
         planned.skip_reason = str(reason)
+        return planned
+    planned.skip_reason = world.refusal(planned, list(stacks.values()))
+    world.arm(planned, env)
     return planned
 
 
