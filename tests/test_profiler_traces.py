@@ -16,7 +16,8 @@ from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.callsites import callsites
 from esmperf.profile.read import read_profile
-from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.replay import write_ti
+from esmperf.profile.replay_run import replay
 from esmperf.profile.trace import CALL, ENTER, EXIT, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]

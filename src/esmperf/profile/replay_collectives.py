@@ -1,0 +1,137 @@
+"""Collectives of a trace as SimGrid time-independent actions (replay.py writes the rest).
+
+SimGrid 3.32's replay (smpi_replay.cpp) knows these collectives, on MPI_COMM_WORLD only, sizes
+in bytes (the trace's `init` names no datatype, so MPI_BYTE):
+`barrier`, `bcast BYTES ROOT`, `reduce BYTES 0 ROOT`, `allreduce BYTES 0`, `scan BYTES 0`,
+`exscan BYTES 0`, `alltoall SEND RECV` (per peer), `allgather SEND RECV` (RECV per peer),
+`gather SEND RECV ROOT`, `scatter SEND RECV ROOT`, `alltoallv SENDBUF S0..Sn-1 RECVBUF R0..Rn-1`,
+`allgatherv SEND R0..Rn-1`, `gatherv SEND R0..Rn-1 ROOT`, `scatterv S0..Sn-1 RECV ROOT`,
+`reducescatter R0..Rn-1 0`. The numbers a v-collective needs from other ranks come from their
+traces: the k-th call of a collective on one communicator is the same call on every rank, so
+rank i's bytes in its k-th call are its entry in everyone's counts; a root is the rank whose
+k-th call sends (bcast, scatter) or receives (reduce, gather) the root's bytes. Alltoallv's
+per-peer counts are the rank's own, recorded by the profiler as PEER_BYTES events after the call
+(traces written before they were are folded: `no per-peer counts in this trace`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from esmperf.profile.trace import PEER_BYTES, Event, RankTrace
+
+# MPI collective -> its TI action
+COLLECTIVES = {
+    "MPI_Barrier": "barrier",
+    "MPI_Bcast": "bcast",
+    "MPI_Reduce": "reduce",
+    "MPI_Allreduce": "allreduce",
+    "MPI_Scan": "scan",
+    "MPI_Exscan": "exscan",
+    "MPI_Alltoall": "alltoall",
+    "MPI_Alltoallv": "alltoallv",
+    "MPI_Allgather": "allgather",
+    "MPI_Allgatherv": "allgatherv",
+    "MPI_Gather": "gather",
+    "MPI_Gatherv": "gatherv",
+    "MPI_Scatter": "scatter",
+    "MPI_Scatterv": "scatterv",
+    "MPI_Reduce_scatter": "reducescatter",
+    "MPI_Reduce_scatter_block": "reducescatter",
+}
+ROOT_SENDS = {"MPI_Bcast", "MPI_Scatter", "MPI_Scatterv"}
+ROOT_RECEIVES = {"MPI_Reduce", "MPI_Gather", "MPI_Gatherv"}
+# (collective, occurrence) -> each rank's (sent, recv) bytes in it, in rank order
+Shapes = dict[tuple[str, int], list[tuple[int, int]]]
+
+
+def base_name(function: str) -> str:
+    """MPI_X of MPI_X_c (MPI-4 large counts)."""
+    return function[:-2] if function.endswith("_c") else function
+
+
+def world_collectives(trace: RankTrace) -> list[tuple[str, Event]]:
+    """The main thread's collective calls on communicators whose group is MPI_COMM_WORLD's."""
+    world = trace.world_comms()
+    return [
+        (base_name(e.name), e)
+        for e in trace.events
+        if e.kind == 0 and e.thread == 0 and e.comm in world and base_name(e.name) in COLLECTIVES
+    ]
+
+
+def shapes(traces: list[RankTrace]) -> Shapes:
+    """Every rank's bytes in each occurrence of each collective on MPI_COMM_WORLD's group."""
+    out: Shapes = {}
+    for trace in traces:
+        seen: Counter = Counter()
+        for name, e in world_collectives(trace):
+            k = seen[name]
+            seen[name] += 1
+            row = out.setdefault((name, k), [(0, 0)] * len(traces))
+            row[trace.rank] = (e.sent, e.recv)
+    return out
+
+
+def peer_bytes(trace: RankTrace) -> dict[tuple[int, int], dict[int, tuple[int, int]]]:
+    """(function id's name, the call's exit) -> {peer: (bytes sent to it, received from it)}:
+    the PEER_BYTES events the profiler writes for an alltoallv, keyed to their call."""
+    out: dict[tuple[int, int], dict[int, tuple[int, int]]] = {}
+    for e in trace.events:
+        if e.kind == PEER_BYTES and e.peer >= 0:
+            out.setdefault((e.thread, e.t1), {})[e.peer] = (e.sent, e.recv)
+    return out
+
+
+def root_of(name: str, row: list[tuple[int, int]]) -> int:
+    if name in ROOT_SENDS:
+        return next((rank for rank, (sent, _) in enumerate(row) if sent > 0), 0)
+    if name in ROOT_RECEIVES:
+        return next((rank for rank, (_, recv) in enumerate(row) if recv > 0), 0)
+    return 0
+
+
+def action(e: Event, name: str, k: int, ranks: int, table: Shapes, peers: dict) -> str | None:
+    """The TI action of the k-th call of collective `name` (e); None for an alltoallv whose
+    per-peer counts the trace lacks."""
+    verb = COLLECTIVES[name]
+    row = table.get((name, k), [(0, 0)] * ranks)
+    root = root_of(name, row)
+    sent = [s for s, _ in row]
+    recv = [r for _, r in row]
+    if name == "MPI_Barrier":
+        return verb
+    if name == "MPI_Bcast":
+        return f"{verb} {max(e.sent, e.recv)} {root}"
+    if name == "MPI_Reduce":
+        return f"{verb} {e.sent} 0 {root}"
+    if name in ("MPI_Allreduce", "MPI_Scan", "MPI_Exscan"):
+        return f"{verb} {e.sent} 0"
+    if name == "MPI_Alltoall":
+        return f"{verb} {e.sent // ranks} {e.recv // ranks}"
+    if name == "MPI_Allgather":
+        return f"{verb} {e.sent} {e.recv // ranks}"
+    if name == "MPI_Gather":
+        return f"{verb} {e.sent} {e.sent} {root}"
+    if name == "MPI_Scatter":
+        return f"{verb} {e.recv} {e.recv} {root}"
+    if name == "MPI_Allgatherv":
+        return f"{verb} {e.sent} {_join(sent)}"
+    if name == "MPI_Gatherv":
+        return f"{verb} {e.sent} {_join(sent)} {root}"
+    if name == "MPI_Scatterv":
+        return f"{verb} {_join(recv)} {e.recv} {root}"
+    if name in ("MPI_Reduce_scatter", "MPI_Reduce_scatter_block"):
+        return f"{verb} {_join(recv)} 0"
+    counts = peers.get((e.thread, e.t1))  # MPI_Alltoallv
+    if counts is None:
+        if e.sent or e.recv:
+            return None
+        counts = {}
+    to = [counts.get(p, (0, 0))[0] for p in range(ranks)]
+    frm = [counts.get(p, (0, 0))[1] for p in range(ranks)]
+    return f"{verb} {sum(to)} {_join(to)} {sum(frm)} {_join(frm)}"
+
+
+def _join(numbers: list[int]) -> str:
+    return " ".join(str(n) for n in numbers)
