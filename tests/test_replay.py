@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from esmperf.mpi.stacks import discover_stacks
-from esmperf.profile.replay import ReplayError, measured_time, write_ti
+from esmperf.profile.replay import ReplayError, TiTrace, measured_time, write_ti
 from esmperf.profile.replay_run import replay
 from esmperf.profile.trace import CALL, RECEIVED, Event, RankTrace, read_trace
 
@@ -112,6 +112,18 @@ def test_a_deadlocked_replay_fails_with_simgrids_message(tmp_path):
     ti = write_ti(traces, tmp_path / "ti")
     with pytest.raises(ReplayError, match=r"^the replay deadlocked .*ranks still waiting: 0, 1\)"):
         replay(ti, "gige")
+
+
+@needs_simgrid
+def test_a_simgrid_error_fails_the_replay_with_its_message(tmp_path):
+    (tmp_path / "rank-0.txt").write_text("0 init\n0 bogus 5\n0 finalize\n")
+    (tmp_path / "traces.txt").write_text(f"{tmp_path / 'rank-0.txt'}\n")
+    with pytest.raises(ReplayError) as error:
+        replay(TiTrace(tmp_path / "traces.txt", 1, 1e9), "gige")
+    assert str(error.value) == (
+        "smpirun -replay failed (exit 134), no simulated time: [root/CRITICAL] Replay Error: "
+        "action bogus is unknown, please register it properly in the replay engine"
+    )
 
 
 def test_alltoallv_without_per_peer_counts_is_folded_and_said(tmp_path):

@@ -127,5 +127,5 @@ def _first_error(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for line in lines:
         if re.search(r"/(CRITICAL|ERROR)\]|Assertion|terminate called|xbt_die", line):
-            return re.sub(r"^\[[0-9.]+\] (\S+:\d+: )?", "", line)
+            return re.sub(r"^\[[^\]]*\] (\S+:\d+: )?", "", line)
     return lines[-1] if lines else "(no output)"
