@@ -3,10 +3,11 @@
  * MPI_ANY_SOURCE receive for each of ranks 1 and 2 (one on 2 ranks), all completed by one
  * MPI_Waitall, matched by those ranks' sends (16 x rank doubles, tag 5);
  * an MPI_Alltoallv (rank i sends 8 (i + 1)(j + 1) doubles to rank j); a 10 ms burst; an
- * MPI_Allgatherv (rank i gives 16 (i + 1) doubles). Then once: MPI_Gatherv to rank 2 (i + 2
+ * MPI_Allgatherv (rank i gives 16 (i + 1) doubles). Then once: MPI_Gatherv to the last rank (i + 2
  * doubles), MPI_Scatterv from rank 1 (3 (j + 1) doubles), MPI_Reduce_scatter (j + 1 doubles),
- * MPI_Scan (5 doubles), MPI_Exscan (6), an MPI_Allreduce on half of the ranks (a communicator
- * SimGrid's replay cannot name) and an MPI_Barrier. Each rank then prints the time it waited
+ * MPI_Scan (5 doubles), MPI_Exscan (6), on half of the ranks (even, odd: a communicator
+ * SimGrid's replay cannot name) an MPI_Allreduce and an MPI_Alltoallv (rank i sends 4 (i + 1)
+ * doubles to each), and an MPI_Barrier. Each rank then prints the time it waited
  * for a CPU inside its MPI calls (Linux's run delay, /proc/self/schedstat, read around each):
  * time the real run spent there that a replay, a core per rank, does not. */
 #include <mpi.h>
@@ -120,6 +121,14 @@ int main(int argc, char **argv)
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     WAITED(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, half));
+    int hsend[MAX_RANKS] = {0}, hrecv[MAX_RANKS] = {0}, hsdispls[MAX_RANKS], hrdispls[MAX_RANKS];
+    for (int j = 0; 2 * j + rank % 2 < size; j++) { /* member j of half: world rank 2j + rank%2 */
+        hsend[j] = 4 * (rank + 1);
+        hrecv[j] = 4 * (2 * j + rank % 2 + 1);
+    }
+    set_displs(hsend, hsdispls);
+    set_displs(hrecv, hrdispls);
+    WAITED(MPI_Alltoallv(out, hsend, hsdispls, MPI_DOUBLE, in, hrecv, hrdispls, MPI_DOUBLE, half));
     MPI_Comm_free(&half);
     WAITED(MPI_Barrier(MPI_COMM_WORLD));
     printf("rank %d mpi_run_delay_ns %llu\n", rank, mpi_run_delay);

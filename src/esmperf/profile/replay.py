@@ -309,6 +309,9 @@ class _RankState:
         if name not in coll.COLLECTIVES:
             return name
         if e.comm not in self.world:
+            counts = self.peers.get((e.thread, e.t1))
+            if name == "MPI_Alltoallv" and (counts is not None or not (e.sent or e.recv)):
+                return coll.pairwise(self.me, counts or {})
             return f"{name} (other communicator)"
         k = self.seen[name]
         self.seen[name] += 1

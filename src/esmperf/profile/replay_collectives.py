@@ -11,7 +11,8 @@ traces: the k-th call of a collective on one communicator is the same call on ev
 rank i's bytes in its k-th call are its entry in everyone's counts; a root is the rank whose
 k-th call sends (bcast, scatter) or receives (reduce, gather) the root's bytes. Alltoallv's
 per-peer counts are the rank's own, recorded by the profiler as PEER_BYTES events after the call
-(traces written before they were are folded: `no per-peer counts in this trace`).
+(traces written before they were are folded: `no per-peer counts in the trace`); they also
+replay an alltoallv on any other communicator, as its point-to-point messages (pairwise).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ COLLECTIVES = {
     "MPI_Reduce_scatter": "reducescatter",
     "MPI_Reduce_scatter_block": "reducescatter",
 }
+SUBCOMM_TAG = 1_000_000_007  # the messages of an alltoallv replayed point to point (pairwise)
 ROOT_SENDS = {"MPI_Bcast", "MPI_Scatter", "MPI_Scatterv"}
 ROOT_RECEIVES = {"MPI_Reduce", "MPI_Gather", "MPI_Gatherv"}
 # (collective, occurrence) -> each rank's (sent, recv) bytes in it, in rank order
@@ -74,8 +76,8 @@ def shapes(traces: list[RankTrace]) -> Shapes:
 
 
 def peer_bytes(trace: RankTrace) -> dict[tuple[int, int], dict[int, tuple[int, int]]]:
-    """(function id's name, the call's exit) -> {peer: (bytes sent to it, received from it)}:
-    the PEER_BYTES events the profiler writes for an alltoallv, keyed to their call."""
+    """(thread, the call's exit) -> {peer: (bytes sent to it, received from it)}: the
+    PEER_BYTES events the profiler writes for an alltoallv, keyed to their call."""
     out: dict[tuple[int, int], dict[int, tuple[int, int]]] = {}
     for e in trace.events:
         if e.kind == PEER_BYTES and e.peer >= 0:
@@ -131,6 +133,21 @@ def action(e: Event, name: str, k: int, ranks: int, table: Shapes, peers: dict) 
     to = [counts.get(p, (0, 0))[0] for p in range(ranks)]
     frm = [counts.get(p, (0, 0))[1] for p in range(ranks)]
     return f"{verb} {sum(to)} {_join(to)} {sum(frm)} {_join(frm)}"
+
+
+def pairwise(me: int, counts: dict[int, tuple[int, int]]) -> list[str]:
+    """An alltoallv on a communicator SimGrid's replay cannot name, as the point-to-point
+    messages it moves (`counts`: peer -> bytes to it, from it; world ranks): an isend to and an
+    irecv from every peer with bytes, then a wait for each (SUBCOMM_TAG, which keeps them apart
+    from the program's own messages). The copy to itself moves nothing."""
+    to = [(p, sent) for p, (sent, _) in sorted(counts.items()) if p != me and sent]
+    frm = [(p, recv) for p, (_, recv) in sorted(counts.items()) if p != me and recv]
+    return (
+        [f"isend {p} {SUBCOMM_TAG} {n}" for p, n in to]
+        + [f"irecv {p} {SUBCOMM_TAG} {n}" for p, n in frm]
+        + [f"wait {me} {p} {SUBCOMM_TAG}" for p, _ in to]
+        + [f"wait {p} {me} {SUBCOMM_TAG}" for p, _ in frm]
+    )
 
 
 def _join(numbers: list[int]) -> str:

@@ -62,7 +62,7 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="ranks per simulated node for --replay (default 1; --replay own: every rank)",
+        help="ranks per simulated node for --replay (default 1)",
     )
     trace.set_defaults(handler=_trace)
 
