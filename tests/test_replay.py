@@ -17,8 +17,8 @@ import pytest
 
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.replay import ReplayError, TiTrace, measured_time, write_ti
-from esmperf.profile.replay_collectives import SUBCOMM_TAG
 from esmperf.profile.replay_run import replay
+from esmperf.profile.replay_subcomm import SUBCOMM_TAG
 from esmperf.profile.trace import CALL, RECEIVED, Event, RankTrace, read_trace
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
@@ -127,6 +127,45 @@ def test_a_simgrid_error_fails_the_replay_with_its_message(tmp_path):
     )
 
 
+@needs_simgrid
+def test_collectives_on_a_sub_communicator_replay_as_their_messages(tmp_path):
+    """Ranks 1-3 of 4 in one communicator (id 1): every collective SimGrid's replay has, as
+    the messages of a linear algorithm among the three; rank 0 takes no part."""
+    members = (1, 2, 3)
+    calls = [  # name, per member: (sent, recv)
+        ("MPI_Barrier", [(0, 0)] * 3),
+        ("MPI_Bcast", [(0, 100), (100, 0), (0, 100)]),  # root: member 1, world rank 2
+        ("MPI_Reduce", [(8, 8), (8, 0), (8, 0)]),  # root: member 0
+        ("MPI_Gatherv", [(1, 0), (2, 0), (3, 6)]),  # root: member 2
+        ("MPI_Scatterv", [(9, 2), (0, 3), (0, 4)]),  # root: member 0
+        ("MPI_Allgatherv", [(5, 18), (6, 18), (7, 18)]),
+        ("MPI_Alltoall", [(30, 30)] * 3),
+        ("MPI_Reduce_scatter", [(24, 8)] * 3),
+        ("MPI_Scan", [(16, 16)] * 3),
+        ("MPI_Exscan", [(16, 16)] * 3),
+    ]
+    comms = [{"id": 0, "size": 4, "world": True}, {"id": 1, "size": 3, "world": False,
+                                                   "members": list(members)}]  # fmt: skip
+    traces = [rank_trace(0, 4, 0.001, [])]
+    for m, rank in enumerate(members):
+        events = [call(name, 10 * k, 10 * k + 5, sent=row[m][0], recv=row[m][1], comm=1)
+                  for k, (name, row) in enumerate(calls)]  # fmt: skip
+        traces.append(rank_trace(rank, 4, 0.001, events))
+    for trace in traces:
+        trace.header["comms"] = comms
+    ti = write_ti(traces, tmp_path / "ti")
+    assert ti.point_to_point == {name: 3 for name, _ in calls}
+    assert not ti.not_replayed
+    # messages: barrier 2 + 2, bcast 2, reduce 2, gatherv 2, scatterv 2, allgatherv 6,
+    # alltoall 6, reduce_scatter 2 + 2, scan 2, exscan 2
+    assert ti.messages == 32
+    tag = SUBCOMM_TAG
+    two = actions(tmp_path / "ti", 2)
+    assert two[two.index(f"2 isend 1 {tag} 100") + 1] == f"2 isend 3 {tag} 100"  # bcast
+    assert f"2 recv 1 {tag} 16" in two and f"2 send 3 {tag} 16" in two  # scan's chain
+    assert replay(ti, "gige", count_messages=True).messages == 32
+
+
 def test_alltoallv_without_per_peer_counts_is_folded_and_said(tmp_path):
     """A trace written before the profiler recorded an alltoallv's per-peer counts."""
     traces = [rank_trace(r, 2, 0.001, [call("MPI_Alltoallv", 0, 1000, sent=80, recv=80)])
@@ -200,9 +239,26 @@ def test_real_mix_replays_every_source_and_v_collective(stack, tmp_path):
         assert lines[at + 1 : at + 4] == [f"{i} irecv {p} {tag} {32 * (p + 1)}",
                                           f"{i} wait {i} {p} {tag}", f"{i} wait {p} {i} {tag}"]  # fmt: skip
     assert re.search(r"replay on its own platform \(1 node, 4 ranks\): simulated \S+ s", out)
-    caveat = next(line for line in out.splitlines() if line.startswith("caveat:"))
-    assert "MPI_Allreduce (other communicator) 4" in caveat
-    assert "gather" not in caveat and "Alltoallv" not in caveat and "scan" not in caveat
+    for i in range(4):  # the allreduce on half of the ranks: to its first member and back
+        first, other, tag = i % 2, i % 2 + 2, SUBCOMM_TAG
+        fan = (
+            [f"irecv {other} {tag} 8", f"wait {other} {first} {tag}"]
+            + [f"isend {other} {tag} 8", f"wait {first} {other} {tag}"]
+            if i == first
+            else [f"isend {first} {tag} 8", f"wait {other} {first} {tag}"]
+            + [f"irecv {first} {tag} 8", f"wait {first} {other} {tag}"]
+        )
+        lines = [line.split(" ", 1)[1] for line in actions(ti, i) if "compute" not in line]
+        assert fan == lines[lines.index(fan[0]) : lines.index(fan[0]) + 4]
+    assert (
+        "note: 8 collectives on communicators other than MPI_COMM_WORLD's group replayed as the "
+        "point-to-point messages of a linear algorithm (SimGrid's replay has collectives on "
+        "MPI_COMM_WORLD only): MPI_Allreduce 4, MPI_Alltoallv 4"
+    ) in out.splitlines()
+    assert (
+        "caveat: 8 calls not replayed, their measured time counted as computation "
+        "(docs/profiler.md, Replaying a run): MPI_Comm_split 4, MPI_Comm_free 4"
+    ) in out.splitlines()
 
 
 @needs_simgrid

@@ -440,8 +440,15 @@ static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
     for (int i = 0; i < esm_comm_count(); i++) {
         const esm_comm *c = esm_comm_get(i);
         int world = !c->inter && !c->world && c->size == esm_world_size;
-        outf(o, "%s{\"id\":%d,\"size\":%d,\"world\":%s}", i ? "," : "", c->id, c->size,
+        outf(o, "%s{\"id\":%d,\"size\":%d,\"world\":%s", i ? "," : "", c->id, c->size,
              world ? "true" : "false");
+        if (!c->inter && c->world) { /* its ranks' world ranks: the replay's sub-communicators */
+            out(o, ",\"members\":[", 12);
+            for (int r = 0; r < c->nworld; r++)
+                outf(o, "%s%d", r ? "," : "", c->world[r]);
+            out(o, "]", 1);
+        }
+        out(o, "}", 1);
     }
     out(o, "]}\n", 3);
 }

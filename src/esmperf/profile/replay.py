@@ -13,8 +13,10 @@ ESMPROF_TRACE=cpu, the thread's CPU time in it (`compute="cpu"`: what a preempte
 oversubscribed burst really computed; time blocked in I/O or page faults is then not counted).
 What SimGrid's replay cannot express is folded into computation with its measured time,
 and counted (`not_replayed`, which `esmperf trace` prints as the replay's caveat): collectives
-on communicators other than MPI_COMM_WORLD's group, non-blocking, persistent and neighbourhood
-collectives, matched probes, RMA, MPI-IO, and every call of threads other than the main one
+on intercommunicators or on communicators whose members the trace does not list (collectives on
+other communicators are replay_subcomm.py's point-to-point messages), non-blocking, persistent
+and neighbourhood collectives, matched probes, RMA, MPI-IO, and every call of threads other
+than the main one
 (one simulated actor per rank replays one sequence: several threads' calls in time order can
 deadlock).
 docs/profiler.md ("Replaying a run") lists the other approximations.
@@ -30,6 +32,7 @@ from pathlib import Path
 from esmperf.errors import EsmperfError
 from esmperf.mpi import platforms
 from esmperf.profile import replay_collectives as coll
+from esmperf.profile import replay_subcomm as subcomm
 from esmperf.profile.replay_collectives import base_name
 from esmperf.profile.trace import CALL, RECEIVED, START, Event, RankTrace
 
@@ -60,6 +63,8 @@ class TiTrace:
     messages: int = 0  # send and isend actions
     actions: Counter = field(default_factory=Counter)
     not_replayed: Counter = field(default_factory=Counter)  # MPI function (why) -> calls folded
+    point_to_point: Counter = field(default_factory=Counter)  # collective -> calls replayed as
+    # point-to-point messages (on other communicators: replay_subcomm.py)
     hosts: int = 1  # hosts the traced ranks ran on
     ranks_per_host: int = 1  # the most ranks one of them ran
 
@@ -75,6 +80,18 @@ class TiTrace:
             f"{calls} calls not replayed, their measured time counted as computation "
             f"(docs/profiler.md, Replaying a run): {listed}"
             + (f" and {more} more" if more > 0 else "")
+        )
+
+    def point_to_point_note(self) -> str:
+        """How many collectives on other communicators were replayed as point-to-point
+        messages (replay_subcomm.py); empty when none were."""
+        if not self.point_to_point:
+            return ""
+        listed = ", ".join(f"{name} {n}" for name, n in self.point_to_point.most_common())
+        return (
+            f"{sum(self.point_to_point.values())} collectives on communicators other than "
+            "MPI_COMM_WORLD's group replayed as the point-to-point messages of a linear "
+            f"algorithm (SimGrid's replay has collectives on MPI_COMM_WORLD only): {listed}"
         )
 
 
@@ -110,7 +127,7 @@ def write_ti(
     paths = []
     starts = start_offsets(traces)
     for trace in traces:
-        lines = _rank_actions(trace, ranks, sizes, shapes, ti, starts[trace.rank])
+        lines = _rank_actions(trace, sizes, shapes, ti, starts[trace.rank])
         path = folder.resolve() / f"rank-{trace.rank}.txt"
         path.write_text("\n".join(lines) + "\n")
         paths.append(str(path))
@@ -194,7 +211,7 @@ def _statuses(trace: RankTrace) -> dict[int, tuple[int, int]]:
 
 
 def _rank_actions(
-    trace: RankTrace, ranks: int, sizes: dict, shapes: coll.Shapes, ti: TiTrace, start: float
+    trace: RankTrace, sizes: dict, shapes: coll.Shapes, ti: TiTrace, start: float
 ) -> list[str]:
     me = trace.rank
     out = [f"{me} init"]
@@ -206,9 +223,7 @@ def _rank_actions(
     for e in trace.events:
         if e.kind == CALL and e.thread != 0:
             ti.not_replayed[f"{base_name(e.name)} (threads)"] += 1
-    state = _RankState(
-        me, ranks, trace.world_comms(), _persistent(trace), _statuses(trace), shapes, trace, sizes
-    )
+    state = _RankState(trace, ti, shapes, sizes)
     for e in calls:
         name = base_name(e.name)
         cpu += e.cpu_gap
@@ -237,11 +252,11 @@ def _rank_actions(
 class _RankState:
     """One rank's conversion: its requests in flight and how many of each collective it made."""
 
-    def __init__(self, me, ranks, world, made, statuses, shapes, trace, sizes):
-        self.me, self.ranks, self.world = me, ranks, world
-        self.made, self.statuses, self.shapes = made, statuses, shapes
-        self.peers = coll.peer_bytes(trace)
-        self.sizes = sizes
+    def __init__(self, trace: RankTrace, ti: TiTrace, shapes: coll.Shapes, sizes: dict):
+        self.me, self.ranks, self.ti = trace.rank, ti.ranks, ti
+        self.world, self.members = trace.world_comms(), trace.comm_members()
+        self.made, self.statuses = _persistent(trace), _statuses(trace)
+        self.shapes, self.sizes, self.peers = shapes, sizes, coll.peer_bytes(trace)
         self.outstanding: dict[int, tuple[int, int, int]] = {}  # request -> (src, dst, tag)
         self.seen: Counter = Counter()
 
@@ -308,12 +323,23 @@ class _RankState:
             return ["waitall"]
         if name not in coll.COLLECTIVES:
             return name
-        if e.comm not in self.world:
-            counts = self.peers.get((e.thread, e.t1))
-            if name == "MPI_Alltoallv" and (counts is not None or not (e.sent or e.recv)):
-                return coll.pairwise(self.me, counts or {})
+        return self.collective(e, name)
+
+    def collective(self, e: Event, name: str) -> list[str] | str:
+        """On MPI_COMM_WORLD's group SimGrid's own action; on another communicator whose
+        members the trace names, its point-to-point messages (replay_subcomm.py)."""
+        group = None if e.comm in self.world else self.members.get(e.comm)
+        counts = self.peers.get((e.thread, e.t1))
+        if name == "MPI_Alltoallv" and counts is None and (e.sent or e.recv):
+            return f"{name} (no per-peer counts in the trace)"
+        if group is None and e.comm not in self.world:
             return f"{name} (other communicator)"
-        k = self.seen[name]
-        self.seen[name] += 1
-        action = coll.action(e, name, k, self.ranks, self.shapes, self.peers)
-        return [action] if action else f"{name} (no per-peer counts in the trace)"
+        k = self.seen[(name, group)]
+        self.seen[(name, group)] += 1
+        if group is None:
+            return [coll.action(e, name, k, self.ranks, self.shapes, self.peers)]
+        self.ti.point_to_point[name] += 1
+        if name == "MPI_Alltoallv":
+            return subcomm.pairwise(self.me, counts or {})
+        row = self.shapes[(name, group, k)]
+        return subcomm.actions(e, name, self.me, group, row, coll.root_of(name, row))

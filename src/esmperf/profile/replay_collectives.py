@@ -11,8 +11,9 @@ traces: the k-th call of a collective on one communicator is the same call on ev
 rank i's bytes in its k-th call are its entry in everyone's counts; a root is the rank whose
 k-th call sends (bcast, scatter) or receives (reduce, gather) the root's bytes. Alltoallv's
 per-peer counts are the rank's own, recorded by the profiler as PEER_BYTES events after the call
-(traces written before they were are folded: `no per-peer counts in the trace`); they also
-replay an alltoallv on any other communicator, as its point-to-point messages (pairwise).
+(traces written before they were are folded: `no per-peer counts in the trace`). Collectives
+on other communicators are replay_subcomm.py's; their occurrences are counted per group (the
+communicator's members), the world's as group None.
 """
 
 from __future__ import annotations
@@ -40,11 +41,10 @@ COLLECTIVES = {
     "MPI_Reduce_scatter": "reducescatter",
     "MPI_Reduce_scatter_block": "reducescatter",
 }
-SUBCOMM_TAG = 1_000_000_007  # the messages of an alltoallv replayed point to point (pairwise)
 ROOT_SENDS = {"MPI_Bcast", "MPI_Scatter", "MPI_Scatterv"}
 ROOT_RECEIVES = {"MPI_Reduce", "MPI_Gather", "MPI_Gatherv"}
-# (collective, occurrence) -> each rank's (sent, recv) bytes in it, in rank order
-Shapes = dict[tuple[str, int], list[tuple[int, int]]]
+# (collective, group, occurrence) -> each member's (sent, recv) bytes in it, in rank order
+Shapes = dict[tuple, list[tuple[int, int]]]
 
 
 def base_name(function: str) -> str:
@@ -52,26 +52,38 @@ def base_name(function: str) -> str:
     return function[:-2] if function.endswith("_c") else function
 
 
-def world_collectives(trace: RankTrace) -> list[tuple[str, Event]]:
-    """The main thread's collective calls on communicators whose group is MPI_COMM_WORLD's."""
+Group = tuple[int, ...] | None  # a communicator's members (world ranks); None: the world's
+
+
+def collectives(trace: RankTrace) -> list[tuple[str, Group, Event]]:
+    """The main thread's collective calls on communicators whose members the trace knows: the
+    world's group (None), or another's (its members)."""
     world = trace.world_comms()
-    return [
-        (base_name(e.name), e)
-        for e in trace.events
-        if e.kind == 0 and e.thread == 0 and e.comm in world and base_name(e.name) in COLLECTIVES
-    ]
+    members = trace.comm_members()
+    out = []
+    for e in trace.events:
+        name = base_name(e.name)
+        if e.kind != 0 or e.thread != 0 or name not in COLLECTIVES:
+            continue
+        if e.comm in world:
+            out.append((name, None, e))
+        elif e.comm in members:
+            out.append((name, members[e.comm], e))
+    return out
 
 
 def shapes(traces: list[RankTrace]) -> Shapes:
-    """Every rank's bytes in each occurrence of each collective on MPI_COMM_WORLD's group."""
+    """Every member's (sent, recv) bytes in each occurrence of each collective on each group:
+    (collective, group, occurrence) -> a row in the group's rank order (world ranks for None)."""
     out: Shapes = {}
     for trace in traces:
         seen: Counter = Counter()
-        for name, e in world_collectives(trace):
-            k = seen[name]
-            seen[name] += 1
-            row = out.setdefault((name, k), [(0, 0)] * len(traces))
-            row[trace.rank] = (e.sent, e.recv)
+        for name, group, e in collectives(trace):
+            k = seen[(name, group)]
+            seen[(name, group)] += 1
+            size = len(traces) if group is None else len(group)
+            row = out.setdefault((name, group, k), [(0, 0)] * size)
+            row[trace.rank if group is None else group.index(trace.rank)] = (e.sent, e.recv)
     return out
 
 
@@ -93,11 +105,10 @@ def root_of(name: str, row: list[tuple[int, int]]) -> int:
     return 0
 
 
-def action(e: Event, name: str, k: int, ranks: int, table: Shapes, peers: dict) -> str | None:
-    """The TI action of the k-th call of collective `name` (e); None for an alltoallv whose
-    per-peer counts the trace lacks."""
+def action(e: Event, name: str, k: int, ranks: int, table: Shapes, peers: dict) -> str:
+    """The TI action of the k-th call of collective `name` (e) on MPI_COMM_WORLD's group."""
     verb = COLLECTIVES[name]
-    row = table.get((name, k), [(0, 0)] * ranks)
+    row = table.get((name, None, k), [(0, 0)] * ranks)
     root = root_of(name, row)
     sent = [s for s, _ in row]
     recv = [r for _, r in row]
@@ -125,29 +136,10 @@ def action(e: Event, name: str, k: int, ranks: int, table: Shapes, peers: dict) 
         return f"{verb} {_join(recv)} {e.recv} {root}"
     if name in ("MPI_Reduce_scatter", "MPI_Reduce_scatter_block"):
         return f"{verb} {_join(recv)} 0"
-    counts = peers.get((e.thread, e.t1))  # MPI_Alltoallv
-    if counts is None:
-        if e.sent or e.recv:
-            return None
-        counts = {}
+    counts = peers.get((e.thread, e.t1), {})  # MPI_Alltoallv
     to = [counts.get(p, (0, 0))[0] for p in range(ranks)]
     frm = [counts.get(p, (0, 0))[1] for p in range(ranks)]
     return f"{verb} {sum(to)} {_join(to)} {sum(frm)} {_join(frm)}"
-
-
-def pairwise(me: int, counts: dict[int, tuple[int, int]]) -> list[str]:
-    """An alltoallv on a communicator SimGrid's replay cannot name, as the point-to-point
-    messages it moves (`counts`: peer -> bytes to it, from it; world ranks): an isend to and an
-    irecv from every peer with bytes, then a wait for each (SUBCOMM_TAG, which keeps them apart
-    from the program's own messages). The copy to itself moves nothing."""
-    to = [(p, sent) for p, (sent, _) in sorted(counts.items()) if p != me and sent]
-    frm = [(p, recv) for p, (_, recv) in sorted(counts.items()) if p != me and recv]
-    return (
-        [f"isend {p} {SUBCOMM_TAG} {n}" for p, n in to]
-        + [f"irecv {p} {SUBCOMM_TAG} {n}" for p, n in frm]
-        + [f"wait {me} {p} {SUBCOMM_TAG}" for p, _ in to]
-        + [f"wait {p} {me} {SUBCOMM_TAG}" for p, _ in frm]
-    )
 
 
 def _join(numbers: list[int]) -> str:

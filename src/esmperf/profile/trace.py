@@ -55,6 +55,11 @@ class RankTrace:
         """Ids of this rank's communicators whose group is MPI_COMM_WORLD's."""
         return {c["id"] for c in self.header["comms"] if c["world"]}
 
+    def comm_members(self) -> dict[int, tuple[int, ...]]:
+        """Id -> world ranks of the members, of this rank's other intracommunicators (traces
+        written since the header lists them)."""
+        return {c["id"]: tuple(c["members"]) for c in self.header["comms"] if "members" in c}
+
 
 def trace_dir(profile: Path) -> Path:
     return Path(f"{profile}.trace")

@@ -100,6 +100,8 @@ def _trace(args: argparse.Namespace) -> int:
             f"[bold]replay on {escape(where)}:[/] simulated {result.simulated_time:.6g} s "
             f"(measured run: {wall:.6g} s from the first MPI_Init to the last MPI_Finalize)"
         )
+    if ti.point_to_point:
+        console.print(f"[bold]note:[/] {escape(ti.point_to_point_note())}")
     if ti.not_replayed:
         console.print(f"[bold yellow]caveat:[/] {escape(ti.caveat())}")
     return 0
