@@ -332,6 +332,9 @@ class _RankState:
         counts = self.peers.get((e.thread, e.t1))
         if name == "MPI_Alltoallv" and counts is None and (e.sent or e.recv):
             return f"{name} (no per-peer counts in the trace)"
+        if name == "MPI_Alltoallv" and e.comm not in self.world:  # its peers: in the counts
+            self.ti.point_to_point[name] += 1
+            return subcomm.pairwise(self.me, counts or {})
         if group is None and e.comm not in self.world:
             return f"{name} (other communicator)"
         k = self.seen[(name, group)]
@@ -339,7 +342,5 @@ class _RankState:
         if group is None:
             return [coll.action(e, name, k, self.ranks, self.shapes, self.peers)]
         self.ti.point_to_point[name] += 1
-        if name == "MPI_Alltoallv":
-            return subcomm.pairwise(self.me, counts or {})
         row = self.shapes[(name, group, k)]
         return subcomm.actions(e, name, self.me, group, row, coll.root_of(name, row))
