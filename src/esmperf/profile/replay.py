@@ -255,6 +255,7 @@ class _RankState:
     def __init__(self, trace: RankTrace, ti: TiTrace, shapes: coll.Shapes, sizes: dict):
         self.me, self.ranks, self.ti = trace.rank, ti.ranks, ti
         self.world, self.members = trace.world_comms(), trace.comm_members()
+        self.groups = {c: coll.group_of(m) for c, m in self.members.items()}
         self.made, self.statuses = _persistent(trace), _statuses(trace)
         self.shapes, self.sizes, self.peers = shapes, sizes, coll.peer_bytes(trace)
         self.outstanding: dict[int, tuple[int, int, int]] = {}  # request -> (src, dst, tag)
@@ -328,7 +329,8 @@ class _RankState:
     def collective(self, e: Event, name: str) -> list[str] | str:
         """On MPI_COMM_WORLD's group SimGrid's own action; on another communicator whose
         members the trace names, its point-to-point messages (replay_subcomm.py)."""
-        group = None if e.comm in self.world else self.members.get(e.comm)
+        members = self.members.get(e.comm)
+        group = None if e.comm in self.world or members is None else self.groups[e.comm]
         counts = self.peers.get((e.thread, e.t1))
         if name == "MPI_Alltoallv" and counts is None and (e.sent or e.recv):
             return f"{name} (no per-peer counts in the trace)"
@@ -343,4 +345,4 @@ class _RankState:
             return [coll.action(e, name, k, self.ranks, self.shapes, self.peers)]
         self.ti.point_to_point[name] += 1
         row = self.shapes[(name, group, k)]
-        return subcomm.actions(e, name, self.me, group, row, coll.root_of(name, row))
+        return subcomm.actions(e, name, self.me, members, row, coll.root_of(name, row))

@@ -52,23 +52,32 @@ def base_name(function: str) -> str:
     return function[:-2] if function.endswith("_c") else function
 
 
-Group = tuple[int, ...] | None  # a communicator's members (world ranks); None: the world's
+Group = str | None  # a communicator's members as "1,2,3" (world ranks; a string keeps its hash,
+# a tuple is hashed again at every lookup); None: MPI_COMM_WORLD's group
 
 
-def collectives(trace: RankTrace) -> list[tuple[str, Group, Event]]:
-    """The main thread's collective calls on communicators whose members the trace knows: the
-    world's group (None), or another's (its members)."""
+def group_of(members: tuple[int, ...]) -> str:
+    return ",".join(map(str, members))
+
+
+def collectives(trace: RankTrace) -> list[tuple[str, Group, int, Event]]:
+    """The main thread's collective calls on communicators whose members the trace knows:
+    (name, group, this rank's index in it, event); the world's group is None."""
     world = trace.world_comms()
-    members = trace.comm_members()
+    groups = {
+        c: (group_of(m), m.index(trace.rank))
+        for c, m in trace.comm_members().items()
+        if trace.rank in m
+    }
     out = []
     for e in trace.events:
         name = base_name(e.name)
         if e.kind != 0 or e.thread != 0 or name not in COLLECTIVES:
             continue
         if e.comm in world:
-            out.append((name, None, e))
-        elif e.comm in members:
-            out.append((name, members[e.comm], e))
+            out.append((name, None, trace.rank, e))
+        elif e.comm in groups:
+            out.append((name, *groups[e.comm], e))
     return out
 
 
@@ -78,12 +87,11 @@ def shapes(traces: list[RankTrace]) -> Shapes:
     out: Shapes = {}
     for trace in traces:
         seen: Counter = Counter()
-        for name, group, e in collectives(trace):
+        for name, group, index, e in collectives(trace):
             k = seen[(name, group)]
             seen[(name, group)] += 1
-            size = len(traces) if group is None else len(group)
-            row = out.setdefault((name, group, k), [(0, 0)] * size)
-            row[trace.rank if group is None else group.index(trace.rank)] = (e.sent, e.recv)
+            size = len(traces) if group is None else group.count(",") + 1
+            out.setdefault((name, group, k), [(0, 0)] * size)[index] = (e.sent, e.recv)
     return out
 
 
