@@ -19,7 +19,7 @@ from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.replay import ReplayError, TiTrace, measured_time, write_ti
 from esmperf.profile.replay_run import replay
 from esmperf.profile.replay_subcomm import SUBCOMM_TAG
-from esmperf.profile.trace import CALL, RECEIVED, Event, RankTrace, read_trace
+from esmperf.profile.trace import CALL, PEER_BYTES, RECEIVED, Event, RankTrace, read_trace
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 STACKS = [s for s in discover_stacks().stacks if not s.simulated and s.id in ("openmpi", "mpich")]
@@ -100,6 +100,48 @@ def test_any_source_receives_of_one_waitall_take_their_own_sources(tmp_path):
     assert result.messages == 2
     expected = 0.002 + GIGE_LATENCY + (128 + OVERHEAD) / GIGE_BANDWIDTH
     assert result.simulated_time == pytest.approx(expected, rel=1e-6)
+
+
+def peer(rank: int, to: int, sent: int, recv: int) -> Event:
+    """An alltoallv's bytes to and from one peer, written after the call that ends at 10 ns."""
+    return Event(PEER_BYTES, "MPI_Alltoallv", 0, 10, 10, sent, recv, 0, to, -1, 0, 0, 0.0)
+
+
+V_COLLECTIVES = {  # 2 ranks: each one's events; rank 1's part (3,000 or 6,000 bytes) the biggest
+    "allgatherv": [[call("MPI_Allgatherv", 0, 10, sent=1000, recv=4000)],
+                   [call("MPI_Allgatherv", 0, 10, sent=3000, recv=4000)]],
+    "gatherv": [[call("MPI_Gatherv", 0, 10, sent=1000, recv=4000)],
+                [call("MPI_Gatherv", 0, 10, sent=3000)]],
+    "scatterv": [[call("MPI_Scatterv", 0, 10, sent=4000, recv=1000)],
+                 [call("MPI_Scatterv", 0, 10, recv=3000)]],
+    "reducescatter": [[call("MPI_Reduce_scatter", 0, 10, sent=4000, recv=1000)],
+                      [call("MPI_Reduce_scatter", 0, 10, sent=4000, recv=3000)]],
+    "alltoallv": [[call("MPI_Alltoallv", 0, 10, sent=2100, recv=6100), peer(0, 0, 100, 100),
+                   peer(0, 1, 2000, 6000)],
+                  [call("MPI_Alltoallv", 0, 10, sent=6200, recv=2200), peer(1, 0, 6000, 2000),
+                   peer(1, 1, 200, 200)]],
+}  # fmt: skip
+V_ACTIONS = {
+    "allgatherv": "0 allgatherv 1000 1000 3000",
+    "gatherv": "0 gatherv 1000 1000 3000 0",
+    "scatterv": "0 scatterv 1000 3000 1000 0",
+    "reducescatter": "0 reducescatter 1000 3000 0",
+    "alltoallv": "0 alltoallv 2100 100 2000 6100 100 6000",
+}
+
+
+@needs_simgrid
+@pytest.mark.parametrize("verb", V_COLLECTIVES)
+def test_v_collectives_replay_with_every_ranks_counts(tmp_path, verb):
+    """On gige, a rank per node, the two ranks' messages cross at once (full-duplex links): the
+    collective takes the latency and the biggest message's time, exactly."""
+    traces = [rank_trace(r, 2, 0.0, events) for r, events in enumerate(V_COLLECTIVES[verb])]
+    ti = write_ti(traces, tmp_path / "ti")
+    assert actions(tmp_path / "ti", 0) == ["0 init", V_ACTIONS[verb], "0 finalize"]
+    assert not ti.not_replayed
+    biggest = 6000 if verb == "alltoallv" else 3000
+    expected = GIGE_LATENCY + (biggest + OVERHEAD) / GIGE_BANDWIDTH
+    assert replay(ti, "gige").simulated_time == pytest.approx(expected, rel=1e-6)
 
 
 @needs_simgrid
