@@ -144,6 +144,32 @@ def test_v_collectives_replay_with_every_ranks_counts(tmp_path, verb):
     assert replay(ti, "gige").simulated_time == pytest.approx(expected, rel=1e-6)
 
 
+def test_waitsome_waits_for_each_receive_it_completed(tmp_path):
+    """MPI_Waitsome completing two receives (requests 21 and 22, from ranks 1 and 2): a wait for
+    each, not only for the last."""
+    ms = 1_000_000
+    traces = [
+        rank_trace(
+            0,
+            3,
+            0.003,
+            [
+                call("MPI_Irecv", 0, 1000, req=21, peer=1, tag=4),
+                call("MPI_Irecv", 1000, 2000, req=22, peer=2, tag=4),
+                call("MPI_Waitsome", 2000, 3 * ms, req=22, src=2, recv=16),
+                received(3 * ms, 21, 1, 4, 8),
+                received(3 * ms, 22, 2, 4, 8),
+            ],
+        ),  # fmt: skip
+        *(
+            rank_trace(r, 3, 0.001, [call("MPI_Send", 0, 10, peer=0, tag=4, sent=8)])
+            for r in (1, 2)
+        ),
+    ]
+    write_ti(traces, tmp_path / "ti")
+    assert actions(tmp_path / "ti", 0)[3:5] == ["0 wait 1 0 4", "0 wait 2 0 4"]
+
+
 @needs_simgrid
 def test_a_deadlocked_replay_fails_with_simgrids_message(tmp_path):
     """Each rank receives first: SimGrid says "Deadlock detected" and smpirun exits 0; the

@@ -258,6 +258,10 @@ class _RankState:
         self.groups = {c: coll.group_of(m) for c, m in self.members.items()}
         self.made, self.statuses = _persistent(trace), _statuses(trace)
         self.shapes, self.sizes, self.peers = shapes, sizes, coll.peer_bytes(trace)
+        self.completed: dict[tuple[int, int], list[int]] = {}  # (thread, exit) -> requests
+        for e in trace.events:
+            if e.kind == RECEIVED and e.req:
+                self.completed.setdefault((e.thread, e.t1), []).append(e.req)
         self.outstanding: dict[int, tuple[int, int, int]] = {}  # request -> (src, dst, tag)
         self.seen: Counter = Counter()
 
@@ -314,9 +318,10 @@ class _RankState:
             return out
         if name in PERSISTENT_SENDS or name in ("MPI_Recv_init", "MPI_Start", "MPI_Startall"):
             return []  # replayed by the START events of the requests started
-        if name in WAIT_ONE:
-            key = self.outstanding.pop(e.req, None) if e.req else None
-            return [f"wait {key[0]} {key[1]} {key[2]}"] if key else []
+        if name in WAIT_ONE:  # the receives it completed (RECEIVED events), and its last request
+            requests = dict.fromkeys([*self.completed.get((e.thread, e.t1), []), e.req])
+            keys = [self.outstanding.pop(r) for r in requests if r in self.outstanding]
+            return [f"wait {src} {dst} {tag}" for src, dst, tag in keys]
         if name in WAIT_ALL:
             if name == "MPI_Testall" and not e.req:
                 return []
