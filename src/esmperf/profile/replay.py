@@ -142,8 +142,8 @@ def start_offsets(traces: list[RankTrace]) -> dict[int, float]:
     so there the ranks start together."""
     if len({t.header.get("host") for t in traces}) > 1:
         return {t.rank: 0.0 for t in traces}
-    first = min(t.header["init_mono"] for t in traces)
-    return {t.rank: t.header["init_mono"] - first for t in traces}
+    mono = {t.rank: t.header.get("init_mono", 0.0) for t in traces}
+    return {rank: at - min(mono.values()) for rank, at in mono.items()}
 
 
 def measured_time(traces: list[RankTrace]) -> float:
