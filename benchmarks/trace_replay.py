@@ -31,7 +31,8 @@ from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.mpi import smpi_knobs  # noqa: E402
 from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
-from esmperf.profile.replay import ReplayError, TiTrace, replay, write_ti  # noqa: E402
+from esmperf.profile.replay import ReplayError, TiTrace, measured_time, write_ti  # noqa: E402
+from esmperf.profile.replay_run import replay  # noqa: E402
 from esmperf.profile.trace import read_trace  # noqa: E402
 from median_spread import spread  # noqa: E402
 
@@ -61,7 +62,7 @@ def real_run(
         timeout=1800,
     )
     traces = read_trace(scratch / "real.jsonl")
-    return traces, max(t.header["wall"] for t in traces)
+    return traces, measured_time(traces)
 
 
 def smpi_run(

@@ -16,7 +16,8 @@ from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.callsites import callsites
 from esmperf.profile.read import read_profile
-from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.replay import write_ti
+from esmperf.profile.replay_run import replay
 from esmperf.profile.trace import CALL, ENTER, EXIT, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,13 +186,16 @@ def test_callsites_count_calls_per_source_line(stack, tmp_path):
 @pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid's smpirun is not installed")
 def test_known_mix_replays_persistent_and_sendrecv_messages(stack, tmp_path):
     """prof_test_c.c: per rank 3 Send, 2 Isend, 5 persistent sends started, 1 Sendrecv on the
-    main thread (the 2 threads' 20 Sendrecv are not replayed: one actor per rank)."""
+    main thread (the 2 threads' 20 Sendrecv are not replayed: one actor per rank), and the
+    MPI_Allreduce on the halves (even, odd ranks) as messages: 2 per half, to its first
+    member and back."""
     binary = build_dir(stack) / "tests" / "prof_test_c"
     if not binary.is_file():
         pytest.skip(f"{binary} not built")
     out = profiled(stack, tmp_path, binary, "--trace", args=(str(tmp_path),))
     ti = write_ti(read_trace(out), tmp_path / "ti")
-    assert ti.messages == 4 * (3 + 2 + 5 + 1)
+    assert ti.messages == 4 * (3 + 2 + 5 + 1) + 2 * 2
+    assert ti.point_to_point == {"MPI_Allreduce": 4}
     assert ti.not_replayed["MPI_Sendrecv (threads)"] == 4 * 20
     assert replay(ti, "ib-qdr", count_messages=True).messages == ti.messages
 

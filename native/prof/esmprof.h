@@ -185,7 +185,10 @@ MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Da
                                       MPI_Datatype sendtype, const T *ipcounts,                    \
                                       MPI_Datatype iptype, int root, MPI_Comm comm);               \
     const T *esm_inplace_counts##SUFFIX(const void *sendbuf, const T *sendcounts,                  \
-                                        const T *recvcounts);
+                                        const T *recvcounts);                                      \
+    void esm_trace_alltoallv##SUFFIX(esm_call *c, const void *sendbuf, const T *sendcounts,        \
+                                     MPI_Datatype sendtype, const T *recvcounts,                   \
+                                     MPI_Datatype recvtype);
 ESM_COUNT_ARRAY_DECLS(_int, int)
 ESM_COUNT_ARRAY_DECLS(_count, MPI_Count)
 #define ESM_BY_COUNTS(name, counts)                                                                \
@@ -202,6 +205,8 @@ ESM_COUNT_ARRAY_DECLS(_count, MPI_Count)
     ESM_BY_COUNTS(esm_gatherv_send, ipcounts)(buf, count, type, ipcounts, __VA_ARGS__)
 #define esm_inplace_counts(buf, counts, ...)                                                       \
     ESM_BY_COUNTS(esm_inplace_counts, counts)(buf, counts, __VA_ARGS__)
+#define esm_trace_alltoallv(c, buf, counts, ...)                                                   \
+    ESM_BY_COUNTS(esm_trace_alltoallv, counts)(c, buf, counts, __VA_ARGS__)
 uint64_t esm_out_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 uint64_t esm_in_bytes(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
 int esm_comm_size(MPI_Comm comm); /* remote size for intercommunicators */

@@ -63,6 +63,8 @@ CLAUSES = {
     "freecomm": (["in"], "esm_comm_freed(c, *{0});"),
     "setname": (["", ""], "esm_comm_named({0}, {1});"),
     "coll": ([], "c->coll = 1;"),
+    "peerbytes": (["", "", "", "", ""], "if (esm_trace_modes & ESM_MODE_TRACE) "
+                  "esm_trace_alltoallv(c, {0}, {1}, {2}, {3}, {4});"),
     "pcoll": (["out"], "esm_req_post_coll(c, *{0}, {send}, {recv});"),
     "spawn": ([], "esm_spawned(c);"),
     "nofortran": ([], ""),

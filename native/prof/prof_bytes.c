@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "esmprof.h"
+#include "prof_trace.h"
 
 /* Type sizes, cached per thread (MPI_Type_size costs as much as the rest of a wrapper). A freed
  * handle may come back as another type, so MPI_Type_free empties every cache. */
@@ -159,6 +160,21 @@ MPI_Datatype esm_inplace_type(const void *sendbuf, MPI_Datatype sendtype, MPI_Da
                                         const T *recvcounts)                                       \
     {                                                                                              \
         return sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;                                  \
+    }                                                                                              \
+    /* traces: an alltoallv's bytes to and from each peer (the replay's per-peer counts) */        \
+    void esm_trace_alltoallv##SUFFIX(esm_call *c, const void *sendbuf, const T *sendcounts,        \
+                                     MPI_Datatype sendtype, const T *recvcounts,                   \
+                                     MPI_Datatype recvtype)                                        \
+    {                                                                                              \
+        const esm_comm *comm = c->comm;                                                            \
+        if (sendbuf == MPI_IN_PLACE) {                                                             \
+            sendcounts = recvcounts;                                                               \
+            sendtype = recvtype;                                                                   \
+        }                                                                                          \
+        for (int i = 0; comm && !comm->inter && i < comm->size; i++)                               \
+            esm_trace_peer_bytes(c, comm->world ? (i < comm->nworld ? comm->world[i] : -1) : i,    \
+                                 esm_bytes(sendcounts[i], sendtype),                               \
+                                 esm_bytes(recvcounts[i], recvtype));                              \
     }
 
 COUNT_ARRAY_HELPERS(_int, int)

@@ -36,12 +36,12 @@ typedef struct __attribute__((packed)) esm_event {
     int32_t tag, comm;          /* tag; communicator id or -1 */
     uint16_t fid;               /* function id (esm_function_names), or a region name index */
     uint8_t thread, kind;       /* 0 call, 1 region enter, 2 region exit, 3 request started,
-                                 * 4 receive completed */
+                                 * 4 receive completed, 5 bytes to and from one peer */
     float cpu_gap; /* ESMPROF_TRACE=cpu: thread CPU ns since the previous event's exit */
 } esm_event;
 _Static_assert(sizeof(esm_event) == 64, "trace records are 64 bytes");
 
-enum { KIND_CALL, KIND_ENTER, KIND_EXIT, KIND_START, KIND_RECEIVED };
+enum { KIND_CALL, KIND_ENTER, KIND_EXIT, KIND_START, KIND_RECEIVED, KIND_PEER_BYTES };
 #define MAX_REGIONS 4096
 
 typedef struct tbuf {
@@ -186,6 +186,28 @@ void esm_trace_received(esm_call *c, esm_comm *comm, int world_source, int tag, 
     e->comm = comm ? comm->id : -1;
     e->fid = (uint16_t)c->fid;
     e->kind = KIND_RECEIVED;
+    e->cpu_gap = 0;
+    publish();
+}
+
+/* An MPI_Alltoallv's bytes to and from one peer (esm_trace_alltoallv, prof_bytes.c): the
+ * replay's per-peer counts, which the call's own event (totals) cannot hold. */
+void esm_trace_peer_bytes(esm_call *c, int world_peer, uint64_t sent, uint64_t recv)
+{
+    if (world_peer < 0 || (!sent && !recv))
+        return;
+    esm_event *e = next_event();
+    if (!e)
+        return;
+    memset(e, 0, offsetof(esm_event, thread));
+    e->t0 = e->t1 = c->t1; /* the call's exit: its own event has the same t1 */
+    e->sent = sent;
+    e->recv = recv;
+    e->peer = world_peer;
+    e->src = -1;
+    e->comm = c->comm ? c->comm->id : -1;
+    e->fid = (uint16_t)c->fid;
+    e->kind = KIND_PEER_BYTES;
     e->cpu_gap = 0;
     publish();
 }
@@ -418,8 +440,15 @@ static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
     for (int i = 0; i < esm_comm_count(); i++) {
         const esm_comm *c = esm_comm_get(i);
         int world = !c->inter && !c->world && c->size == esm_world_size;
-        outf(o, "%s{\"id\":%d,\"size\":%d,\"world\":%s}", i ? "," : "", c->id, c->size,
+        outf(o, "%s{\"id\":%d,\"size\":%d,\"world\":%s", i ? "," : "", c->id, c->size,
              world ? "true" : "false");
+        if (!c->inter && c->world) { /* its ranks' world ranks: the replay's sub-communicators */
+            out(o, ",\"members\":[", 12);
+            for (int r = 0; r < c->nworld; r++)
+                outf(o, "%s%d", r ? "," : "", c->world[r]);
+            out(o, "]", 1);
+        }
+        out(o, "}", 1);
     }
     out(o, "]}\n", 3);
 }

@@ -23,6 +23,8 @@ void esm_trace_started(esm_call *c, MPI_Request req, int kind, esm_comm *comm, i
                        uint64_t bytes);
 /* a point-to-point receive completed in c: source (world rank) and tag from its status (kind 4) */
 void esm_trace_received(esm_call *c, esm_comm *comm, int world_source, int tag, uint64_t bytes);
+/* a collective's bytes to and from one peer (world rank), after its call (kind 5) */
+void esm_trace_peer_bytes(esm_call *c, int world_peer, uint64_t sent, uint64_t recv);
 void esm_trace_write(const char *partial);      /* OUT.trace/RANK.bin; no MPI call */
 
 /* prof_callsite.c */

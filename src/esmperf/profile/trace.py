@@ -14,9 +14,10 @@ from typing import Any
 from esmperf.errors import EsmperfError
 
 RECORD = struct.Struct("<QQQQQiiiiHBBf")  # native/prof/prof_trace.c: esm_event, 64 bytes
-CALL, ENTER, EXIT, START, RECEIVED = 0, 1, 2, 3, 4
+CALL, ENTER, EXIT, START, RECEIVED, PEER_BYTES = 0, 1, 2, 3, 4, 5
 # START: MPI_Start(all) started a persistent request; RECEIVED: a point-to-point receive
-# completed in the call just before (its source and tag from the status: late_sender.py)
+# completed in the call just before (its source and tag from the status: late_sender.py);
+# PEER_BYTES: an MPI_Alltoallv's bytes to and from one peer (the replay's per-peer counts)
 
 
 class TraceError(EsmperfError):
@@ -25,7 +26,8 @@ class TraceError(EsmperfError):
 
 @dataclass(frozen=True)
 class Event:
-    kind: int  # CALL, ENTER (a region), EXIT, START (a persistent request started), RECEIVED
+    kind: int  # CALL, ENTER (a region), EXIT, START (a persistent request started), RECEIVED,
+    # PEER_BYTES
     name: str  # MPI function or region name
     thread: int
     t0: int  # ns since this rank's end of MPI_Init
@@ -52,6 +54,11 @@ class RankTrace:
     def world_comms(self) -> set[int]:
         """Ids of this rank's communicators whose group is MPI_COMM_WORLD's."""
         return {c["id"] for c in self.header["comms"] if c["world"]}
+
+    def comm_members(self) -> dict[int, tuple[int, ...]]:
+        """Id -> world ranks of the members, of this rank's other intracommunicators (traces
+        written since the header lists them)."""
+        return {c["id"]: tuple(c["members"]) for c in self.header["comms"] if "members" in c}
 
 
 def trace_dir(profile: Path) -> Path:
@@ -163,7 +170,7 @@ def chrome_trace(traces: list[RankTrace]) -> dict[str, Any]:
                         "args": _call_args(e),
                     }
                 )
-            elif e.kind in (START, RECEIVED):
+            elif e.kind in (START, RECEIVED, PEER_BYTES):
                 continue  # shown by the call that started or completed the request
             elif e.kind == ENTER:
                 open_regions.setdefault(e.thread, []).append(e.name)

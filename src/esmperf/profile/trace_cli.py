@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from esmperf.mpi import platforms
-from esmperf.profile.replay import replay, write_ti
+from esmperf.profile.replay import measured_time, write_ti
+from esmperf.profile.replay_run import OWN, check_replay, replay
 from esmperf.profile.trace import read_trace, write_chrome
 
 console = Console(highlight=False)
@@ -52,7 +53,9 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
     trace.add_argument(
         "--replay",
         metavar="PLATFORM",
-        help=f"replay on this platform ({', '.join(platforms.INTERCONNECTS)})",
+        help=f"replay on this platform: {OWN} (the trace's own: its ranks on one node with "
+        "this machine's shared-memory figures, to check the replay against the measured run) "
+        f"or an interconnect ({', '.join(platforms.INTERCONNECTS)})",
     )
     trace.add_argument(
         "--ranks-per-node",
@@ -90,6 +93,8 @@ def _ranks_per_node(text: str) -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
+    if args.replay:
+        check_replay(args.replay, args.ranks_per_node)
     traces = read_trace(args.file)
     out = args.out or Path(f"{args.file}.perfetto.json")
     written = write_chrome(traces, out)
@@ -106,17 +111,22 @@ def _trace(args: argparse.Namespace) -> int:
         )
     compute = args.compute or ("cpu" if all(t.header.get("cpu") for t in traces) else "wall")
     ti = write_ti(traces, args.ti or Path(f"{args.file}.ti"), args.speed, compute)
-    folded = ", ".join(f"{name} {n}" for name, n in ti.not_replayed.most_common(8))
     console.print(
         f"[bold]simgrid:[/] {escape(str(ti.index))}: {ti.messages} messages, "
         f"computation ({ti.compute} time) at {ti.speed:.3g} flop/s"
-        + (f"; folded into computation: {escape(folded)}" if folded else "")
     )
     if args.replay:
         result = replay(ti, args.replay, args.ranks_per_node)
-        wall = max(t.header["wall"] for t in traces)
-        console.print(
-            f"[bold]replay on {escape(args.replay)}:[/] simulated {result.simulated_time:.6g} s "
-            f"(measured run: {wall:.6g} s from MPI_Init to MPI_Finalize)"
+        wall = measured_time(traces)
+        where = (
+            f"its own platform (1 node, {ti.ranks} ranks)" if args.replay == OWN else args.replay
         )
+        console.print(
+            f"[bold]replay on {escape(where)}:[/] simulated {result.simulated_time:.6g} s "
+            f"(measured run: {wall:.6g} s from the first MPI_Init to the last MPI_Finalize)"
+        )
+    if ti.point_to_point:
+        console.print(f"[bold]note:[/] {escape(ti.point_to_point_note())}")
+    if ti.not_replayed:
+        console.print(f"[bold yellow]caveat:[/] {escape(ti.caveat())}")
     return 0
