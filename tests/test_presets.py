@@ -15,7 +15,7 @@ from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES
 from esmperf.mpi.stacks import Stack
 from test_smpi import SIZES, pingpong, smpi  # noqa: F401 (smpi is a fixture)
 
-TODAYS_PLATFORMS = ("ib-ndr", "slingshot-11", "efa")
+TODAYS_PLATFORMS = ("ib-ndr", "roce-100", "roce-200", "slingshot-11", "efa")
 TODAYS_MACHINES = ("azure-hbv4",)
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "simulate.md"
 
@@ -32,6 +32,10 @@ def test_todays_interconnects_are_derived_from_their_sources() -> None:
     # NDR: 400 Gb/s data rate less 26 header bytes per 4096-byte InfiniBand packet
     assert INTERCONNECTS["ib-ndr"].bandwidth == 400e9 / 8 * 4096 / 4122
     assert INTERCONNECTS["ib-ndr"].latency == 2.0e-6
+    # RoCEv2: the Ethernet rate less 82 framing bytes per 4096-byte packet
+    assert INTERCONNECTS["roce-100"].bandwidth == 100e9 / 8 * 4096 / 4178
+    assert INTERCONNECTS["roce-200"].bandwidth == 200e9 / 8 * 4096 / 4178
+    assert INTERCONNECTS["roce-100"].latency == INTERCONNECTS["roce-200"].latency == 2.0e-6
     # Slingshot-11 and EFA: 2 MiB over the step between published 2 MiB and 4 MiB ping-pongs
     assert INTERCONNECTS["slingshot-11"].bandwidth == pytest.approx(
         2097152 / ((180.44 - 94.06) * 1e-6), rel=1e-12
@@ -97,6 +101,9 @@ def test_seed_nodes_keep_the_stream_efficiency_guess() -> None:
 def test_todays_presets_are_listed_by_knobs(smpi: Stack) -> None:  # noqa: F811
     rows = {(name, value): how for name, value, how in knob_table(smpi)}
     assert rows["platform", "ib-ndr"].startswith("InfiniBand NDR 4x: 49.68 GB/s, 2 us between")
+    assert rows["platform", "roce-200"].startswith(
+        "RoCEv2 over 200 Gigabit Ethernet: 24.51 GB/s, 2 us between"
+    )
     assert rows["platform", "slingshot-11"].startswith(
         "HPE Slingshot-11 (Cassini NIC): 24.28 GB/s, 2.76 us between"
     )

@@ -60,6 +60,36 @@ class Interconnect:
 IB_MTU_BYTES = 4096
 IB_PACKET_OVERHEAD_BYTES = 26
 IB_NDR_DATA_RATE = 400e9 / 8  # bytes/s
+# RoCEv2 on Ethernet: a 4096-byte payload carries 82 bytes more on the wire (preamble and
+# start delimiter 8, Ethernet header 14, IPv4 20, UDP 8, base transport header 12, invariant
+# CRC 4, frame check sequence 4, inter-frame gap 12: IEEE 802.3, IETF RFC 791/768, IBTA RoCEv2
+# annex A17); 86 with an 802.1Q VLAN tag, the other end of the range.
+ROCE_PACKET_OVERHEAD_BYTES = 82
+# Oracle's published bound for RDMA latency between the nodes of its RoCEv2 cluster networks.
+ROCE_LATENCY_BOUND = 2.0e-6
+
+
+def roce(gigabits: int) -> "Interconnect":
+    rate = gigabits * 1e9 / 8
+    return Interconnect(
+        f"roce-{gigabits}",
+        f"RoCEv2 over {gigabits} Gigabit Ethernet",
+        rate * IB_MTU_BYTES / (IB_MTU_BYTES + ROCE_PACKET_OVERHEAD_BYTES),
+        ROCE_LATENCY_BOUND,
+        f"{gigabits} Gb/s less 82 bytes of Ethernet/IP/UDP/RoCE framing per 4096-byte packet; "
+        "2 us: Oracle's published bound for RDMA latency on its RoCEv2 cluster networks",
+        bandwidth_source=f"{gigabits} Gb/s Ethernet (IEEE 802.3) x 4096 / (4096 + 82): "
+        f"{rate * 4096 / 4178 / 1e9:.2f} GB/s (with an 802.1Q tag, 86 bytes: "
+        f"{rate * 4096 / 4182 / 1e9:.2f} GB/s; used: untagged). Limit: the link; a "
+        "ConnectX-6 Dx (100/200 GbE) sits on PCIe Gen4 x16 (NVIDIA ConnectX-6 Dx "
+        "documentation), about 28.8 GB/s after 128b/130b and TLP headers",
+        latency_source="Oracle Architecture Center, 'Deploy High-performance Computing "
+        "(HPC) on Oracle Cloud Infrastructure': RDMA networking between nodes 'provides below "
+        "two-microsecond latency', RoCEv2; used: the bound, 2 us. The bound is not given per "
+        "link rate: the same for 100 and 200 GbE",
+    )
+
+
 # Published large-message ping-pongs: the one-way times at 2 MiB and 4 MiB, whose difference
 # is 2 MiB at the delivered rate (the latency cancels out).
 SLINGSHOT11_ONE_WAY_2M_4M = (94.06e-6, 180.44e-6)  # Cray MPICH 8.1.32, EESSI blog 2025-11-14
@@ -129,6 +159,8 @@ INTERCONNECTS: dict[str, Interconnect] = {
             "scalability' (2023-05-22): RDMA latency < 2 microseconds (1 byte), 400 Gb/s "
             "one-way; used: the bound itself, 2 us (no lower end published there)",
         ),
+        roce(100),
+        roce(200),
         Interconnect(
             "slingshot-11",
             "HPE Slingshot-11 (Cassini NIC)",
@@ -136,8 +168,9 @@ INTERCONNECTS: dict[str, Interconnect] = {
             2.76e-6,
             "osu_latency on two Slingshot-11 nodes (EESSI blog, 2025-11-14): 2 MiB a "
             "94.06 -> 180.44 us step, 24.28 GB/s; 2.76 us at 1 byte (Cray MPICH)",
-            bandwidth_source="200 Gb/s ports (HPE's description of its Slingshot "
-            "switch R4K41B: 64 ports each capable of 200 Gbps), 25 GB/s; delivered 24.28 GB/s, from osu_latency's one-way times at "
+            bandwidth_source="200 Gb/s ports (HPE's product description of the "
+            "Slingshot 200Gb 64-port switch R4K41B, as resellers publish it: 64 ports each "
+            "capable of 200 Gbps), 25 GB/s; delivered 24.28 GB/s, from osu_latency's one-way times at "
             "2 MiB (94.06 us) and 4 MiB (180.44 us), Cray MPICH 8.1.32 on HPE Cray EX "
             "'Olivia' (EESSI blog 'MPI at Warp Speed: EESSI Meets Slingshot-11', "
             "2025-11-14). Limit: the link (HPC Ethernet framing, not published in a form "
