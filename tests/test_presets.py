@@ -52,7 +52,7 @@ def test_todays_interconnects_are_derived_from_their_sources() -> None:
         assert net.bandwidth_source and net.latency_source and net.source, name
 
 
-def test_todays_seed_interconnects_are_unchanged() -> None:
+def test_seed_interconnects_are_unchanged() -> None:
     # the seed studies' results depend on these: adding presets must not move them
     figures = {name: (net.bandwidth, net.latency) for name, net in INTERCONNECTS.items()}
     assert figures["gige"] == (1e9 / 8, 50e-6)

@@ -41,7 +41,9 @@ class Interconnect:
 
     name: str
     title: str
-    bandwidth: float  # bytes/s: the link's data rate after line encoding
+    # bytes/s: for the seeds' interconnects the link's data rate after line encoding; for
+    # today's what one MPI pair is delivered (framing taken off, or a published ping-pong)
+    bandwidth: float
     latency: float  # seconds: small-message MPI latency between two nodes, one way
     source: str
     # Today's interconnects cite each figure on its own (the seeds' give one `source`): what
