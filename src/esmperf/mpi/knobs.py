@@ -169,7 +169,8 @@ KNOBS: dict[str, Knob] = {
             "none",
             "cluster node",
             "simulated node: none = a core of this machine per rank, no shared memory "
-            "bandwidth; or a seed's node (cores, memory bandwidth, core speed; smpi stack only)",
+            "bandwidth; or a seed's or today's node (cores, memory bandwidth, core speed; "
+            "smpi stack only)",
         ),
         Knob(
             "fold",

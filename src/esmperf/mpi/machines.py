@@ -1,5 +1,5 @@
-"""The seeds' machines as named node presets for simulated runs (docs/simulate.md, "Node
-presets"): what a node has (cores, memory, memory bandwidth, core speed), where each figure
+"""The seeds' machines, and today's nodes, as named node presets for simulated runs
+(docs/simulate.md, "Node presets", "Today's clusters"): what a node has (cores, memory, memory bandwidth, core speed), where each figure
 comes from, and the node model and connection-memory model they feed.
 
 A preset is the `machine` knob of the smpi stack. It gives the simulated node to the workload
@@ -12,6 +12,8 @@ Rules for the figures (issue 13: no fitting to the seeds' answers):
   STREAM_EFFICIENCY, one named guess for every preset;
 - a core's speed relative to this machine's is a named guess (no benchmark of those CPUs can
   run here): clock ratio x an IPC ratio, stated per preset.
+Today's nodes (issue 22) take their bandwidth from a published STREAM triad of the node
+instead (`stream_triad`, cited beside it) and their IPC ratio from a vendor's stated figure.
 """
 
 from dataclasses import dataclass
@@ -53,10 +55,16 @@ class Machine:
     ipc_ratio: float  # instructions per clock relative to this machine's core: a guess
     interconnects: tuple[str, ...]  # the seed's interconnects (platform knob values)
     source: str
+    # Today's nodes: a published STREAM triad of the node (bytes/s), used instead of the
+    # peak x STREAM_EFFICIENCY guess of the seeds' nodes, with where it was measured.
+    stream_triad: float | None = None
+    stream_source: str = ""
 
     @property
     def bandwidth(self) -> float:
         """The node's memory bandwidth the model charges against (bytes/s)."""
+        if self.stream_triad is not None:
+            return self.stream_triad
         return self.memory_peak * STREAM_EFFICIENCY
 
     @property
@@ -94,6 +102,10 @@ def connection_time(ranks: int, peers: int, preconnected: bool) -> float:
 
 DDR3_1333 = 10.667e9  # bytes/s per channel
 DDR3_1066 = 8.533e9
+DDR5_4800 = 38.4e9
+# Zen 5 (this machine's core: /proc/cpuinfo family 26, i.e. 1Ah) against Zen 4: AMD's stated
+# +16 % instructions per clock (Zen 5 launch, Computex 2024; the press reported 16-17 %).
+ZEN5_OVER_ZEN4_IPC = 1.16
 
 MACHINES: dict[str, Machine] = {
     m.name: m
@@ -136,6 +148,25 @@ MACHINES: dict[str, Machine] = {
             "HOMME/POPperf white paper (seed 002): 2,208 nodes of 2x quad-core X5570 "
             "Nehalem-EP, Mellanox QDR fat tree; 24 GB DDR3-1066 per node (public JUROPA "
             "specification; 3 channels per socket). IPC ratio 0.55: a guess",
+        ),
+        Machine(
+            "azure-hbv4",
+            "Azure HBv4: 2x EPYC 9V33X (Genoa-X, 96 cores, 176 for the VM, 2.4 GHz)",
+            176,
+            688e9,
+            2 * 12 * DDR5_4800,
+            2.4,
+            1 / ZEN5_OVER_ZEN4_IPC,
+            ("ib-ndr",),
+            "Microsoft Learn, 'HBv4-series' (size table: Standard_HB176rs_v4, 176 physical "
+            "cores, 688 GB, 2.4 GHz base, 400 Gb/s NDR InfiniBand) and 'HBv4-series virtual "
+            "machine overview' (2x 96-core EPYC 9V33X, 16 cores kept by the hypervisor, 4 NUMA "
+            "domains of 6 DDR5 channels). IPC ratio 1/1.16: AMD's stated Zen 5 gain over "
+            "Zen 4, this machine being a Zen 5 EPYC",
+            stream_triad=750e9,
+            stream_source="Microsoft Learn, 'HBv4-series VM sizes performance and "
+            "scalability' (2023-05-22): STREAM Triad 750-780 GB/s of DDR5 (its 'STREAM "
+            "benchmark' page: ~650-780 GB/s); used: 750 GB/s, the lower end of the first",
         ),
     )
 }

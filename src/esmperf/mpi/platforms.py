@@ -41,9 +41,66 @@ class Interconnect:
 
     name: str
     title: str
-    bandwidth: float  # bytes/s: the link's data rate after line encoding
+    # bytes/s: for the seeds' interconnects the link's data rate after line encoding; for
+    # today's what one MPI pair is delivered (framing taken off, or a published ping-pong)
+    bandwidth: float
     latency: float  # seconds: small-message MPI latency between two nodes, one way
     source: str
+    # Today's interconnects cite each figure on its own (the seeds' give one `source`): what
+    # the bandwidth is and what limits it, and where the latency was measured. A range a
+    # source gives is written here with the end used (a figure has one value in the model).
+    bandwidth_source: str = ""
+    latency_source: str = ""
+
+
+# Today's interconnects: the figures their bandwidths are derived from (docs/simulate.md,
+# "Today's clusters", shows each derivation).
+# InfiniBand: 4096-byte MTU, 26 bytes of headers per packet (local route header 8, base
+# transport header 12, invariant CRC 4, variant CRC 2: InfiniBand Architecture Specification
+# vol. 1, chapters 5 and 7), on a 400 Gb/s NDR 4x data rate (4 lanes of 100 Gb/s after FEC
+# and line encoding).
+IB_MTU_BYTES = 4096
+IB_PACKET_OVERHEAD_BYTES = 26
+IB_NDR_DATA_RATE = 400e9 / 8  # bytes/s
+# RoCEv2 on Ethernet: a 4096-byte payload carries 82 bytes more on the wire (preamble and
+# start delimiter 8, Ethernet header 14, IPv4 20, UDP 8, base transport header 12, invariant
+# CRC 4, frame check sequence 4, inter-frame gap 12: IEEE 802.3, IETF RFC 791/768, IBTA RoCEv2
+# annex A17); 86 with an 802.1Q VLAN tag, the other end of the range.
+ROCE_PACKET_OVERHEAD_BYTES = 82
+# Oracle's published bound for RDMA latency between the nodes of its RoCEv2 cluster networks.
+ROCE_LATENCY_BOUND = 2.0e-6
+
+
+def roce(gigabits: int) -> "Interconnect":
+    rate = gigabits * 1e9 / 8
+    return Interconnect(
+        f"roce-{gigabits}",
+        f"RoCEv2 over {gigabits} Gigabit Ethernet",
+        rate * IB_MTU_BYTES / (IB_MTU_BYTES + ROCE_PACKET_OVERHEAD_BYTES),
+        ROCE_LATENCY_BOUND,
+        f"{gigabits} Gb/s less 82 bytes of Ethernet/IP/UDP/RoCE framing per 4096-byte packet; "
+        "2 us: Oracle's published bound for RDMA latency on its RoCEv2 cluster networks",
+        bandwidth_source=f"{gigabits} Gb/s Ethernet (IEEE 802.3) x 4096 / (4096 + 82): "
+        f"{rate * 4096 / 4178 / 1e9:.2f} GB/s (with an 802.1Q tag, 86 bytes: "
+        f"{rate * 4096 / 4182 / 1e9:.2f} GB/s; used: untagged). Limit: the link; a "
+        "ConnectX-6 Dx (100/200 GbE) sits on PCIe Gen4 x16 (NVIDIA ConnectX-6 Dx "
+        "documentation), about 28.8 GB/s after 128b/130b and TLP headers",
+        latency_source="Oracle Architecture Center, 'Deploy High-performance Computing "
+        "(HPC) on Oracle Cloud Infrastructure': RDMA networking between nodes 'provides below "
+        "two-microsecond latency', RoCEv2; used: the bound, 2 us. The bound is not given per "
+        "link rate: the same for 100 and 200 GbE",
+    )
+
+
+# Published large-message ping-pongs: the one-way times at 2 MiB and 4 MiB, whose difference
+# is 2 MiB at the delivered rate (the latency cancels out).
+SLINGSHOT11_ONE_WAY_2M_4M = (94.06e-6, 180.44e-6)  # Cray MPICH 8.1.32, EESSI blog 2025-11-14
+EFA_HPC6A_ONE_WAY_2M_4M = (379.37e-6, 725.62e-6)  # Intel MPI 2021.6, aws-parallelcluster#6449
+
+
+def delivered_rate(one_way_2m_4m: tuple[float, float]) -> float:
+    """Bytes/s a published ping-pong delivers between its 2 MiB and 4 MiB messages."""
+    return 2 * 1024 * 1024 / (one_way_2m_4m[1] - one_way_2m_4m[0])
 
 
 # One place for the interconnects (docs/simulate.md prints this table with the sources).
@@ -88,6 +145,57 @@ INTERCONNECTS: dict[str, Interconnect] = {
             1.0e-6,
             "200 Gb/s, 64b/66b encoding; 1.0 us: osu_latency across one HDR switch "
             "(ConnectX-6 adapter alone: 0.6 us)",
+        ),
+        Interconnect(
+            "ib-ndr",
+            "InfiniBand NDR 4x",
+            IB_NDR_DATA_RATE * IB_MTU_BYTES / (IB_MTU_BYTES + IB_PACKET_OVERHEAD_BYTES),
+            2.0e-6,
+            "400 Gb/s data rate less 26 header bytes per 4096-byte packet; 2 us: Azure's "
+            "published bound for RDMA latency on NDR (< 2 us)",
+            bandwidth_source="400 Gb/s NDR 4x data rate (InfiniBand Architecture "
+            "Specification) x 4096 / (4096 + 26): 49.68 GB/s. Limit: the link; the host's "
+            "ConnectX-7 sits on PCIe Gen5 x16 (NVIDIA ConnectX-7 user manual), 63.0 GB/s after "
+            "128b/130b, about 57.6 GB/s after TLP headers (24 bytes per 256-byte payload)",
+            latency_source="Microsoft Learn, 'HBv4-series VM sizes performance and "
+            "scalability' (2023-05-22): RDMA latency < 2 microseconds (1 byte), 400 Gb/s "
+            "one-way; used: the bound itself, 2 us (no lower end published there)",
+        ),
+        roce(100),
+        roce(200),
+        Interconnect(
+            "slingshot-11",
+            "HPE Slingshot-11 (Cassini NIC)",
+            delivered_rate(SLINGSHOT11_ONE_WAY_2M_4M),
+            2.76e-6,
+            "osu_latency on two Slingshot-11 nodes (EESSI blog, 2025-11-14): 2 MiB a "
+            "94.06 -> 180.44 us step, 24.28 GB/s; 2.76 us at 1 byte (Cray MPICH)",
+            bandwidth_source="200 Gb/s ports (HPE's product description of the "
+            "Slingshot 200Gb 64-port switch R4K41B, as resellers publish it: 64 ports each "
+            "capable of 200 Gbps), 25 GB/s; delivered 24.28 GB/s, from osu_latency's one-way times at "
+            "2 MiB (94.06 us) and 4 MiB (180.44 us), Cray MPICH 8.1.32 on HPE Cray EX "
+            "'Olivia' (EESSI blog 'MPI at Warp Speed: EESSI Meets Slingshot-11', "
+            "2025-11-14). Limit: the link (HPC Ethernet framing, not published in a form "
+            "found here, takes the other 2.9 %)",
+            latency_source="same osu_latency: 2.76 us at 1 byte with Cray MPICH 8.1.32 (GPU "
+            "buffers on Grace Hopper nodes, so an upper bound for host buffers); the same "
+            "post measured 11.71 us with EESSI's Open MPI 5: range 2.76-11.71 us, used 2.76",
+        ),
+        Interconnect(
+            "efa",
+            "AWS Elastic Fabric Adapter (hpc6a, 100 Gb/s)",
+            delivered_rate(EFA_HPC6A_ONE_WAY_2M_4M),
+            9.87e-6,
+            "osu_latency on two hpc6a instances (aws/aws-parallelcluster#6449, 2025-08-20): "
+            "2 MiB a 379.37 -> 725.62 us step, 6.06 GB/s; 9.87 us at 1 byte (Intel MPI)",
+            bandwidth_source="100 Gb/s EFA on hpc6a (12.5 GB/s); delivered 6.06 GB/s, from "
+            "osu_latency's one-way times at 2 MiB (379.37 us) and 4 MiB (725.62 us), Intel "
+            "MPI 2021.6, EFA installer 1.30, cluster placement group (GitHub "
+            "aws/aws-parallelcluster issue 6449, comment of 2025-08-20, 'Cluster 1'). "
+            "Limit: what one MPI pair gets over EFA's SRD transport, half the line rate; "
+            "the source does not say which part limits it",
+            latency_source="same osu_latency: 9.87 us at 1 byte (9.85-10.37 us up to 64 "
+            "bytes; used 9.87)",
         ),
     )
 }

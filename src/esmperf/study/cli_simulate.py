@@ -85,7 +85,7 @@ def add_simulate_command(commands: Any) -> None:
     simulate.add_argument(
         "--machine",
         type=split_list,
-        metavar="dell-m610,dell-r815,juropa",
+        metavar="dell-r815,azure-hbv4,...",
         help="the simulated node (default none: a core of this machine per "
         "rank): its memory bandwidth shared by the ranks on it and its core "
         "speed (`esmperf knobs --stack smpi`)",
