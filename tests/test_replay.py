@@ -254,7 +254,8 @@ def test_an_unknown_platform_is_one_clear_error(tmp_path):
     assert run.returncode == 1
     assert run.stderr.splitlines() == [
         "error: unknown platform 'gig' for --replay (platforms: own (the trace's own), gige, "
-        "10gige, ib-qdr, ib-fdr, ib-hdr; see docs/simulate.md)"
+        "10gige, ib-qdr, ib-fdr, ib-hdr, ib-ndr, roce-100, roce-200, slingshot-11, efa; "
+        "see docs/simulate.md)"
     ]
 
 
