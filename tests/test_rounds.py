@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from esmperf import environment
 from esmperf.store.database import Store
 from esmperf.study.execute import Execution
 from esmperf.study.file import study_from_dict
@@ -23,8 +24,16 @@ QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 
 @pytest.fixture(autouse=True)
 def no_load_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
-    """busy_cores() samples the machine for 0.1 s before each command: not needed here."""
-    monkeypatch.setattr("esmperf.study.side_by_side.busy_cores", lambda: 0.0)
+    """The load is sampled for up to 0.1 s before each command: not needed here."""
+
+    class Idle:
+        def before(self) -> float:
+            return 0.0
+
+        def ended(self) -> None:
+            pass
+
+    monkeypatch.setattr("esmperf.study.rounds.BusyBetween", Idle)
 
 
 def runner(ran: list[str]):
@@ -100,3 +109,29 @@ def test_a_study_stores_its_rounds_and_seed_and_resumes(tmp_path: Path) -> None:
         assert mine == [("warmup", 1), ("measure", 2), ("measure", 3), ("measure", 4)]
     again = run_study(study, store, [], {}, QUIET)
     assert (again.repetitions, again.complete) == (0, 2)
+
+
+def test_the_load_is_sampled_over_the_gap_between_commands(monkeypatch: pytest.MonkeyPatch):
+    """BusyBetween sleeps only what the gap since the last command lacks of its interval, and
+    samples afresh after a long gap; the runner's own CPU in the gap is not another's."""
+    clock = [100.0]
+    slept: list[float] = []
+    jiffies = {"cpu": (1000.0, 4000.0), "own": 0.0}
+    monkeypatch.setattr(environment.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(environment.time, "sleep", lambda s: slept.append(round(s, 6)))
+    monkeypatch.setattr(environment, "_cpu_times", lambda: jiffies["cpu"])
+    monkeypatch.setattr(environment, "_own_jiffies", lambda: jiffies["own"])
+    monkeypatch.setattr(environment, "usable_cores", lambda: 2)
+    busy = environment.BusyBetween(interval=0.1, fresh_after=1.0)
+    busy.ended()
+    clock[0] += 0.25  # recording took longer than the interval: no sleep
+    jiffies.update(cpu=(1030.0, 4050.0), own=20.0)  # 30 busy of 50, 20 of them the runner's
+    assert busy.before() == pytest.approx(10 / 50 * 2) and slept == []
+    busy.ended()
+    clock[0] += 0.04  # a short gap: topped up to the interval
+    busy.before()
+    assert slept == [pytest.approx(0.06)]
+    busy.ended()
+    clock[0] += 5.0  # a long gap is not "just before": a fresh interval
+    busy.before()
+    assert slept[-1] == pytest.approx(0.1)

@@ -49,6 +49,45 @@ def busy_cores(interval: float = 0.1) -> float:
     return (second[0] - first[0]) / (second[1] - first[1]) * usable_cores()
 
 
+class BusyBetween:
+    """Other processes' busy cores just before each of a series of commands run one at a time,
+    without sleeping when it can be avoided: the sample spans the gap since the previous command
+    ended (the runner recording it), less the runner's own CPU in that gap, topped up to
+    `interval` seconds; a gap longer than `fresh_after` seconds is not "just before": then a
+    fresh `interval` is sampled, as busy_cores() does. Not thread-safe: one per series."""
+
+    def __init__(self, interval: float = 0.1, fresh_after: float = 1.0) -> None:
+        self.interval = interval
+        self.fresh_after = fresh_after
+        self.mark: tuple[tuple[float, float] | None, float, float] | None = None
+
+    def ended(self) -> None:
+        """A command just ended: the next sample starts here."""
+        self.mark = (_cpu_times(), _own_jiffies(), time.monotonic())
+
+    def before(self) -> float:
+        """A command is about to start: the cores other processes kept busy since the mark."""
+        if self.mark is None or time.monotonic() - self.mark[2] > self.fresh_after:
+            self.ended()
+        assert self.mark is not None
+        first, own_first, started = self.mark
+        self.mark = None
+        remaining = self.interval - (time.monotonic() - started)
+        if remaining > 0:
+            time.sleep(remaining)
+        second, own_second = _cpu_times(), _own_jiffies()
+        if first is None or second is None or second[1] <= first[1]:
+            return float("nan")
+        others = second[0] - first[0] - (own_second - own_first)
+        return max(0.0, others) / (second[1] - first[1]) * usable_cores()
+
+
+def _own_jiffies() -> float:
+    """This process's own CPU (user + system) in /proc/stat's unit."""
+    times = os.times()
+    return (times.user + times.system) * os.sysconf("SC_CLK_TCK")
+
+
 def now() -> datetime.datetime:
     return datetime.datetime.now().replace(microsecond=0)
 

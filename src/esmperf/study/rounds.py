@@ -14,6 +14,7 @@ thread; unlike it, one command runs at a time."""
 import random
 from collections.abc import Callable, Iterable
 
+from esmperf.environment import BusyBetween
 from esmperf.study.execute import Execution
 from esmperf.study.side_by_side import Request, Steps, run_request
 
@@ -32,6 +33,7 @@ def run_in_rounds(
         first = _advance(steps, None)
         if first is not None:
             active.append((steps, first))
+    busy = BusyBetween()  # one command at a time: the load is sampled over the gaps between
     rounds = 0
     while active:
         rounds += 1
@@ -40,7 +42,9 @@ def run_in_rounds(
             on_round(rounds, len(active))
         still = []
         for steps, request in active:
-            following = _advance(steps, run_request(execute, request, round_number=rounds))
+            ran = run_request(execute, request, round_number=rounds, busy=busy.before)
+            busy.ended()
+            following = _advance(steps, ran)
             if following is not None:
                 still.append((steps, following))
         active = still

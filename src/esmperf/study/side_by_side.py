@@ -135,12 +135,14 @@ def run_request(
     request: Request,
     stop: threading.Event | None = None,
     round_number: int | None = None,
+    busy: Callable[[], float] = busy_cores,
 ) -> Ran:
-    """Run one request, with the machine's load just before and after it."""
+    """Run one request, with the machine's load just before and after it (`busy`: how the
+    cores other processes keep busy are sampled)."""
     extra: dict[str, Any] = {"stop": stop} if stop is not None else {}
     if request.cpu_timeout:
         extra["cpu_timeout"] = True
-    load_before, busy_before, started = load_average(), busy_cores(), now()
+    load_before, busy_before, started = load_average(), busy(), now()
     execution = execute(
         request.argv,
         request.env,
