@@ -45,10 +45,10 @@ $(VEROS_VENV)/.installed: | setup
 setup-outside: setup
 	bash scripts/setup_outside.sh debian oasis anuga
 
-# `make test` installs the Debian part (ectrans-utils, liboasis3-dev/-doc, libnetcdff-dev: 18.5 s
-# here with apt's lists fresh, 2026-11-27, load ~12) and builds the OASIS tutorial (~20 s), so CI
-# runs tests/test_outside_codes.py's ecTrans and OASIS tests; not ANUGA (a PyPI download of
-# minutes: its test skips unless `make setup-outside` has run).
+# `make test` installs the Debian part (ectrans-utils, liboasis3-dev/-doc, libnetcdff-dev: 25
+# packages in 12.6 s + 18.5 s here, 2026-11-27, load ~12) and builds the OASIS tutorial (~20 s),
+# so CI runs tests/test_outside_codes.py's ecTrans and OASIS tests; not ANUGA (its venv took
+# 7.5 min here: its test skips unless `make setup-outside` has run).
 setup-outside-debian: setup
 	bash scripts/setup_outside.sh debian oasis
 

@@ -51,8 +51,9 @@ build_oasis_tutorial() {
         echo "setup-outside: OASIS3-MCT tutorial built ($OASIS_DIR)"
         return
     fi
-    if [[ ! -d $TUTORIAL ]] || ! command -v mpifort.openmpi >/dev/null; then
-        echo "setup-outside: OASIS3-MCT tutorial not built: needs liboasis3-doc and Open MPI"
+    if [[ ! -d $TUTORIAL || ! -f /usr/include/netcdf.mod ]] || ! command -v mpifort.openmpi >/dev/null; then
+        echo "setup-outside: OASIS3-MCT tutorial not built: needs liboasis3-dev, liboasis3-doc," \
+            "libnetcdff-dev and Open MPI (the debian part installs them as root)"
         return
     fi
     local src=$OASIS_DIR/src fc=(mpifort.openmpi -O2 -cpp -DUSE_DOUBLE_PRECISION)

@@ -97,10 +97,13 @@ def test_oasis_tutorial_both_programs_in_one_profile(tmp_path: Path) -> None:
     profiled = read_profile(tmp_path / "oasis.jsonl")
     assert profiled.header["ranks"] == 2 and profiled.partial is None
     ocean, atmos = profiled.ranks
-    # both programs are in the profile: OASIS names its debug file by component (01 = model1,
-    # the ocean; 02 = model2, the atmosphere) and each rank wrote its own
-    assert any(f["name"].endswith("/debug.01.000000") for f in ocean["files"])
-    assert any(f["name"].endswith("/debug.02.000000") for f in atmos["files"])
+    # both programs are in the profile: each rank read its own model's grid and wrote its own
+    # log and its component's OASIS debug file (01 = model1, the ocean; 02 = model2)
+    for rank, mine, other in ((ocean, "1", "2"), (atmos, "2", "1")):
+        names = {Path(f["name"]).name: f for f in rank["files"]}
+        assert "read" in names[f"grid_model{mine}.nc"] and f"grid_model{other}.nc" not in names
+        assert f"model{mine}.out_10{rank['rank']}" in names
+        assert f"debug.0{mine}.000000" in names and f"debug.0{other}.000000" not in names
     for rank in (ocean, atmos):
         # OASIS splits the world into one local communicator per model (1 rank each here)
         split = [c for c in rank["comms"] if c["created_by"] == "MPI_Comm_split"]
