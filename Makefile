@@ -63,7 +63,7 @@ test: build setup-mpi4py setup-outside-debian
 
 # The suite 3 times in a row with 2 busy background processes on the cores: no test may depend
 # on a quiet machine (scripts/test_stress.sh [ROUNDS] [BUSY]).
-test-stress: build setup-mpi4py
+test-stress: build setup-mpi4py setup-outside-debian
 	bash scripts/test_stress.sh 3 2
 
 # Lint and format check: the Python with ruff (pyproject.toml), the C with clang-format

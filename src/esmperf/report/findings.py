@@ -225,6 +225,7 @@ def _comparison_text(what: str, items: list[Comparison], alpha: float) -> str:
         parts.append(
             f"{listed}: "
             + significance.inconclusive_text([c.difference for c in inconclusive], needed, alpha)
+            + f" ({_conditions(inconclusive)})"
         )
     if quiet:
         changes = [c.difference.change for c in quiet]
@@ -240,9 +241,14 @@ def _comparison_text(what: str, items: list[Comparison], alpha: float) -> str:
             f"to {max(changes):+.1%}, Mann-Whitney p >= "
             f"{min(c.difference.p_value for c in quiet):.2g}; n = {smallest} detects "
             f"changes of {stats.detectable_change(smallest, spread, alpha):.0%} or more "
-            "at this spread with 80% power)"
+            f"at this spread with 80% power; {_conditions(quiet)})"
         )
     return "; ".join(parts)
+
+
+def _conditions(items: list[Comparison]) -> str:
+    """The measurement conditions of several comparisons together (conditions.py)."""
+    return conditions(*{r.key: r for c in items for r in (c.a, c.b)}.values()).text()
 
 
 def _where(comparison: Comparison, what: str, items: list[Comparison]) -> str:
