@@ -403,8 +403,8 @@ static void put_in_calls(esm_json *b, const in_calls *in, uint64_t end)
 {
     esm_json_put(b, ",\"in_call\":[");
     for (int i = 0; i < in->n; i++)
-        esm_json_put(b, "%s{\"function\":\"%s\",\"start\":%.9g,\"seconds\":%.9g}",
-                     i ? "," : "", in_call_name(in->fid[i]), seconds(in->t0[i] - esm_t0),
+        esm_json_put(b, "%s{\"function\":\"%s\",\"start\":%.9g,\"seconds\":%.9g}", i ? "," : "",
+                     in_call_name(in->fid[i]), seconds(in->t0[i] - esm_t0),
                      seconds(end - in->t0[i]));
     esm_json_put(b, "]");
 }
@@ -425,8 +425,7 @@ static void put_rank(esm_json *b, const char *partial, uint64_t end)
     esm_json_put(b, "\"host\":");
     esm_json_string(b, host);
     esm_json_put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(),
-                 esm_run_info.init_epoch,
-                 seconds(end - esm_run_info.init_ticks));
+                 esm_run_info.init_epoch, seconds(end - esm_run_info.init_ticks));
     put_calls(b, &calls, &mpi_ticks);
     in_calls in = {0};
     if (partial)

@@ -88,8 +88,12 @@ static void write_partial_once(const char *reason, int final)
     pthread_mutex_unlock(&write_lock);
 }
 
+static const char *volatile snapshot_reason = "snapshot";
+
+/* The line now, and the later snapshots with the same reason (a rank waiting in MPI_Finalize). */
 void esm_partial_write(const char *reason)
 {
+    snapshot_reason = reason;
     write_partial_once(reason, 0);
 }
 
@@ -125,7 +129,7 @@ static void *helper(void *arg)
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0) {
-            write_partial_once("snapshot", 0);
+            write_partial_once(snapshot_reason, 0);
             continue;
         }
         unsigned char why[2] = {0, 0}; /* the signal, and the reason it carries */
@@ -215,7 +219,8 @@ void esm_signals_start(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask); /* a second signal (the launcher's) waits until this line is written */
+    /* a second signal (the launcher's kill) waits until this line is written */
+    sigemptyset(&sa.sa_mask);
     for (int i = 0; i < NCAUGHT; i++)
         sigaddset(&sa.sa_mask, caught[i]);
     for (int i = 0; i < NCAUGHT; i++)

@@ -12,6 +12,7 @@ second or more after the first (`timeout` sends its signal twice at once), stops
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -113,10 +114,8 @@ def _wait(process: subprocess.Popen[bytes], seconds: float) -> int | None:
 
 
 def _signal(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _alive(pid: int) -> bool:

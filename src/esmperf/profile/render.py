@@ -90,9 +90,7 @@ def _partial_text(partial: dict[str, Any]) -> str:
             for call in in_calls[:TOP]
         ]
         more = f" and {len(in_calls) - TOP} more" if len(in_calls) > TOP else ""
-        parts.append(
-            "in MPI when they wrote (counted as MPI time): " + ", ".join(shown) + more
-        )
+        parts.append("in MPI when they wrote (counted as MPI time): " + ", ".join(shown) + more)
     return "the run did not reach MPI_Finalize; " + "; ".join(parts)
 
 
