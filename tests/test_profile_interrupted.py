@@ -158,3 +158,20 @@ def test_partial_summary_names_the_calls_in_progress(tmp_path):
         "(counted as MPI time): rank 1 in MPI_Mprobe for 23.600 s, rank 0 in MPI_Finalize for "
         "20.000 s"
     ) in text
+
+
+@pytest.mark.parametrize("stack", DEBIAN_STACKS, ids=[s.id for s in DEBIAN_STACKS])
+def test_a_rank_that_exits_without_finalize_is_named(stack, tmp_path):
+    """Rank 0 exits with status 3 without MPI_Finalize: it writes its line at exit (it wrote
+    nothing before), and esmperf's failure shows the partial summary naming it."""
+    run = start(stack, tmp_path, "fail")
+    output = run.communicate(timeout=120)[0]
+    assert run.returncode == 1, output
+    profile = read_profile(tmp_path / "p.jsonl")
+    assert profile.partial["reasons"][0] == "exit"
+    [rank0] = [rank for rank in profile.ranks if rank["rank"] == 0]
+    calls = {name: entry["calls"] for name, entry in rank0["calls"].items()}
+    assert (calls["MPI_Allreduce"], calls["MPI_Barrier"], rank0["in_call"]) == (CALLS, 1, [])
+    said = " ".join(output.split())
+    assert "ranks 0 wrote what they had when they exited without MPI_Finalize" in said
+    assert "failed with exit code 3; the run died before MPI_Finalize" in said

@@ -35,7 +35,7 @@ static int caught[] = {SIGTERM, SIGINT, SIGUSR1, 0}; /* the last: ESM_PARTIAL_NO
 static struct sigaction previous[NCAUGHT];
 static int wake_pipe[2] = {-1, -1}, done_pipe[2] = {-1, -1};
 static double snapshot_seconds;
-static volatile sig_atomic_t writing;
+static int writing; /* a handler is having the line written */
 /* Partial lines are written from MPI_Init until the complete profile is being written, and not
  * after the one written when esmperf asked for it (the run is being ended: what a signal from the
  * launcher would write next must not replace it). The lock keeps one writer at a time. */
@@ -156,15 +156,21 @@ static void on_signal(int sig, siginfo_t *info, void *context)
     int saved = errno, slot = 0;
     while (slot < NCAUGHT && caught[slot] != sig)
         slot++;
-    if (partial_open && !writing) {
-        writing = 1;
+    if (partial_open && __atomic_exchange_n(&writing, 1, __ATOMIC_ACQ_REL) == 0) {
         unsigned char why[2] = {(unsigned char)sig, (unsigned char)reason_of(sig, info)}, done;
         if (write(wake_pipe[1], why, 2) == 2) {
             struct pollfd p = {.fd = done_pipe[0], .events = POLLIN};
             if (poll(&p, 1, 10000) == 1)
                 (void)!read(done_pipe[0], &done, 1);
         }
-        writing = 0;
+        __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
+    } else {
+        /* A signal another thread is handling is writing the line (mpirun sends SIGTERM twice,
+         * and the second lands on one of the library's threads): it ends the rank only once the
+         * line is written, at most 10 s later. */
+        const struct timespec ms = {0, 1000000};
+        for (int i = 0; i < 10000 && __atomic_load_n(&writing, __ATOMIC_ACQUIRE); i++)
+            nanosleep(&ms, NULL);
     }
     errno = saved;
     /* then what the signal would have done without the profiler; esmperf's request for a partial
@@ -183,6 +189,13 @@ static void on_signal(int sig, siginfo_t *info, void *context)
     }
 }
 
+/* A rank that exits without MPI_Finalize (exit(1) after an error) writes what it had: the rank
+ * that failed is named too, not only the peers it left waiting. */
+static void on_exit_without_finalize(void)
+{
+    write_partial_once("exit", 1);
+}
+
 /* At MPI_Init (after the output path is known). ESMPROF_SIGNALS=0 leaves signals alone. */
 void esm_signals_start(void)
 {
@@ -195,6 +208,7 @@ void esm_signals_start(void)
     int handle = !(off && strcmp(off, "0") == 0);
     caught[NCAUGHT - 1] = ESM_PARTIAL_NOW;
     partial_open = 1;
+    atexit(on_exit_without_finalize);
     char stale[sizeof esm_run_info.out_path + 64];
     partial_path(stale, sizeof stale, 0);
     unlink(stale); /* left by an earlier run of the same profile */

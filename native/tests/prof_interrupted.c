@@ -4,7 +4,8 @@
  *   wait N    N MPI_Allreduce calls and one MPI_Barrier, then every rank waits in MPI_Recv for a
  *             message no one sends;
  *   hang N    as `wait`, except that rank 0 goes on to MPI_Finalize (a rank that gave up in
- *             set-up, its peers left waiting for it).
+ *             set-up, its peers left waiting for it);
+ *   fail N    as `wait`, except that rank 0 exits with status 3 without MPI_Finalize.
  * Each rank prints "rank R ready" once it is past its counted calls. */
 #include <mpi.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
+    if (strcmp(mode, "fail") == 0 && rank == 0)
+        exit(3);
     int never;
     MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Finalize();

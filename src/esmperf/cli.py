@@ -2,6 +2,7 @@
 can cause ends as one message naming the fix and a non-zero exit, never a traceback."""
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -211,6 +212,7 @@ def _profile(args: argparse.Namespace) -> int:
     if ended.interrupt is not None:
         return _interrupted(ended.interrupt, out)
     if ended.returncode != 0:
+        _show_partial(out)
         raise EsmperfError(_failure(command, ended.returncode, out))
     if not out.exists():
         raise EsmperfError(
@@ -242,6 +244,15 @@ def _interrupted(interrupt: signal.Signals, out: Path) -> int:
         f"(reprint it: esmperf show {escape(str(out))})"
     )
     return 128 + interrupt
+
+
+def _show_partial(out: Path) -> None:
+    """The summary of what the ranks of a failed run wrote before they ended, if any: which
+    rank exited, which were in which MPI call and for how long."""
+    if profile_state(out) != "running":
+        return
+    with contextlib.suppress(ProfileError):  # no partial line: the failure message says so
+        render_summary(summarise(read_profile(out)), console)
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -72,6 +72,7 @@ PARTIAL_REASON_TEXT = {
     "finalize": "in MPI_Finalize, after waiting there for the other ranks",
     "snapshot": "at their last snapshot",
     "requested": "when esmperf asked",
+    "exit": "when they exited without MPI_Finalize",
 }
 
 
