@@ -21,6 +21,7 @@ from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile.read import Profile, read_profile
 from esmperf.profile.render import render_summary
 from esmperf.profile.summary import summarise
+from test_profiler_mpi4py import mpi4py_env, mpi4py_path
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
 DEBIAN_STACKS = [s for s in discover_stacks().stacks if s.id in ("openmpi", "mpich")]
@@ -28,12 +29,20 @@ CALLS = 3  # MPI_Allreduce calls before the wait
 
 
 def start(stack, tmp_path: Path, mode: str, **env_extra: str) -> subprocess.Popen[str]:
-    binary = build_dir(stack) / "tests" / "prof_interrupted"
-    if not binary.is_file():
-        pytest.skip(f"{binary} is not built: make build")
-    env = dict(os.environ, ESMPROF_SNAPSHOT_SECONDS="0.1", **env_extra)
+    """esmperf profile of prof_interrupted MODE, or of a Python program when `mode` is one."""
+    if mode.endswith(".py"):
+        path = mpi4py_path(stack)
+        if path is None:
+            pytest.skip(f"no mpi4py for {stack.id}: `make setup-mpi4py` builds it for MPICH")
+        env, program = mpi4py_env(stack, path), [sys.executable, mode]
+    else:
+        env, program = dict(os.environ), [str(build_dir(stack) / "tests" / "prof_interrupted")]
+        if not Path(program[0]).is_file():
+            pytest.skip(f"{program[0]} is not built: make build")
+        program += [mode, str(CALLS)]
+    env |= {"ESMPROF_SNAPSHOT_SECONDS": "0.1", **env_extra}
     command = [str(ESMPERF), "profile", "--out", str(tmp_path / "p.jsonl"), "--stack", stack.id]
-    command += ["--", str(stack.mpirun), "-n", "2", str(binary), mode, str(CALLS)]
+    command += ["--", str(stack.mpirun), "-n", "2", *program]
     return subprocess.Popen(
         command,
         cwd=tmp_path,
@@ -124,6 +133,24 @@ def test_hang_names_the_call_and_the_rank_in_finalize_writes(stack, tmp_path):
         assert rank["mpi_time"] >= rank["in_call"][0]["seconds"] > 0
     text = rendered(profile)
     assert "rank 1 in MPI_Recv for" in text and "rank 0 in MPI_Finalize for" in text
+
+
+@pytest.mark.parametrize("stack", DEBIAN_STACKS, ids=[s.id for s in DEBIAN_STACKS])
+def test_python_rank_that_raised_and_its_peer_in_mprobe(stack, tmp_path):
+    """Issue 26's ANUGA case (tests/mpi4py_hang.py): rank 0 raised, so mpi4py finalised it; rank
+    1 sits in MPI_Mprobe. Both lines are kept at Ctrl-C, each naming its call; before, rank 0
+    blocked in the profiler's broadcast and wrote nothing, rank 1 showed 0 % MPI."""
+    program = str(Path(__file__).with_name("mpi4py_hang.py"))
+    run = start(stack, tmp_path, program, ESMPROF_FINALIZE_WAIT="0.2")
+    wait_for_lines(tmp_path, run, {0: ("MPI_Finalize", "finalize"), 1: ("MPI_Mprobe", None)})
+    output = interrupt(run, signal.SIGINT)
+    assert "RuntimeError: set-up failed on rank 0" in output
+    profile = read_profile(tmp_path / "p.jsonl")
+    assert profile.partial == {"reasons": {0: "SIGINT", 1: "SIGINT"}, "missing": []}
+    rank1 = profile.ranks[1]
+    assert [c["function"] for c in rank1["in_call"]] == ["MPI_Mprobe"]
+    assert rank1["mpi_time"] >= rank1["in_call"][0]["seconds"] > 0
+    assert "rank 0 in MPI_Finalize for" in rendered(profile)
 
 
 def test_partial_summary_names_the_calls_in_progress(tmp_path):

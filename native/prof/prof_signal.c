@@ -224,21 +224,21 @@ void esm_signals_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started)
         return;
-    if (handle) /* how esmperf finds the ranks that handle signals (src/esmperf/profile/interrupt.py) */
+    if (handle) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        /* a second signal (the launcher's kill) waits until this line is written */
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < NCAUGHT; i++)
+            sigaddset(&sa.sa_mask, caught[i]);
+        for (int i = 0; i < NCAUGHT; i++)
+            sigaction(caught[i], &sa, &previous[i]);
+        /* how esmperf finds the ranks whose handlers are in place (profile/interrupt.py) */
         pthread_setname_np(thread, "esmprof-signals");
+    }
     pthread_detach(thread);
-    if (!handle)
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    /* a second signal (the launcher's kill) waits until this line is written */
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < NCAUGHT; i++)
-        sigaddset(&sa.sa_mask, caught[i]);
-    for (int i = 0; i < NCAUGHT; i++)
-        sigaction(caught[i], &sa, &previous[i]);
 }
 
 /* At MPI_Finalize, once the complete profile is written: the partial files are stale. */
