@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from rich.console import Console
 
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
+from esmperf.profile import interrupt as interrupt_module
+from esmperf.profile.interrupt import run_profiled
 from esmperf.profile.read import Profile, read_profile
 from esmperf.profile.render import render_summary
 from esmperf.profile.summary import summarise
@@ -202,3 +205,26 @@ def test_a_rank_that_exits_without_finalize_is_named(stack, tmp_path):
     said = " ".join(output.split())
     assert "ranks 0 wrote what they had when they exited without MPI_Finalize" in said
     assert "failed with exit code 3; the run died before MPI_Finalize" in said
+
+
+def test_a_launcher_that_ignores_the_interrupt_is_killed_after_the_grace(monkeypatch, tmp_path):
+    """The grace is bounded and said: a launcher that ignores the signal passed on to it is
+    killed once the grace is over (here 0.5 s; no rank runs the profiler: none is asked)."""
+    monkeypatch.setattr(interrupt_module, "GRACE", 0.5)
+    launcher = tmp_path / "stubborn-launcher"
+    launcher.write_text(f"#!/bin/sh\ntrap '' INT TERM\ntouch {tmp_path}/started\nexec sleep 600\n")
+    launcher.chmod(0o755)
+
+    def interrupt_when_started() -> None:
+        while not (tmp_path / "started").exists():
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    said: list[str] = []
+    ended = run_profiled([str(launcher)], os.environ, tmp_path / "p.jsonl", said.append)
+    assert (ended.returncode, ended.interrupt, ended.silent) == (-signal.SIGKILL, signal.SIGINT, [])
+    assert said == [
+        "esmperf: SIGINT: passing it on to stubborn-launcher (no profiled rank here)",
+        "esmperf: stubborn-launcher did not end in 0.5 s: killing the run",
+    ]

@@ -94,7 +94,9 @@ def _interrupted(
         silent -= _answered(out, interrupt.name) | {pid for pid in silent if not _alive(pid)}
         time.sleep(POLL if silent else 0)
     if ranks:
-        say(f"esmperf: {len(ranks) - len(silent)} of {len(ranks)} ranks here wrote theirs")
+        said = f"esmperf: {len(ranks) - len(silent)} of {len(ranks)} ranks here wrote theirs"
+        late = f" (not in {GRACE:g} s: pids {', '.join(map(str, sorted(silent)))})"
+        say(said + (late if silent else ""))
     _signal(process.pid, interrupt)
     deadline = time.monotonic() + GRACE
     while _wait(process, POLL) is None:
