@@ -1,6 +1,6 @@
-"""No profile lost: `esmperf profile` interrupted by SIGINT (a user's Ctrl-C) or SIGTERM keeps
-every rank's partial profile, and a rank that hangs is named with the call it is in. The runs
-are native/tests/prof_interrupted.c on both Debian stacks, 2 ranks; each interrupt is sent to
+"""No profile lost: `esmperf profile` interrupted by SIGINT (a user's Ctrl-C), SIGTERM or SIGHUP
+keeps every rank's partial profile, and a rank that hangs or fails is named with the call it is
+in. The runs are native/tests/prof_interrupted.c on both Debian stacks, 2 ranks; each interrupt is sent to
 esmperf's process group, as a terminal's Ctrl-C and `timeout` send it, once the ranks are known
 to be in their waiting call (their snapshots say so: causality, never a sleep). Exact counts;
 times only as what contains what. benchmarks/interrupted_runs.py repeats the loop case."""
@@ -94,7 +94,7 @@ def rendered(profile: Profile) -> str:
     return console.export_text()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=str)
 @pytest.mark.parametrize("stack", DEBIAN_STACKS, ids=[s.id for s in DEBIAN_STACKS])
 def test_interrupt_keeps_every_rank(stack, sig, tmp_path):
     run = start(stack, tmp_path, "wait")

@@ -113,6 +113,8 @@ static const char *signal_name(int sig)
         return "SIGINT";
     case SIGUSR1:
         return "SIGUSR1";
+    case SIGHUP:
+        return "SIGHUP";
     default:
         return "requested";
     }
@@ -142,13 +144,13 @@ static void *helper(void *arg)
     return NULL;
 }
 
-/* ESM_PARTIAL_NOW carries, queued by esmperf, the signal the user sent it (SIGINT, SIGTERM). */
+/* ESM_PARTIAL_NOW carries, queued by esmperf, the signal esmperf got (SIGINT, SIGTERM, SIGHUP). */
 static int reason_of(int sig, const siginfo_t *info)
 {
     if (sig != ESM_PARTIAL_NOW)
         return sig;
     int carried = info && info->si_code == SI_QUEUE ? info->si_value.sival_int : 0;
-    return carried == SIGINT || carried == SIGTERM ? carried : 0;
+    return carried == SIGINT || carried == SIGTERM || carried == SIGHUP ? carried : 0;
 }
 
 static void on_signal(int sig, siginfo_t *info, void *context)

@@ -1,5 +1,5 @@
-"""A profiled run that is interrupted (a user's Ctrl-C, SIGTERM from a batch system) keeps every
-rank's partial profile.
+"""A profiled run that is interrupted (a user's Ctrl-C, SIGTERM from a batch system, SIGHUP from a
+closed terminal) keeps every rank's partial profile.
 
 The launcher runs in a process group of its own, so the interrupt reaches esmperf alone and
 esmperf decides the order: first it asks each rank running here for its partial line (the
@@ -30,6 +30,9 @@ PARTIAL_NOW = signal.SIGRTMIN + 6  # ESM_PARTIAL_NOW in native/prof/prof_signal.
 HELPER_THREAD = "esmprof-signals"  # the thread a rank that handles signals runs (prof_signal.c)
 GRACE = 10.0  # seconds for the ranks' partial lines, then again for the launcher to end
 POLL = 0.05
+# Ctrl-C; a batch system's or a user's kill; the terminal closed (the launcher, in its own
+# process group, no longer gets the terminal's signals itself)
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 REPEAT = 1.0  # seconds: an interrupt this soon after the first is the same one
 
 
@@ -47,8 +50,9 @@ class Ended:
 def run_profiled(
     command: Sequence[str], env: Mapping[str, str], out: Path, say: Callable[[str], None]
 ) -> Ended:
-    """Run `command` to its end; on SIGINT or SIGTERM keep the ranks' partial profiles of `out`
-    as the module says, then end the run. Raises OSError when the command cannot start."""
+    """Run `command` to its end; on SIGINT, SIGTERM or SIGHUP keep the ranks' partial profiles
+    of `out` as the module says, then end the run. Raises OSError when the command cannot
+    start."""
     received: list[tuple[signal.Signals, float]] = []
 
     def on_interrupt(signum: int, _frame: object) -> None:
@@ -56,7 +60,7 @@ def run_profiled(
         if not received or now - received[0][1] >= REPEAT:
             received.append((signal.Signals(signum), now))
 
-    handled = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) != signal.SIG_IGN]
+    handled = [s for s in INTERRUPTS if signal.getsignal(s) != signal.SIG_IGN]
     previous = {s: signal.signal(s, on_interrupt) for s in handled}
     try:
         stdin = subprocess.DEVNULL if sys.stdin is not None and sys.stdin.isatty() else None
