@@ -1,9 +1,10 @@
 """No profile lost: `esmperf profile` interrupted by SIGINT (a user's Ctrl-C), SIGTERM or SIGHUP
 keeps every rank's partial profile, and a rank that hangs or fails is named with the call it is
-in. The runs are native/tests/prof_interrupted.c on both Debian stacks, 2 ranks; each interrupt is sent to
-esmperf's process group, as a terminal's Ctrl-C and `timeout` send it, once the ranks are known
-to be in their waiting call (their snapshots say so: causality, never a sleep). Exact counts;
-times only as what contains what. benchmarks/interrupted_runs.py repeats the loop case."""
+in. The runs are native/tests/prof_interrupted.c (and tests/mpi4py_hang.py) on both Debian
+stacks, 2 ranks; each interrupt is sent to esmperf's process group, as a terminal's Ctrl-C and
+`timeout` send it, once the ranks are known to be in their waiting call (their snapshots say
+so: causality, never a sleep). Exact counts; times only as what contains what.
+benchmarks/interrupted_runs.py repeats the loop case."""
 
 import json
 import os
