@@ -113,6 +113,9 @@ def test_interrupt_keeps_every_rank(stack, sig, tmp_path):
         [in_call] = rank["in_call"]
         assert in_call["function"] == "MPI_Recv"
         assert rank["mpi_time"] >= in_call["seconds"] > 0  # its time so far is MPI time
+        [timed] = [region for region in rank["regions"] if region["name"] == "timed"]
+        assert (timed["open"], timed["calls"]) == (1, 0)  # entered just before MPI_Recv
+        assert timed["mpi_time"] == pytest.approx(in_call["seconds"], rel=1e-6)
     assert [(c["rank"], c["function"]) for c in summarise(profile)["partial"]["in_call"]] in (
         [(0, "MPI_Recv"), (1, "MPI_Recv")],
         [(1, "MPI_Recv"), (0, "MPI_Recv")],

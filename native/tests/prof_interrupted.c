@@ -2,7 +2,7 @@
  * (tests/test_profile_interrupted.py, benchmarks/interrupted_runs.py):
  *   loop      every rank calls MPI_Allreduce and MPI_Sendrecv in a ring until it is killed;
  *   wait N    N MPI_Allreduce calls and one MPI_Barrier, then every rank waits in MPI_Recv for a
- *             message no one sends;
+ *             message no one sends, inside the region "timed" (MPI_Pcontrol);
  *   hang N    as `wait`, except that rank 0 goes on to MPI_Finalize (a rank that gave up in
  *             set-up, its peers left waiting for it);
  *   fail N    as `wait`, except that rank 0 exits with status 3 without MPI_Finalize.
@@ -43,6 +43,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "fail") == 0 && rank == 0)
         exit(3);
+    if (strcmp(mode, "wait") == 0)
+        MPI_Pcontrol(1, "timed");
     int never;
     MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Finalize();
