@@ -230,5 +230,5 @@ def test_a_launcher_that_ignores_the_interrupt_is_killed_after_the_grace(monkeyp
     assert (ended.returncode, ended.interrupt, ended.silent) == (-signal.SIGKILL, signal.SIGINT, [])
     assert said == [
         "esmperf: SIGINT: passing it on to stubborn-launcher (no profiled rank here)",
-        "esmperf: stubborn-launcher did not end in 0.5 s: killing the run",
+        "esmperf: stubborn-launcher: did not end in 0.5 s: killing the run",
     ]

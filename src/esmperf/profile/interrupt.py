@@ -105,8 +105,9 @@ def _interrupted(
     deadline = time.monotonic() + GRACE
     while _wait(process, POLL) is None:
         if time.monotonic() >= deadline or len(received) > 1:
-            say(f"esmperf: {launcher} did not end in {GRACE:g} s: killing the run")
-            for pid in [process.pid, *local_ranks(process.pid)]:
+            why = f"did not end in {GRACE:g} s" if len(received) == 1 else "a second interrupt"
+            say(f"esmperf: {launcher}: {why}: killing the run")
+            for pid in [process.pid, *descendants(process.pid)]:
                 _signal(pid, signal.SIGKILL)
             process.wait()
     return Ended(process.returncode, interrupt, sorted(silent))
@@ -160,6 +161,11 @@ def _answered(out: Path, reason: str) -> set[int]:
 def local_ranks(launcher: int) -> list[int]:
     """The pids of the profiled ranks started by the process `launcher` on this host: its
     descendants that run the profiler's signal thread."""
+    return [pid for pid in descendants(launcher) if _runs_helper(pid)]
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes started by `pid`, their children and so on (from /proc)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -169,13 +175,12 @@ def local_ranks(launcher: int) -> list[int]:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(parent, []).append(int(entry.name))
-    ranks, todo = [], list(children.get(launcher, []))
+    found, todo = [], list(children.get(pid, []))
     while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        if _runs_helper(pid):
-            ranks.append(pid)
-    return sorted(ranks)
+        child = todo.pop()
+        todo.extend(children.get(child, []))
+        found.append(child)
+    return sorted(found)
 
 
 def _runs_helper(pid: int) -> bool:
