@@ -108,7 +108,7 @@ def test_sigterm_leaves_a_partial_profile(stack, tmp_path):
         data = {f["name"]: f for f in rank["files"]}[str(tmp_path / f"data.{rank['rank']}.bin")]
         assert data["write"][:2] == [3, 3000]
     summary = summarise(profile)
-    assert summary["partial"] == {"reasons": {"SIGTERM": [0, 1]}, "missing": []}
+    assert summary["partial"] == {"reasons": {"SIGTERM": [0, 1]}, "missing": [], "in_call": []}
     from rich.console import Console
 
     console = Console(record=True, width=120)

@@ -216,6 +216,8 @@ def test_sigterm_leaves_a_partial_trace(tmp_path):
     run.communicate(timeout=120)
     traces = read_trace(tmp_path / "p.jsonl")
     assert [t.header["partial"] for t in traces] == ["SIGTERM", "SIGTERM"]
-    for trace in traces:
+    lines = {rank["rank"]: rank for rank in read_profile(tmp_path / "p.jsonl").ranks}
+    for trace in traces:  # the trace is written after the rank line, to the moment it is written
+        assert trace.header["wall"] >= lines[trace.header["rank"]]["wall"] > 0
         calls = Counter(e.name for e in trace.events if e.kind == CALL)
         assert calls["MPI_Sendrecv"] + calls["MPI_Sendrecv_c"] == 7

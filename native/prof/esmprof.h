@@ -82,6 +82,17 @@ typedef struct esm_trace_call {
 } esm_trace_call;
 extern ESM_TLS esm_trace_call esm_tc;
 
+/* The call a thread is in, for a partial profile written while it has not returned (a rank that
+ * hangs): its function id + 1 (0: none) and its entry time, set when the call starts, cleared by
+ * esm_leave. The slot is in the thread's esm_thread block, where the signal helper reads it; until
+ * the thread's first call has ended it is a scratch slot no one reads. */
+typedef struct esm_in_call {
+    volatile int fid1;
+    volatile uint64_t t0;
+} esm_in_call;
+extern ESM_TLS esm_in_call *esm_in_call_slot;
+#define ESM_FN_FINALIZE (ESM_NFUNC + 1) /* MPI_Finalize, hand-written: in a slot, never counted */
+
 /* ---- state (prof_core.c) ---- */
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
 extern ESM_TLS int esm_depth; /* >0 inside a wrapper: nested MPI calls pass through */
@@ -125,6 +136,9 @@ static inline __attribute__((always_inline)) esm_call esm_call_begin(int fid, in
             esm_tc.cpu0 = esm_thread_cpu_ns();
     }
     c.t0 = esm_now();
+    esm_in_call *in = esm_in_call_slot; /* the call in progress: its start, then its id */
+    in->t0 = c.t0;
+    in->fid1 = fid + 1;
     return c;
 }
 

@@ -21,6 +21,8 @@ esm_thread *esm_threads;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ESM_TLS esm_thread *self;
+static esm_in_call in_call_scratch;
+ESM_TLS esm_in_call *esm_in_call_slot = &in_call_scratch;
 
 uint64_t esm_now_portable(void)
 {
@@ -49,6 +51,7 @@ esm_thread *esm_self(void)
     t->next = esm_threads;
     esm_threads = t;
     pthread_mutex_unlock(&lock);
+    esm_in_call_slot = &t->in_call;
     return self = t;
 }
 
@@ -117,6 +120,7 @@ void esm_leave(esm_call *c)
     if (esm_trace_modes)            /* traces, call sites: off by default (prof_trace.c) */
         esm_modes_leave(c);
     esm_thread *t = esm_self();
+    t->in_call.fid1 = 0;
     uint64_t d = c->t1 - c->t0;
     esm_fstat *f = &t->f[c->fid];
     if (f->calls == 0 || d < f->tmin)

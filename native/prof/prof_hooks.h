@@ -41,5 +41,7 @@ char *esm_rank_line(const char *partial, size_t *len);
 /* prof_signal.c */
 void esm_signals_start(void);
 void esm_signals_finished(void);
+void esm_partial_write(const char *reason); /* this rank's partial line now, and the snapshots' */
+void esm_partial_close(void);                /* the complete profile is being written */
 
 #endif

@@ -166,6 +166,37 @@ void esm_init_hook(void)
     esm_on = 1;
 }
 
+/* The profile's collectives (prof_output.c) would block for ever on a peer that hangs or died:
+ * first every rank waits, in a non-blocking barrier it tests, for all to reach MPI_Finalize. Past
+ * ESMPROF_FINALIZE_WAIT seconds (default 5) it writes its partial line, which names MPI_Finalize
+ * as the call it is in, and waits on: the line survives the kill that ends a hung run. */
+static void wait_for_all_ranks(void)
+{
+#ifdef ESM_SIMULATED
+    return; /* the simulated clock does not pass while a rank sleeps: the collectives as before */
+#endif
+    esm_in_call *in = &esm_self()->in_call;
+    in->t0 = esm_run_info.final_ticks;
+    in->fid1 = ESM_FN_FINALIZE + 1;
+    const char *wait = getenv("ESMPROF_FINALIZE_WAIT");
+    double bound = wait ? atof(wait) : 5.0, start = mono_seconds();
+    MPI_Request all_here;
+    PMPI_Ibarrier(private_comm, &all_here);
+    const struct timespec nap = {0, 200000};
+    for (int done = 0, written = 0;;) {
+        PMPI_Test(&all_here, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        if (!written && mono_seconds() - start >= bound) {
+            esm_partial_write("finalize");
+            written = 1;
+        }
+        nanosleep(&nap, NULL);
+    }
+    esm_partial_close();
+    in->fid1 = 0;
+}
+
 void esm_finalize_hook(void)
 {
     if (!esm_on)
@@ -175,6 +206,7 @@ void esm_finalize_hook(void)
     double span = esm_run_info.final_mono - esm_run_info.init_mono;
     if (span > 0.05) /* the run's own rate: pairs within 1 us give it to 2e-5 or better */
         esm_ticks_per_second = (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / span;
+    wait_for_all_ranks();
     esm_write_profile(private_comm);
     esm_trace_write(NULL);
     esm_signals_finished();

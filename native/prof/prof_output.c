@@ -330,7 +330,7 @@ static void put_files(esm_json *b)
     esm_json_put(b, "]");
 }
 
-static void put_bins(esm_json *b)
+static void put_bins(esm_json *b, uint64_t end)
 {
     uint64_t width = esm_base_bin_ticks;
     for (esm_thread *t = esm_threads; t; t = t->next)
@@ -350,7 +350,7 @@ static void put_bins(esm_json *b)
             to->io_ticks += from->io_ticks;
         }
     }
-    uint64_t span = esm_run_info.final_ticks - esm_t0;
+    uint64_t span = end - esm_t0;
     int n = (int)(span / width) + 1;
     n = n < ESM_MAX_BINS ? n : ESM_MAX_BINS;
     esm_json_put(b, "\"bins\":{\"width\":%.9g", seconds(width));
@@ -371,7 +371,45 @@ static void put_bins(esm_json *b)
     free(m);
 }
 
-static void put_rank(esm_json *b, const char *partial)
+static const char *in_call_name(int fid)
+{
+    return fid == ESM_FN_FINALIZE ? "MPI_Finalize" : esm_function_names[fid];
+}
+
+/* The calls in progress at `end` (a partial line), one per thread in a call: read once, as the
+ * threads may leave them meanwhile. Their time so far counts as MPI time. */
+typedef struct in_calls {
+    int n, fid[64];
+    uint64_t t0[64], ticks;
+} in_calls;
+
+static void read_in_calls(in_calls *in, uint64_t end)
+{
+    in->n = 0;
+    in->ticks = 0;
+    for (esm_thread *t = esm_threads; t && in->n < 64; t = t->next) {
+        int fid1 = t->in_call.fid1;
+        uint64_t t0 = t->in_call.t0;
+        if (fid1 <= 0 || fid1 > ESM_FN_FINALIZE + 1 || fid1 == ESM_FN_SELF + 1 || t0 > end)
+            continue;
+        in->fid[in->n] = fid1 - 1;
+        in->t0[in->n++] = t0;
+        in->ticks += end - t0;
+    }
+}
+
+/* function, start (seconds after MPI_Init), time so far */
+static void put_in_calls(esm_json *b, const in_calls *in, uint64_t end)
+{
+    esm_json_put(b, ",\"in_call\":[");
+    for (int i = 0; i < in->n; i++)
+        esm_json_put(b, "%s{\"function\":\"%s\",\"start\":%.9g,\"seconds\":%.9g}", i ? "," : "",
+                     in_call_name(in->fid[i]), seconds(in->t0[i] - esm_t0),
+                     seconds(end - in->t0[i]));
+    esm_json_put(b, "]");
+}
+
+static void put_rank(esm_json *b, const char *partial, uint64_t end)
 {
     char host[256] = "";
     uint64_t calls = 0, mpi_ticks = 0;
@@ -387,10 +425,12 @@ static void put_rank(esm_json *b, const char *partial)
     esm_json_put(b, "\"host\":");
     esm_json_string(b, host);
     esm_json_put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(),
-                 esm_run_info.init_epoch,
-                 seconds(esm_run_info.final_ticks - esm_run_info.init_ticks));
+                 esm_run_info.init_epoch, seconds(end - esm_run_info.init_ticks));
     put_calls(b, &calls, &mpi_ticks);
-    esm_json_put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks));
+    in_calls in = {0};
+    if (partial)
+        read_in_calls(&in, end);
+    esm_json_put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks + in.ticks));
     put_peers(b);
     esm_json_put(b, ",");
     put_comms(b);
@@ -399,9 +439,11 @@ static void put_rank(esm_json *b, const char *partial)
     esm_json_put(b, ",");
     put_files(b);
     esm_json_put(b, ",");
-    esm_region_json(put_raw_cb, b, esm_run_info.final_ticks);
+    esm_region_json(put_raw_cb, b, end);
     esm_json_put(b, ",");
-    put_bins(b);
+    put_bins(b, end);
+    if (partial)
+        put_in_calls(b, &in, end);
     char *sites = esm_callsites_json();
     if (sites)
         esm_json_put(b, ",\"callsites\":%s", sites);
@@ -411,13 +453,12 @@ static void put_rank(esm_json *b, const char *partial)
                  1e-9 * esm_run_info.ns_per_call * (double)calls);
 }
 
-/* This rank's line as recorded so far, marked partial (why: a signal's name or "snapshot"); the
- * caller frees it. Makes no MPI call (the signal helper thread uses it). */
+/* This rank's line as recorded so far, marked partial (why: a signal's name, "snapshot" or
+ * "finalize"); the caller frees it. Makes no MPI call (the signal helper thread uses it). */
 char *esm_rank_line(const char *partial, size_t *len)
 {
     esm_json b = {0};
-    esm_run_info.final_ticks = esm_now(); /* finalize sets it again */
-    put_rank(&b, partial);
+    put_rank(&b, partial, esm_now());
     *len = b.len;
     return b.p;
 }
@@ -497,7 +538,7 @@ void esm_write_profile(MPI_Comm comm)
     esm_json b = {0};
     if (esm_world_rank == 0)
         put_header(&b, "complete");
-    put_rank(&b, NULL);
+    put_rank(&b, NULL, esm_run_info.final_ticks);
     if (esm_world_rank == esm_world_size - 1)
         esm_json_put(&b, "{\"end\":\"esmperf-profile\",\"ranks\":%d}\n", esm_world_size);
     long long offset = exclusive_sum((long long)b.len, comm);

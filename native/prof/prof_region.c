@@ -52,6 +52,7 @@ typedef struct region_thread {
     uint64_t entered[ESM_MAX_REGION_DEPTH + 1];
     int depth;
     int too_deep;                               /* enters past the deepest level, not yet left */
+    const esm_in_call *in_call;                 /* the thread's call in progress (esmprof.h) */
     struct region_thread *next;
 } region_thread;
 
@@ -102,6 +103,7 @@ static region_thread *me(void)
     if (self)
         return self;
     region_thread *t = xcalloc(1, sizeof *t);
+    t->in_call = &esm_self()->in_call;
     pthread_mutex_lock(&lock);
     t->next = threads;
     threads = t;
@@ -468,6 +470,10 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
             r->wall_ticks += now - t->entered[d];
             r->open++;
         }
+        int fid1 = t->in_call->fid1; /* a call in progress: MPI time of the innermost region */
+        uint64_t t0 = t->in_call->t0;
+        if (t->depth > 0 && fid1 > 0 && fid1 <= ESM_NFUNC && t0 <= now)
+            total[t->stack[t->depth]].f[fid1 - 1].ticks += now - t0;
     }
     /* Inclusive: a node comes after its parent in `nodes`, so adding each node into its parent
      * from the last node back adds up every subtree. */

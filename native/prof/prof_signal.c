@@ -4,6 +4,12 @@
  * set, each rank also rewrites that file every so many seconds, so the last snapshot survives
  * even SIGKILL. Each file is written to a temporary name and renamed: a reader sees a whole line.
  *
+ * esmperf, interrupted itself, first asks each rank for its line with ESM_PARTIAL_NOW (a real-time
+ * signal that ends nothing, carrying the signal esmperf got), and only then passes the signal on
+ * to the launcher, whose kills may be quicker than a rank's writing; the line written on request
+ * is the last. A rank waiting in MPI_Finalize for peers that do not come writes its line too
+ * (prof_init.c).
+ *
  * The writing is done by a helper thread the profiler starts at MPI_Init: the signal handler only
  * wakes it (write to a pipe) and waits for it (poll, at most 10 s), so no allocation or stdio
  * runs in the interrupted context. The helper makes no MPI call. */
@@ -23,12 +29,18 @@
 #include "prof_state.h"
 #include "prof_trace.h"
 
-static const int caught[] = {SIGTERM, SIGINT, SIGUSR1};
-#define NCAUGHT 3
+static int caught[] = {SIGTERM, SIGINT, SIGUSR1, 0}; /* the last: ESM_PARTIAL_NOW, at start */
+#define NCAUGHT 4
+#define ESM_PARTIAL_NOW (SIGRTMIN + 6) /* src/esmperf/profile/interrupt.py sends it */
 static struct sigaction previous[NCAUGHT];
 static int wake_pipe[2] = {-1, -1}, done_pipe[2] = {-1, -1};
 static double snapshot_seconds;
-static volatile sig_atomic_t writing;
+static int writing; /* a handler is having the line written */
+/* Partial lines are written from MPI_Init until the complete profile is being written, and not
+ * after the one written when esmperf asked for it (the run is being ended: what a signal from the
+ * launcher would write next must not replace it). The lock keeps one writer at a time. */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static int partial_open, partial_final;
 
 static void partial_path(char *out, size_t size, int temporary)
 {
@@ -65,6 +77,33 @@ static void write_partial(const char *reason)
     esm_trace_write(reason);
 }
 
+/* write_partial when partial lines are open; `final`: the last one (esmperf asked for it). */
+static void write_partial_once(const char *reason, int final)
+{
+    pthread_mutex_lock(&write_lock);
+    if (partial_open && !partial_final) {
+        write_partial(reason);
+        partial_final = final;
+    }
+    pthread_mutex_unlock(&write_lock);
+}
+
+static const char *volatile snapshot_reason = "snapshot";
+
+/* The line now, and the later snapshots with the same reason (a rank waiting in MPI_Finalize). */
+void esm_partial_write(const char *reason)
+{
+    snapshot_reason = reason;
+    write_partial_once(reason, 0);
+}
+
+void esm_partial_close(void)
+{
+    pthread_mutex_lock(&write_lock);
+    partial_open = 0;
+    pthread_mutex_unlock(&write_lock);
+}
+
 static const char *signal_name(int sig)
 {
     switch (sig) {
@@ -72,8 +111,12 @@ static const char *signal_name(int sig)
         return "SIGTERM";
     case SIGINT:
         return "SIGINT";
-    default:
+    case SIGUSR1:
         return "SIGUSR1";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return "requested";
     }
 }
 
@@ -87,20 +130,27 @@ static void *helper(void *arg)
         int n = poll(&p, 1, timeout);
         if (n < 0 && errno == EINTR)
             continue;
-        if (!esm_on)
-            continue;           /* finalised: the complete profile is being written */
         if (n == 0) {
-            write_partial("snapshot");
+            write_partial_once(snapshot_reason, 0);
             continue;
         }
-        unsigned char sig = 0;
-        if (read(wake_pipe[0], &sig, 1) != 1)
+        unsigned char why[2] = {0, 0}; /* the signal, and the reason it carries */
+        if (read(wake_pipe[0], why, 2) != 2)
             continue;
-        write_partial(signal_name(sig));
+        write_partial_once(signal_name(why[1]), why[0] == (unsigned char)ESM_PARTIAL_NOW);
         unsigned char done = 1;
         (void)!write(done_pipe[1], &done, 1);
     }
     return NULL;
+}
+
+/* ESM_PARTIAL_NOW carries, queued by esmperf, the signal esmperf got (SIGINT, SIGTERM, SIGHUP). */
+static int reason_of(int sig, const siginfo_t *info)
+{
+    if (sig != ESM_PARTIAL_NOW)
+        return sig;
+    int carried = info && info->si_code == SI_QUEUE ? info->si_value.sival_int : 0;
+    return carried == SIGINT || carried == SIGTERM || carried == SIGHUP ? carried : 0;
 }
 
 static void on_signal(int sig, siginfo_t *info, void *context)
@@ -108,28 +158,44 @@ static void on_signal(int sig, siginfo_t *info, void *context)
     int saved = errno, slot = 0;
     while (slot < NCAUGHT && caught[slot] != sig)
         slot++;
-    if (esm_on && !writing) {
-        writing = 1;
-        unsigned char byte = (unsigned char)sig, done;
-        if (write(wake_pipe[1], &byte, 1) == 1) {
+    if (partial_open && __atomic_exchange_n(&writing, 1, __ATOMIC_ACQ_REL) == 0) {
+        unsigned char why[2] = {(unsigned char)sig, (unsigned char)reason_of(sig, info)}, done;
+        if (write(wake_pipe[1], why, 2) == 2) {
             struct pollfd p = {.fd = done_pipe[0], .events = POLLIN};
             if (poll(&p, 1, 10000) == 1)
                 (void)!read(done_pipe[0], &done, 1);
         }
-        writing = 0;
+        __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
+    } else {
+        /* A signal another thread is handling is writing the line (mpirun sends SIGTERM twice,
+         * and the second lands on one of the library's threads): it ends the rank only once the
+         * line is written, at most 10 s later. */
+        const struct timespec ms = {0, 1000000};
+        for (int i = 0; i < 10000 && __atomic_load_n(&writing, __ATOMIC_ACQUIRE); i++)
+            nanosleep(&ms, NULL);
     }
     errno = saved;
-    /* then what the signal would have done without the profiler */
+    /* then what the signal would have done without the profiler; esmperf's request for a partial
+     * line ends nothing */
     struct sigaction *old = &previous[slot];
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction)
             old->sa_sigaction(sig, info, context);
     } else if (old->sa_handler == SIG_DFL) {
+        if (sig == ESM_PARTIAL_NOW)
+            return;
         sigaction(sig, old, NULL);
         raise(sig);
     } else if (old->sa_handler != SIG_IGN) {
         old->sa_handler(sig);
     }
+}
+
+/* A rank that exits without MPI_Finalize (exit(1) after an error) writes what it had: the rank
+ * that failed is named too, not only the peers it left waiting. */
+static void on_exit_without_finalize(void)
+{
+    write_partial_once("exit", 1);
 }
 
 /* At MPI_Init (after the output path is known). ESMPROF_SIGNALS=0 leaves signals alone. */
@@ -142,6 +208,9 @@ void esm_signals_start(void)
     const char *every = getenv("ESMPROF_SNAPSHOT_SECONDS");
     snapshot_seconds = every ? atof(every) : 0;
     int handle = !(off && strcmp(off, "0") == 0);
+    caught[NCAUGHT - 1] = ESM_PARTIAL_NOW;
+    partial_open = 1;
+    atexit(on_exit_without_finalize);
     char stale[sizeof esm_run_info.out_path + 64];
     partial_path(stale, sizeof stale, 0);
     unlink(stale); /* left by an earlier run of the same profile */
@@ -157,16 +226,21 @@ void esm_signals_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started)
         return;
+    if (handle) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        /* a second signal (the launcher's kill) waits until this line is written */
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < NCAUGHT; i++)
+            sigaddset(&sa.sa_mask, caught[i]);
+        for (int i = 0; i < NCAUGHT; i++)
+            sigaction(caught[i], &sa, &previous[i]);
+        /* how esmperf finds the ranks whose handlers are in place (profile/interrupt.py) */
+        pthread_setname_np(thread, "esmprof-signals");
+    }
     pthread_detach(thread);
-    if (!handle)
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < NCAUGHT; i++)
-        sigaction(caught[i], &sa, &previous[i]);
 }
 
 /* At MPI_Finalize, once the complete profile is written: the partial files are stale. */

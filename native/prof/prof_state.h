@@ -39,6 +39,7 @@ typedef struct esm_thread {
     uint64_t bin_ticks;             /* width of this thread's bins; doubles when they run out */
     uint64_t bin_start, bin_end;    /* the current bin, so most calls need no division */
     int bin_index;
+    esm_in_call in_call;            /* the call in progress (esmprof.h), by the bin fields */
     esm_iostat io[2];
     struct esm_thread *next;
 } esm_thread;

@@ -406,12 +406,12 @@ static void out_string(obuf *o, const char *s)
 
 static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
 {
+    uint64_t end = partial ? esm_now() : esm_run_info.final_ticks; /* as the rank line's */
     outf(o,
          "{\"format\":\"esmperf-trace\",\"version\":1,\"rank\":%d,\"ranks\":%d,\"pid\":%d,"
          "\"init_epoch\":%.6f,\"init_mono\":%.9f,\"wall\":%.9g,",
          esm_world_rank, esm_world_size, (int)getpid(), esm_run_info.init_epoch,
-         esm_run_info.init_mono,
-         (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / esm_ticks_per_second);
+         esm_run_info.init_mono, (double)(end - esm_run_info.init_ticks) / esm_ticks_per_second);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     out(o, "\"host\":", 7);

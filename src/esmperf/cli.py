@@ -2,11 +2,11 @@
 can cause ends as one message naming the fix and a non-zero exit, never a traceback."""
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +20,8 @@ from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
 from esmperf.paths import repo_root
 from esmperf.profile.callsites import MAX_DEPTH
-from esmperf.profile.read import profile_state, read_profile
+from esmperf.profile.interrupt import run_profiled
+from esmperf.profile.read import ProfileError, partial_dir, profile_state, read_profile
 from esmperf.profile.render import render_stacks, render_summary
 from esmperf.profile.summary import summarise
 from esmperf.profile.trace_cli import add_trace_command
@@ -217,15 +218,19 @@ def _profile(args: argparse.Namespace) -> int:
         env["ESMPROF_CALLSITES"] = str(args.callsites)
     for stale in (out, out.with_name(out.name + ".part")):
         stale.unlink(missing_ok=True)
+    shutil.rmtree(partial_dir(out), ignore_errors=True)
 
     library = escape(library_name(stack.version))
     console.print(f"[bold]esmperf:[/] profiling with {stack.id} ({library})")
     try:
-        returncode = subprocess.run(command, env=env).returncode
+        ended = run_profiled(command, env, out, lambda text: console.print(escape(text)))
     except OSError as error:
         raise EsmperfError(f"cannot run {command[0]}: {error.strerror}") from None
-    if returncode != 0:
-        raise EsmperfError(_failure(command, returncode, out))
+    if ended.interrupt is not None:
+        return _interrupted(ended.interrupt, out)
+    if ended.returncode != 0:
+        _show_partial(out)
+        raise EsmperfError(_failure(command, ended.returncode, out))
     if not out.exists():
         raise EsmperfError(
             f"`{command[0]}` ran but wrote no profile to {out}: the program did not call "
@@ -239,6 +244,32 @@ def _profile(args: argparse.Namespace) -> int:
             "SimGrid replay: esmperf trace FILE)"
         )
     return 0
+
+
+def _interrupted(interrupt: signal.Signals, out: Path) -> int:
+    """The profile of a run ended by `interrupt`: its summary (partial, as it says) when the
+    ranks wrote one; the exit status of a program ended by that signal."""
+    try:
+        summary = summarise(read_profile(out))
+    except ProfileError as error:
+        error_console.print(f"[bold red]interrupted[/] by {interrupt.name}: {escape(str(error))}")
+        return 128 + interrupt
+    render_summary(summary, console)
+    where = f"{partial_dir(out)}/" if summary.get("partial") else str(out)
+    error_console.print(
+        f"[bold red]interrupted[/] by {interrupt.name}: the profile is in {escape(where)} "
+        f"(reprint it: esmperf show {escape(str(out))})"
+    )
+    return 128 + interrupt
+
+
+def _show_partial(out: Path) -> None:
+    """The summary of what the ranks of a failed run wrote before they ended, if any: which
+    rank exited, which were in which MPI call and for how long."""
+    if profile_state(out) != "running":
+        return
+    with contextlib.suppress(ProfileError):  # no partial line: the failure message says so
+        render_summary(summarise(read_profile(out)), console)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -305,7 +336,7 @@ def _failure(command: list[str], returncode: int, out: Path) -> str:
         outcome = f"failed with exit code {returncode}"
     message = f"`{' '.join(command)}` {outcome}"
     if profile_state(out) == "running":
-        kept = out.with_name(out.name + ".partial")
+        kept = partial_dir(out)
         if kept.is_dir() and any(kept.glob("*.jsonl")):
             message += (
                 f"; the run died before MPI_Finalize, its ranks' partial profiles are in "

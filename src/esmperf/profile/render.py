@@ -68,13 +68,30 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[bold]spawned jobs' profiles:[/] {escape(', '.join(spawn['children']))}")
 
 
+PARTIAL_REASON_TEXT = {
+    "finalize": "in MPI_Finalize, after waiting there for the other ranks",
+    "snapshot": "at their last snapshot",
+    "requested": "when esmperf asked",
+    "exit": "when they exited without MPI_Finalize",
+}
+
+
 def _partial_text(partial: dict[str, Any]) -> str:
     parts = [
-        f"ranks {_ranks(ranks)} wrote what they had at {reason}"
+        f"ranks {_ranks(ranks)} wrote what they had "
+        f"{PARTIAL_REASON_TEXT.get(reason, f'at {reason}')}"
         for reason, ranks in partial["reasons"].items()
     ]
     if partial["missing"]:
         parts.append(f"ranks {_ranks(partial['missing'])} wrote nothing")
+    in_calls = partial.get("in_call") or []
+    if in_calls:
+        shown = [
+            f"rank {call['rank']} in {call['function']} for {format_seconds(call['seconds'])}"
+            for call in in_calls[:TOP]
+        ]
+        more = f" and {len(in_calls) - TOP} more" if len(in_calls) > TOP else ""
+        parts.append("in MPI when they wrote (counted as MPI time): " + ", ".join(shown) + more)
     return "the run did not reach MPI_Finalize; " + "; ".join(parts)
 
 

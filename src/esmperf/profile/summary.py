@@ -152,13 +152,21 @@ def _files(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _partial(profile: Profile) -> dict[str, Any] | None:
-    """A run that did not finalise: the ranks by why they wrote (SIGTERM, snapshot, ...)."""
+    """A run that did not finalise: the ranks by why they wrote (SIGTERM, snapshot, ...), and
+    the MPI calls they were in when they wrote, longest first (a rank that hangs: the call and
+    for how long; its time so far is in the rank's MPI time)."""
     if profile.partial is None:
         return None
     reasons: dict[str, list[int]] = {}
     for rank, reason in sorted(profile.partial["reasons"].items()):
         reasons.setdefault(reason, []).append(rank)
-    return {"reasons": reasons, "missing": list(profile.partial["missing"])}
+    in_calls = [
+        {"rank": rank["rank"], "function": call["function"], "seconds": call["seconds"]}
+        for rank in profile.ranks
+        for call in rank.get("in_call", [])
+    ]
+    in_calls.sort(key=lambda call: (-call["seconds"], call["rank"]))
+    return {"reasons": reasons, "missing": list(profile.partial["missing"]), "in_call": in_calls}
 
 
 def _percent(part: float, whole: float) -> float:
