@@ -122,7 +122,8 @@ def test_a_noisy_underpowered_comparison_asks_for_more() -> None:
     assert finding.text.endswith(
         "inconclusive: n = 3 cannot show p < 0.05; run with at least "
         "25 repetitions (80% power for the change seen, or 20% if "
-        "smaller, at the measured spread)."
+        "smaller, at the measured spread) (measured in blocks, not interleaved: a change in the "
+        "machine's load during the study reads as an effect (load not recorded))."
     )
 
 
