@@ -24,6 +24,9 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
                  share (deterministic; needs a machine)
 - machine        none | dell-m610 | dell-r815 | juropa   the simulated node (mpi/machines.py): its
                  memory bandwidth shared by the ranks on it, its core speed relative to here
+- noise          none | linux-2007-low | linux-2007-high | linux-today-low | linux-today-high
+                 OS noise on every simulated node (mpi/noise.py), with noise_seed 0-9 the
+                 nodes' phases
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
                  FOLD_AUTO_RANKS ranks up, for the workloads that fold
@@ -40,7 +43,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import machines, platforms
+from esmperf.mpi import machines, noise, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -181,9 +184,35 @@ KNOBS: dict[str, Knob] = {
             f"first calls then charged; auto = on from {FOLD_AUTO_RANKS} ranks for workloads "
             "that fold (smpi stack only)",
         ),
+        Knob(
+            "noise",
+            noise.NOISE_NAMES,
+            "none",
+            "OS noise (jitter)",
+            "OS noise on every simulated node: none, or a published signature of periodic "
+            "detours (timer interrupts) that slow each node's computation (mpi/noise.py; smpi "
+            "stack only; needs computation measured or model)",
+        ),
+        Knob(
+            "noise_seed",
+            noise.NOISE_SEEDS,
+            "0",
+            "OS noise (jitter)",
+            "seed of the nodes' noise phases: the same seed, the same simulated times "
+            "(smpi stack only)",
+        ),
     )
 }
-SIMULATION_KNOBS = ("platform", "topology", "network_model", "computation", "machine", "fold")
+SIMULATION_KNOBS = (
+    "platform",
+    "topology",
+    "network_model",
+    "computation",
+    "machine",
+    "fold",
+    "noise",
+    "noise_seed",
+)
 
 
 def implementation_of(stack: Stack) -> Implementation:
