@@ -27,6 +27,9 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - noise          none | linux-2007-low | linux-2007-high | linux-today-low | linux-today-high
                  OS noise on every simulated node (mpi/noise.py), with noise_seed 0-9 the
                  nodes' phases
+- offload        none | fca | sharp   Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the
+                 switch tree, a published latency per level (mpi/offload.py): the FCA of the
+                 seeds' decks as the hardware did it, not as an algorithm choice
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
                  FOLD_AUTO_RANKS ranks up, for the workloads that fold
@@ -43,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import machines, noise, platforms
+from esmperf.mpi import machines, noise, offload, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -201,6 +204,16 @@ KNOBS: dict[str, Knob] = {
             "seed of the nodes' noise phases: the same seed, the same simulated times "
             "(smpi stack only)",
         ),
+        Knob(
+            "offload",
+            offload.OFFLOAD_NAMES,
+            "none",
+            "collective offload (Mellanox FCA, SHARP)",
+            "Barrier, Bcast, Reduce, Allreduce and Allgather(v) run in the switch tree: a "
+            "published latency per tree level, no CPU time, no noise (mpi/offload.py; smpi "
+            "stack only, InfiniBand platforms, not the torus)",
+            "a collective on one rank sends no message",
+        ),
     )
 }
 SIMULATION_KNOBS = (
@@ -212,6 +225,7 @@ SIMULATION_KNOBS = (
     "fold",
     "noise",
     "noise_seed",
+    "offload",
 )
 
 

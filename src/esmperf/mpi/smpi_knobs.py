@@ -5,7 +5,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 
 from pathlib import Path
 
-from esmperf.mpi import machines, platforms
+from esmperf.mpi import machines, offload, platforms
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -114,6 +114,12 @@ def smpi_setting(
         *collectives,
     ]
     env = node_environment(chosen, ranks, ranks_per_node)
+    offloaded, reason = offload.offload_environment(
+        chosen["offload"], chosen["platform"], topology, ranks_per_node
+    )
+    if reason:
+        raise Unsupported(reason)
+    env.update(offloaded)
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:

@@ -111,6 +111,13 @@ def add_simulate_command(commands: Any) -> None:
         help="seeds (0-9) of the nodes' noise phases (default 0)",
     )
     simulate.add_argument(
+        "--offload",
+        type=split_list,
+        metavar="none,fca,sharp",
+        help="Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
+        "platforms; default none: SMPI's CPU algorithms)",
+    )
+    simulate.add_argument(
         "--network-model",
         type=split_list,
         metavar="cm02,smpi",
@@ -182,6 +189,8 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["noise"] = args.noise
     if args.noise_seed:
         knobs["noise_seed"] = args.noise_seed
+    if args.offload:
+        knobs["offload"] = args.offload
     block: dict[str, Any] = {
         "workload": args.workload,
         "stack": [SMPI],
