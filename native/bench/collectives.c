@@ -2,12 +2,17 @@
  * "Collective offload"), each checked against its known answer: MPI_Barrier, and 8 bytes per
  * rank of MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather and MPI_Allgatherv. One
  * synchronising barrier, then ITERS calls of each; prints one JSON line with the mean time per
- * call (us) and whether every answer was right.
+ * call (us), the mean time from the last rank's arrival to rank 0's return (us, "after_last")
+ * and whether every answer was right. Under SimGrid each call can follow COMPUTE_US of
+ * computation charged to the rank (smpi_execute: what OS noise delays).
  *
- *     collectives [ITERS] */
+ *     collectives [ITERS [COMPUTE_US]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef ESM_SMPI
+#include <smpi/smpi.h>
+#endif
 
 enum { OPS = 6 };
 static const char *const names[OPS] = {"barrier",   "bcast",     "reduce",
@@ -47,6 +52,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size, iters = argc > 1 ? atoi(argv[1]) : 100;
+    double compute_s = argc > 2 ? atof(argv[2]) * 1e-6 : 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     double *all = calloc(2 * (size_t)size, sizeof *all);
@@ -55,14 +61,28 @@ int main(int argc, char **argv)
         counts[r] = 1;
         displs[r] = 2 * r;
     }
-    double mean_us[OPS];
+    double mean_us[OPS], after_last_us[OPS];
+    double *enter = calloc((size_t)iters + 1, sizeof *enter),
+           *leave = calloc((size_t)iters + 1, sizeof *leave);
     int right = iters > 0;
     for (int op = 0; op < OPS; op++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
-        for (int i = 0; i < iters; i++)
+        for (int i = 0; i < iters; i++) {
+#ifdef ESM_SMPI
+            if (compute_s > 0)
+                smpi_execute(compute_s);
+#endif
+            enter[i] = MPI_Wtime();
             right &= collective(op, rank, size, all, counts, displs);
+            leave[i] = MPI_Wtime();
+        }
         mean_us[op] = (MPI_Wtime() - t) / (iters > 0 ? iters : 1) * 1e6;
+        MPI_Allreduce(MPI_IN_PLACE, enter, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double after_last = 0;
+        for (int i = 0; i < iters; i++)
+            after_last += leave[i] - enter[i];
+        after_last_us[op] = after_last / (iters > 0 ? iters : 1) * 1e6;
     }
     int all_right;
     MPI_Allreduce(&right, &all_right, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -71,8 +91,13 @@ int main(int argc, char **argv)
                all_right ? "true" : "false");
         for (int op = 0; op < OPS; op++)
             printf("%s\"%s\": %.9g", op ? ", " : "", names[op], mean_us[op]);
+        printf("}, \"after_last_us\": {");
+        for (int op = 0; op < OPS; op++)
+            printf("%s\"%s\": %.9g", op ? ", " : "", names[op], after_last_us[op]);
         printf("}}\n");
     }
+    free(enter);
+    free(leave);
     free(all);
     free(counts);
     free(displs);
