@@ -5,7 +5,8 @@
  *
  *   each rank leaves a packed copy of its data in a table shared by the communicator's ranks,
  *   waits at a SimGrid barrier (no simulated time: it is released when the last rank arrives),
- *   takes the result from the table (reductions in rank order, the same bits on every rank),
+ *   takes the result from the table (a reduction is done once, by rank 0, in rank order: the
+ *   same bits on every rank),
  *   waits at the barrier again (every rank has read), then sleeps the offload's latency:
  *   levels x ESM_OFFLOAD_LEVEL_LATENCY + the bytes it receives / ESM_OFFLOAD_BANDWIDTH.
  *
@@ -30,11 +31,13 @@ typedef struct offload_group { /* one per communicator, shared by its ranks */
     sg_bar_t barrier;
     void **data; /* each rank's packed contribution of the call in progress */
     int *bytes;
+    char *result; /* a reduction's result, computed once per call (by the barrier's serial rank) */
+    size_t result_room;
     struct offload_group *next;
 } offload_group;
 
 typedef struct offload_comm { /* one per communicator and rank, cached as an attribute */
-    offload_group *group;     /* NULL: not offloaded (one node) */
+    offload_group *group; /* NULL: not offloaded (one node) */
     int rank, levels;
 } offload_comm;
 
@@ -223,17 +226,23 @@ static int depart(offload_comm *view, double bytes)
     return MPI_SUCCESS;
 }
 
-/* op over the ranks' data in rank order (data[0] op (data[1] op ...)), into buffer. */
-static void reduce_into(offload_comm *view, void *buffer, int count, MPI_Datatype type, MPI_Op op)
+/* op over the ranks' data in rank order (data[0] op (data[1] op ...)) into the group's result,
+ * by the communicator's rank 0 (SimGrid 3.32's sg_barrier_wait names no serial rank: it returns
+ * 0 to all, measured); the others would compute the same bits, and a P-rank reduction costs the
+ * simulator O(P), not O(P^2). */
+static void reduce_once(offload_comm *view, int count, MPI_Datatype type, MPI_Op op)
 {
     offload_group *g = view->group;
-    int bytes = g->bytes[g->size - 1];
-    char *result = malloc((size_t)bytes > 0 ? (size_t)bytes : 1);
-    memcpy(result, g->data[g->size - 1], (size_t)bytes);
+    size_t bytes = (size_t)g->bytes[g->size - 1];
+    if (g->result_room < bytes) {
+        free(g->result);
+        g->result = malloc(bytes);
+        need(g->result != NULL, "out of memory");
+        g->result_room = bytes;
+    }
+    memcpy(g->result, g->data[g->size - 1], bytes);
     for (int r = g->size - 2; r >= 0; r--)
-        LOCAL(PMPI_Reduce_local(g->data[r], result, count, type, op));
-    memcpy(buffer, result, (size_t)bytes);
-    free(result);
+        LOCAL(PMPI_Reduce_local(g->data[r], g->result, count, type, op));
 }
 
 int esm_offload_MPI_Barrier(MPI_Comm comm)
@@ -260,10 +269,14 @@ static int offload_reduce(const void *send, void *recv, int count, MPI_Datatype 
                           int root, offload_comm *view)
 {
     int here = root < 0 || view->rank == root;
+    offload_group *g = view->group;
     arrive(view, here && send == MPI_IN_PLACE ? recv : send, count, type);
+    if (view->rank == 0 && count > 0)
+        reduce_once(view, count, type, op);
+    sg_barrier_wait(g->barrier); /* the result is there */
     if (here && count > 0)
-        reduce_into(view, recv, count, type, op);
-    return depart(view, here ? view->group->bytes[view->rank] : 0);
+        memcpy(recv, g->result, (size_t)g->bytes[view->rank]);
+    return depart(view, here ? g->bytes[view->rank] : 0);
 }
 
 int esm_offload_MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
