@@ -25,10 +25,10 @@ from esmperf.errors import EsmperfError
 DETOUR_SPEED_SCALE = 1e-6
 NOISE_SEEDS = tuple(str(seed) for seed in range(10))
 
-# The seeds' era (their clusters ran Linux 2.6 with a 1000 Hz tick): Tsafrir, Etsion, Feitelson
-# and Kirkpatrick measured the overhead of the periodic timer interrupt with a sorting program
-# at several tick rates: "0.5-1.5% at 1000 Hz, linearly proportional to the tick rate" (direct
-# handler time plus the indirect cost of the caches it disturbs).
+# The seeds' era (Linux 2.6 with a 1000 Hz tick): D. Tsafrir (IBM T.J. Watson) measured the
+# overhead of the periodic timer interrupt with a sorting program at several tick rates: "0.5-1.5%
+# at 1000 Hz, linearly proportional to the tick rate" (the handler's time plus the indirect cost
+# of the caches it disturbs).
 TSAFRIR_2007 = (
     "Tsafrir, 'The Context-Switch Overhead Inflicted by Hardware Interrupts (and the Enigma of "
     "Do-Nothing Loops)', ExpCS 2007: overall tick overhead 0.5-1.5 % at 1000 Hz on IA32, IA64 "
@@ -38,13 +38,14 @@ TICK_2007_HZ = 1000.0
 TICK_2007_OVERHEAD_LOW = 0.005  # of the tick period
 TICK_2007_OVERHEAD_HIGH = 0.015
 # Today's Linux: the kernel's osnoise tracer documentation (Documentation/trace/osnoise-tracer.rst,
-# Linux 5.14 on, by its author D. Bristot de Oliveira) shows one second of each of 8 CPUs with
-# 1002-1016 IRQs (the 1000 Hz tick and little else) and two traced timer interrupts,
-# "local_timer:236 ... duration 1845 ns" and "duration 2848 ns". The example was taken on a
-# virtual machine (its HW counter is the host's interference, left out here).
+# Linux 5.14 on, by the tracer's author D. Bristot de Oliveira) shows one second of each of 8
+# CPUs with 1002-1016 IRQs (the 1000 Hz tick and little else; that example was taken on a virtual
+# machine, whose host's interference it counts as hardware noise, left out here), and, in its
+# tracepoint example, two timer interrupts: "local_timer:236 ... duration 1845 ns" and
+# "duration 2848 ns".
 OSNOISE_DOC = (
     "Linux kernel documentation, Documentation/trace/osnoise-tracer.rst: 1002-1016 IRQs per CPU "
-    "per second; local_timer interrupts traced at 1845 ns and 2848 ns (a virtual machine)"
+    "per second (on a virtual machine); local_timer interrupts traced at 1845 ns and 2848 ns"
 )
 TICK_TODAY_HZ = 1000.0
 TICK_TODAY_LOW = 1.845e-6  # s
