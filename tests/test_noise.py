@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from esmperf.cli import main
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi import noise, platforms
@@ -110,3 +111,23 @@ def test_noise_is_exact_for_a_seed_and_none_is_the_time_of_before(
     assert quiet[0] < noisy[0] < quiet[0] * (1 + 4 * 0.015)
     today = pop_times(smpi, tmp_path, noise="linux-today-low")
     assert quiet[0] < today[0] < noisy[0]
+
+
+def test_simulate_takes_noise_and_offload_from_the_command_line(
+    smpi: Stack, tmp_path: Path
+) -> None:
+    command = ["simulate", "pop", "--platform", "ib-hdr", "--nodes", "2", "--dry-run"]
+    command += [
+        "--computation",
+        "model",
+        "--machine",
+        "dell-m610",
+        "--noise",
+        "none,linux-today-low",
+    ]
+    command += ["--noise-seed", "3", "--offload", "sharp", "--out", str(tmp_path / "t.duckdb")]
+    assert main(command) == 0
+    written = sorted(path.name for path in (tmp_path / "t" / "platforms").glob("*.xml"))
+    assert written == ["ib-hdr-2n1c-noise-linux-today-low-seed3.xml", "ib-hdr-2n1c.xml"]
+    noisy = (tmp_path / "t" / "platforms" / written[0]).read_text()
+    assert noisy.count('<trace_connect kind="SPEED"') == 2
