@@ -36,7 +36,21 @@
 double simgrid_get_clock(void);
 void smpi_bench_begin(void);
 void smpi_bench_end(void);
+/* Collectives the `offload` knob runs in the network (prof_offload.c; mpi.spec `offload`) */
+#define ESM_OFFLOADED(name) esm_offload_##name
+int esm_offload_MPI_Barrier(MPI_Comm comm);
+int esm_offload_MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int esm_offload_MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                           int root, MPI_Comm comm);
+int esm_offload_MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm);
+int esm_offload_MPI_Allgather(const void *send, int send_count, MPI_Datatype send_type, void *recv,
+                              int recv_count, MPI_Datatype recv_type, MPI_Comm comm);
+int esm_offload_MPI_Allgatherv(const void *send, int send_count, MPI_Datatype send_type, void *recv,
+                               const int counts[], const int displs[], MPI_Datatype recv_type,
+                               MPI_Comm comm);
 #else
+#define ESM_OFFLOADED(name) P##name
 #define ESM_TLS __thread __attribute__((tls_model("initial-exec")))
 #endif
 

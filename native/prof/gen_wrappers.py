@@ -68,6 +68,7 @@ CLAUSES = {
     "pcoll": (["out"], "esm_req_post_coll(c, *{0}, {send}, {recv});"),
     "spawn": ([], "esm_spawned(c);"),
     "nofortran": ([], ""),
+    "offload": ([], ""),
     "typefree": ([], "esm_types_changed();"),
 }
 CLAUSES["testsome"] = CLAUSES["waitsome"]
@@ -129,6 +130,14 @@ class Call:
     @property
     def lower(self) -> str:
         return self.name.lower()
+
+    @property
+    def callee(self) -> str:
+        """What the C wrapper calls: PMPI_X, or for a collective the offload may take
+        (prof_offload.c, simulated runs only) ESM_OFFLOADED(MPI_X)."""
+        if any(key == "offload" for key, _ in self.clauses):
+            return f"ESM_OFFLOADED({self.name})"
+        return f"P{self.name}"
 
     def used(self) -> list[Arg]:
         """Arguments the accounting reads (in clause values or array lengths they need)."""
@@ -263,7 +272,7 @@ def gen_c_wrapper(call: Call) -> list[str]:
     params = ", ".join(a.c_param() for a in call.args)
     names = ", ".join(a.name for a in call.args)
     out = [f"int {call.name}({params})", "{",
-           f"    if (!esm_enter()) return P{call.name}({names});",
+           f"    if (!esm_enter()) return {call.callee}({names});",
            f"    esm_call c = esm_call_begin(ESM_{call.name}, ESM_LANG_C);"]
     acct_args = []
     for a in call.used():
@@ -283,7 +292,7 @@ def gen_c_wrapper(call: Call) -> list[str]:
             acct_args.append(f"{a.name}_in")
         else:
             acct_args.append(a.name)
-    out += [f"    int rc = P{call.name}({names});",
+    out += [f"    int rc = {call.callee}({names});",
             "    esm_call_end(&c);",
             f"    if (rc == MPI_SUCCESS) acct_{call.name}({', '.join(['&c'] + acct_args)});",
             "    esm_leave(&c);", "    return rc;", "}", ""]

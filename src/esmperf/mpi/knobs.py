@@ -24,6 +24,12 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
                  share (deterministic; needs a machine)
 - machine        none | dell-m610 | dell-r815 | juropa   the simulated node (mpi/machines.py): its
                  memory bandwidth shared by the ranks on it, its core speed relative to here
+- noise          none | linux-2007-low | linux-2007-high | linux-today-low | linux-today-high
+                 OS noise on every simulated node (mpi/noise.py), with noise_seed 0-9 the
+                 nodes' phases
+- offload        none | fca | sharp   Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the
+                 switch tree, a published latency per level (mpi/offload.py): the FCA of the
+                 seeds' decks as the hardware did it, not as an algorithm choice
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
                  FOLD_AUTO_RANKS ranks up, for the workloads that fold
@@ -40,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import machines, platforms
+from esmperf.mpi import machines, noise, offload, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -181,9 +187,46 @@ KNOBS: dict[str, Knob] = {
             f"first calls then charged; auto = on from {FOLD_AUTO_RANKS} ranks for workloads "
             "that fold (smpi stack only)",
         ),
+        Knob(
+            "noise",
+            noise.NOISE_NAMES,
+            "none",
+            "OS noise (jitter)",
+            "OS noise on every simulated node: none, or a published signature of periodic "
+            "detours (timer interrupts) that slow each node's computation (mpi/noise.py; smpi "
+            "stack only; needs computation measured or model)",
+        ),
+        Knob(
+            "noise_seed",
+            noise.NOISE_SEEDS,
+            "0",
+            "OS noise (jitter)",
+            "seed of the nodes' noise phases: the same seed, the same simulated times "
+            "(smpi stack only)",
+        ),
+        Knob(
+            "offload",
+            offload.OFFLOAD_NAMES,
+            "none",
+            "collective offload (Mellanox FCA, SHARP)",
+            "Barrier, Bcast, Reduce, Allreduce and Allgather(v) run in the switch tree: a "
+            "published latency per tree level, no CPU time, no noise (mpi/offload.py; smpi "
+            "stack only, InfiniBand platforms, not the torus)",
+            "a collective on one rank sends no message",
+        ),
     )
 }
-SIMULATION_KNOBS = ("platform", "topology", "network_model", "computation", "machine", "fold")
+SIMULATION_KNOBS = (
+    "platform",
+    "topology",
+    "network_model",
+    "computation",
+    "machine",
+    "fold",
+    "noise",
+    "noise_seed",
+    "offload",
+)
 
 
 def implementation_of(stack: Stack) -> Implementation:

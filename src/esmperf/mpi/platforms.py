@@ -29,6 +29,7 @@ from math import isqrt
 from xml.sax.saxutils import quoteattr
 
 from esmperf.errors import EsmperfError
+from esmperf.mpi import noise
 
 HOST_SPEED = 1e9  # flop/s of every simulated core and SMPI's smpi/host-speed: a 1:1 scaling
 MESSAGE_OVERHEAD_BYTES = 16  # SMPI 3.32 charges each message 16 bytes more than its payload
@@ -322,9 +323,16 @@ def nodes_for(ranks: int, ranks_per_node: int) -> int:
     return -(-ranks // ranks_per_node)
 
 
-def platform_xml(net: Interconnect, nodes: int, cores: int, topology: str = "crossbar") -> str:
+def platform_xml(
+    net: Interconnect,
+    nodes: int,
+    cores: int,
+    topology: str = "crossbar",
+    noise_name: str = "none",
+    noise_seed: int = 0,
+) -> str:
     """SimGrid platform (DTD 4.1) of `nodes` hosts of `cores` cores on interconnect `net`,
-    wired as `topology`."""
+    wired as `topology`, each host with the OS noise `noise_name` (mpi/noise.py)."""
     check_shape(nodes, cores)
     wires = wiring(topology, net, nodes)
     cluster = {
@@ -350,6 +358,7 @@ def platform_xml(net: Interconnect, nodes: int, cores: int, topology: str = "cro
         '<platform version="4.1">\n'
         '<zone id="world" routing="Full">\n'
         f"  <cluster {attributes}/>\n"
+        f"{noise.platform_elements(noise_name, noise_seed, wires.hosts, NODE_PREFIX)}"
         "</zone>\n"
         "</platform>\n"
     )
@@ -360,6 +369,14 @@ def hostfile(ranks: int, ranks_per_node: int) -> str:
     return "".join(f"{NODE_PREFIX}{rank // ranks_per_node}\n" for rank in range(ranks))
 
 
-def platform_name(net: Interconnect, nodes: int, cores: int, topology: str = "crossbar") -> str:
+def platform_name(
+    net: Interconnect,
+    nodes: int,
+    cores: int,
+    topology: str = "crossbar",
+    noise_name: str = "none",
+    noise_seed: int = 0,
+) -> str:
     wired = "" if topology == "crossbar" else f"-{topology}"  # the crossbar keeps its old names
-    return f"{net.name}{wired}-{nodes}n{cores}c"
+    noisy = "" if noise_name == "none" else f"-noise-{noise_name}-seed{noise_seed}"
+    return f"{net.name}{wired}-{nodes}n{cores}c{noisy}"

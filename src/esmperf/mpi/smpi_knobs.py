@@ -5,7 +5,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 
 from pathlib import Path
 
-from esmperf.mpi import machines, platforms
+from esmperf.mpi import machines, offload, platforms
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -94,7 +94,14 @@ def smpi_setting(
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)
     topology = chosen["topology"]
-    stem = platforms.platform_name(net, nodes, ranks_per_node, topology)
+    noise_name, noise_seed = chosen["noise"], int(chosen["noise_seed"])
+    if noise_name != "none" and chosen["computation"] == "off":
+        raise Unsupported(
+            "OS noise delays computation and computation = off charges none: "
+            "choose computation = measured or model"
+        )
+    shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed)
+    stem = platforms.platform_name(*shape)
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = [
@@ -107,12 +114,18 @@ def smpi_setting(
         *collectives,
     ]
     env = node_environment(chosen, ranks, ranks_per_node)
+    offloaded, reason = offload.offload_environment(
+        chosen["offload"], chosen["platform"], topology, ranks_per_node
+    )
+    if reason:
+        raise Unsupported(reason)
+    env.update(offloaded)
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
         args.extend(SMPI_AT_SCALE)
     files = (
-        (xml, platforms.platform_xml(net, nodes, ranks_per_node, topology)),
+        (xml, platforms.platform_xml(*shape)),
         (hosts, platforms.hostfile(ranks, ranks_per_node)),
     )
     return KnobSetting(env, tuple(args), files)

@@ -98,6 +98,26 @@ def add_simulate_command(commands: Any) -> None:
         f"{FOLD_AUTO_RANKS} ranks for the workloads that fold)",
     )
     simulate.add_argument(
+        "--noise",
+        type=split_list,
+        metavar="none,linux-2007-high,...",
+        help="OS noise on every node: published timer-interrupt signatures that slow "
+        "each node's computation (default none; `esmperf knobs --stack smpi`)",
+    )
+    simulate.add_argument(
+        "--noise-seed",
+        type=split_list,
+        metavar="0,1,...",
+        help="seeds (0-9) of the nodes' noise phases (default 0)",
+    )
+    simulate.add_argument(
+        "--offload",
+        type=split_list,
+        metavar="none,fca,sharp",
+        help="Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
+        "platforms; default none: SMPI's CPU algorithms)",
+    )
+    simulate.add_argument(
         "--network-model",
         type=split_list,
         metavar="cm02,smpi",
@@ -165,6 +185,12 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["machine"] = args.machine
     if args.fold:
         knobs["fold"] = args.fold
+    if args.noise:
+        knobs["noise"] = args.noise
+    if args.noise_seed:
+        knobs["noise_seed"] = args.noise_seed
+    if args.offload:
+        knobs["offload"] = args.offload
     block: dict[str, Any] = {
         "workload": args.workload,
         "stack": [SMPI],
