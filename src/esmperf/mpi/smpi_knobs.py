@@ -5,7 +5,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 
 from pathlib import Path
 
-from esmperf.mpi import machines, platforms
+from esmperf.mpi import machines, ns3_network, platforms
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -51,6 +51,8 @@ SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
+    # ns-3's random numbers seeded: the same run gives the same simulated time
+    "ns3": ("--cfg=network/model:ns-3", "--cfg=ns3/seed:1"),
 }
 SMPI_NOT_SIMULATED = {
     "transport": "the smpi stack simulates its interconnect: choose it with the platform knob "
@@ -94,7 +96,9 @@ def smpi_setting(
     net = platforms.interconnect(chosen["platform"])
     nodes = platforms.nodes_for(ranks, ranks_per_node)
     topology = chosen["topology"]
-    stem = platforms.platform_name(net, nodes, ranks_per_node, topology)
+    ns3 = chosen["network_model"] == "ns3"
+    check_ns3(chosen, net)
+    stem = platforms.platform_name(net, nodes, ranks_per_node, topology) + ("-ns3" if ns3 else "")
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = [
@@ -107,15 +111,43 @@ def smpi_setting(
         *collectives,
     ]
     env = node_environment(chosen, ranks, ranks_per_node)
+    if ns3:
+        env["NS_ATTRIBUTE_DEFAULT"] = ns3_network.ns3_attributes(net, chosen["switch_buffer"])
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
         args.extend(SMPI_AT_SCALE)
     files = (
-        (xml, platforms.platform_xml(net, nodes, ranks_per_node, topology)),
+        (
+            xml,
+            ns3_network.ns3_platform_xml(net, nodes, ranks_per_node)
+            if ns3
+            else platforms.platform_xml(net, nodes, ranks_per_node, topology),
+        ),
         (hosts, platforms.hostfile(ranks, ranks_per_node)),
     )
     return KnobSetting(env, tuple(args), files)
+
+
+def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:
+    """The ns3 network model simulates TCP over the Ethernet platforms, on one switch."""
+    if chosen["network_model"] != "ns3":
+        if chosen["switch_buffer"] != "low":
+            raise Unsupported(
+                "switch_buffer is a switch port's buffer under network_model = ns3 "
+                f"(the {chosen['network_model']} model has no switch buffers)"
+            )
+        return
+    if net.name not in ns3_network.NS3_INTERCONNECTS:
+        raise Unsupported(
+            f"network_model = ns3 simulates TCP over Ethernet: platform "
+            f"{' or '.join(ns3_network.NS3_INTERCONNECTS)}, not {net.name}"
+        )
+    if chosen["topology"] != "crossbar":
+        raise Unsupported(
+            "network_model = ns3 wires the nodes to one switch: topology = crossbar (SimGrid's "
+            "ns-3 binding takes no fat-tree or torus <cluster>)"
+        )
 
 
 def node_environment(chosen: dict[str, str], ranks: int, ranks_per_node: int) -> dict[str, str]:
