@@ -31,10 +31,11 @@ SMPI_ALWAYS = (
 # removes a finished detached send from a list by scanning it: quadratic in the messages in
 # flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of smpirun's
 # 1e-9 (half the CPU time, simulated time within 0.02 %).
+PRECISION = "--cfg=surf/precision:"
 SMPI_AT_SCALE = (
     "--cfg=smpi/privatization:mmap",
     "--cfg=smpi/send-is-detached-thresh:0",
-    "--cfg=surf/precision:1e-8",
+    f"{PRECISION}1e-8",
 )
 # And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
 # theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
@@ -116,7 +117,9 @@ def smpi_setting(
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
-        args.extend(SMPI_AT_SCALE)
+        # under ns-3 the coarser solver precision loses flows that end together: SimGrid
+        # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: at 0.2422 s simulated)
+        args.extend(arg for arg in SMPI_AT_SCALE if not (ns3 and arg.startswith(PRECISION)))
     files = (
         (
             xml,
