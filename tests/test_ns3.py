@@ -77,31 +77,46 @@ def incast(stack: Stack) -> list[str]:
 # -- platform files and attributes (no SimGrid needed) ----------------------------------------
 
 
-def test_ns3_platform_is_a_star_of_one_link_routes_with_the_crossbars_figures(
+def test_ns3_platform_is_one_link_routes_a_host_per_core_and_the_crossbars_figures(
     tmp_path: Path,
 ) -> None:
     smpi_stack = discover_stacks().by_id("smpi")
     if smpi_stack is None:
         pytest.skip("SimGrid SMPI is not installed")
-    setting = knob_setting(smpi_stack, {"network_model": "ns3"}, 8, 2, 2, tmp_path)
+    setting = knob_setting(smpi_stack, {"network_model": "ns3"}, 4, 2, 2, tmp_path)
     (xml, text), (hosts, lines) = setting.files
-    assert xml.name == "gige-4n2c-ns3.xml"
+    assert xml.name == "gige-2n2c-ns3.xml"
     zone = ElementTree.fromstring(text).find("zone")
     assert zone is not None and zone.get("routing") == "Full"
     assert [(h.get("id"), h.get("core")) for h in zone.findall("host")] == [
-        (f"node-{n}", "2") for n in range(4)
+        ("node-0-0", "1"),
+        ("node-0-1", "1"),
+        ("node-1-0", "1"),
+        ("node-1-1", "1"),
     ]
-    assert [r.get("id") for r in zone.findall("router")] == ["switch"]
-    links = {link.get("id"): link for link in zone.findall("link")}
-    for link in links.values():
-        bandwidth = float(link.get("bandwidth", "").removesuffix("Bps"))
-        assert (bandwidth, float(link.get("latency", "")[:-1])) == GIGE_LINK
+    assert [r.get("id") for r in zone.findall("router")] == ["switch", "node-0", "node-1"]
+    figures = {
+        link.get("id"): (float(link.get("bandwidth", "")[:-3]), float(link.get("latency", "")[:-1]))
+        for link in zone.findall("link")
+    }
+    assert figures == {
+        "port-0": GIGE_LINK,
+        "port-1": GIGE_LINK,
+        **{f"loopback-{n}-{c}": (10e9, 0.1e-6) for n in range(2) for c in range(2)},
+    }
     routes = [
         (r.get("src"), r.get("dst"), [c.get("id") for c in r.findall("link_ctn")])
         for r in zone.findall("route")
     ]
-    assert routes == [(f"node-{n}", "switch", [f"port-{n}"]) for n in range(4)]
-    assert lines == "node-0\nnode-0\nnode-1\nnode-1\nnode-2\nnode-2\nnode-3\nnode-3\n"
+    assert routes == [
+        ("node-0", "switch", ["port-0"]),
+        ("node-0-0", "node-0", ["loopback-0-0"]),
+        ("node-0-1", "node-0", ["loopback-0-1"]),
+        ("node-1", "switch", ["port-1"]),
+        ("node-1-0", "node-1", ["loopback-1-0"]),
+        ("node-1-1", "node-1", ["loopback-1-1"]),
+    ]
+    assert lines == "node-0-0\nnode-0-1\nnode-1-0\nnode-1-1\n"
 
 
 def test_ns3_attributes_carry_linuxs_tcp_constants_and_the_switch_buffer() -> None:
@@ -167,28 +182,35 @@ def test_large_message_abort_is_worked_around_by_the_send_buffer(
     assert "total_bytes (=1048592) is not sent_bytes" in without.stderr
     record = output(simulate(smpi, tmp_path, program, 2, network_model="ns3"))
     # 1 MiB + SMPI's 16 bytes over GigE: 8.39 ms at line rate; TCP/IP headers, slow start
-    # from 3 segments and the connection's handshakes make it 9.07 ms
-    assert record["one_way_s"] == [pytest.approx(9.0712025e-03, rel=1e-9)]
+    # from 3 segments, the connection's handshakes and the hops through the node routers make
+    # it 9.07 ms
+    assert record["one_way_s"] == [pytest.approx(9.0734905e-03, rel=1e-9)]
 
 
 def test_each_message_opens_a_connection_measured(smpi: Stack, tmp_path: Path) -> None:
     """Not fixable at this depth (the binding opens a socket per message and ends the message
     when the close completes): an 8-byte message costs four one-way link traversals (SYN,
-    SYN-ACK, the data, the FIN's acknowledgement) instead of one: 204.8 us for 50 us."""
+    SYN-ACK, the data, the FIN's acknowledgement) instead of one: 205.7 us for 50.2 us."""
     ns3 = output(simulate(smpi, tmp_path, pingpong(smpi, 8), 2, network_model="ns3"))
     cm02 = output(simulate(smpi, tmp_path, pingpong(smpi, 8), 2))
-    assert ns3["one_way_s"] == [pytest.approx(2.048345e-04, rel=1e-9)]
+    assert ns3["one_way_s"] == [pytest.approx(2.056815e-04, rel=1e-9)]
     assert cm02["one_way_s"] == [pytest.approx(50.1945e-06, rel=1e-6)]  # 50 us + 24 B at 125 MB/s
 
 
-def test_messages_inside_a_node_are_instant_measured(smpi: Stack, tmp_path: Path) -> None:
-    """Not fixed: the binding finishes a message between ranks of one host at once (ns-3 cannot
-    send from a node to itself); only SMPI's 2.5 ns of MPI_Wtime remain, where CM02 charges
-    the node's loopback (0.2 us + n / 10 GB/s)."""
+def test_messages_inside_a_node_cross_the_nodes_router(smpi: Stack, tmp_path: Path) -> None:
+    """The binding finishes a message between ranks of one SimGrid host at once (ns-3 cannot
+    send from a node to itself): with a host per node two ranks of a node ping-ponged in
+    2.5 ns (SMPI's MPI_Wtime alone) at 8 B and at 1 MiB. With a host per core on the node's
+    router, a message crosses two shared-memory links by TCP: 0.86 us at 8 B (four link
+    traversals of 0.2 us, per-message connection), 109.9 us at 1 MiB, where CM02's loopback
+    gives 0.2 us + n / 10 GB/s (105.1 us)."""
     sizes = (8, 1048576)
     ns3 = output(simulate(smpi, tmp_path, pingpong(smpi, *sizes), 2, 2, network_model="ns3"))
     cm02 = output(simulate(smpi, tmp_path, pingpong(smpi, *sizes), 2, 2))
-    assert ns3["one_way_s"] == [pytest.approx(2.5e-09, rel=1e-6)] * 2
+    assert ns3["one_way_s"] == [
+        pytest.approx(8.625e-07, rel=1e-9),
+        pytest.approx(1.098855e-04, rel=1e-9),
+    ]
     assert cm02["one_way_s"][1] == pytest.approx(0.2e-6 + (1048576 + 16) / 10e9, rel=1e-3)
 
 
@@ -201,16 +223,16 @@ def test_incast_collapses_on_the_retransmission_timeout_under_ns3_not_cm02(
     """16 senders x 32 KiB into one GigE port (17 nodes). CM02 shares the port: 16 x 32 KiB at
     125 MB/s plus the latency, 4.30 ms. ns-3 with the low end of the GigE buffer band (28
     frames) drops, and a sender whose whole window is lost waits Linux's 200 ms minimum RTO:
-    201.2 ms, both rounds alike. With the high end (690 frames, more than the 354 in flight)
+    202.1 ms, both rounds alike. With the high end (690 frames, more than the 354 in flight)
     nothing is lost: 4.78 ms, TCP's headers and handshakes over CM02."""
     cm02 = output(simulate(smpi, tmp_path, incast(smpi), 17))
     assert cm02["round_s"] == [pytest.approx(4.29841e-03, rel=1e-6)] * 2
     low = output(simulate(smpi, tmp_path, incast(smpi), 17, network_model="ns3"))
-    assert low["round_s"] == [pytest.approx(2.012334660e-01, rel=1e-9)] * 2
+    assert low["round_s"] == [pytest.approx(2.021206270e-01, rel=1e-9)] * 2
     high = output(
         simulate(smpi, tmp_path, incast(smpi), 17, network_model="ns3", switch_buffer="high")
     )
-    assert high["round_s"] == [pytest.approx(4.777258e-03, rel=1e-9)] * 2
+    assert high["round_s"] == [pytest.approx(4.779041e-03, rel=1e-9)] * 2
 
 
 def test_ns3_at_scale_keeps_the_solvers_precision_and_finishes(smpi: Stack, tmp_path: Path) -> None:

@@ -20,7 +20,14 @@ is done about each: see `ns3_attributes` and docs/simulate.md.
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from esmperf.mpi.platforms import HOST_SPEED, NODE_PREFIX, Interconnect, check_shape
+from esmperf.mpi.platforms import (
+    HOST_SPEED,
+    LOOPBACK_BANDWIDTH,
+    LOOPBACK_LATENCY,
+    NODE_PREFIX,
+    Interconnect,
+    check_shape,
+)
 
 # The Ethernet interconnects the model applies to.
 NS3_INTERCONNECTS = ("gige", "10gige")
@@ -143,33 +150,61 @@ def ns3_attributes(net: Interconnect, switch_buffer: str) -> str:
     return ";".join(f"{name}={value}" for name, value in attributes.items())
 
 
+def rank_host(node: int, core: int) -> str:
+    return f"{NODE_PREFIX}{node}-{core}"
+
+
 def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
-    """SimGrid platform (DTD 4.1) that SimGrid's ns-3 binding accepts: `nodes` hosts of `cores`
-    cores, each on its own link (the interconnect's bandwidth, half its latency: the CM02
-    crossbar's figures) to one router, the switch; one route of one link per host."""
+    """SimGrid platform (DTD 4.1) that SimGrid's ns-3 binding accepts, every route one link.
+    Each node is a router `node-N` with one link to the switch (the interconnect's bandwidth,
+    half its latency: the CM02 crossbar's figures), and each of its `cores` cores a host
+    `node-N-C` of one core with its own link to the node's router at this machine's shared
+    memory figures (LOOPBACK_BANDWIDTH, half of LOOPBACK_LATENCY). A host per rank, because the
+    binding finishes a message between two ranks of one host at once (ns-3 cannot send from a
+    node to itself): so messages inside a node cross TCP at shared-memory speed, and a node's
+    messages to other nodes share its one link to the switch."""
     check_shape(nodes, cores)
     hosts, links, routes = [], [], []
+    speed = quoteattr(f"{HOST_SPEED:.0f}f")
+    loopback = (
+        f"bandwidth={quoteattr(f'{LOOPBACK_BANDWIDTH:.15g}Bps')} "
+        f"latency={quoteattr(f'{LOOPBACK_LATENCY / 2:.15g}s')}"
+    )
+    port = (
+        f"bandwidth={quoteattr(f'{net.bandwidth:.15g}Bps')} "
+        f"latency={quoteattr(f'{net.latency / 2:.15g}s')}"
+    )
+    routers = [f'  <router id="{SWITCH_ROUTER}"/>']
     for node in range(nodes):
-        name = f"{NODE_PREFIX}{node}"
-        hosts.append(
-            f"  <host id={quoteattr(name)} speed={quoteattr(f'{HOST_SPEED:.0f}f')} "
-            f"core={quoteattr(str(cores))}/>"
-        )
-        links.append(
-            f"  <link id={quoteattr(f'port-{node}')} bandwidth="
-            f"{quoteattr(f'{net.bandwidth:.15g}Bps')} latency="
-            f"{quoteattr(f'{net.latency / 2:.15g}s')}/>"
-        )
-        routes.append(
-            f'  <route src="{name}" dst="{SWITCH_ROUTER}"><link_ctn id="port-{node}"/></route>'
-        )
+        router = f"{NODE_PREFIX}{node}"
+        routers.append(f'  <router id="{router}"/>')
+        links.append(f'  <link id="port-{node}" {port}/>')
+        routes.append(route(router, SWITCH_ROUTER, f"port-{node}"))
+        for core in range(cores):
+            host = rank_host(node, core)
+            hosts.append(f'  <host id="{host}" speed={speed} core="1"/>')
+            links.append(f'  <link id="loopback-{node}-{core}" {loopback}/>')
+            routes.append(route(host, router, f"loopback-{node}-{core}"))
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         f"<!-- esmperf platform {net.name} for the ns3 network model: {net.title}, {nodes} "
-        f"nodes x {cores} cores, each on its own link to one switch (docs/simulate.md) -->\n"
+        f"nodes x {cores} cores, a host per core on its node's router, each node's router on "
+        "its own link to one switch (docs/simulate.md) -->\n"
         '<platform version="4.1">\n'
         '<zone id="world" routing="Full">\n'
-        + "\n".join(hosts + [f'  <router id="{SWITCH_ROUTER}"/>'] + links + routes)
+        + "\n".join(hosts + routers + links + routes)
         + "\n</zone>\n</platform>\n"
+    )
+
+
+def route(source: str, destination: str, link: str) -> str:
+    return f'  <route src="{source}" dst="{destination}"><link_ctn id="{link}"/></route>'
+
+
+def ns3_hostfile(ranks: int, ranks_per_node: int) -> str:
+    """One line per rank, block placement as platforms.hostfile: rank r on core r mod
+    ranks_per_node of node r / ranks_per_node, each core its own host."""
+    return "".join(
+        f"{rank_host(rank // ranks_per_node, rank % ranks_per_node)}\n" for rank in range(ranks)
     )

@@ -127,7 +127,12 @@ def smpi_setting(
             if ns3
             else platforms.platform_xml(net, nodes, ranks_per_node, topology),
         ),
-        (hosts, platforms.hostfile(ranks, ranks_per_node)),
+        (
+            hosts,
+            ns3_network.ns3_hostfile(ranks, ranks_per_node)
+            if ns3
+            else platforms.hostfile(ranks, ranks_per_node),
+        ),
     )
     return KnobSetting(env, tuple(args), files)
 
