@@ -41,10 +41,12 @@ def simulate(
     ranks: int,
     ranks_per_node: int = 1,
     drop: str = "",
+    extra: tuple[str, ...] = (),
     **knobs: str,
 ) -> subprocess.CompletedProcess[str]:
     """The program on the simulated cluster, network only; `drop` leaves out one ns-3
-    attribute of the knob setting (to show the defect it works around)."""
+    attribute of the knob setting, `extra` adds smpirun options (to show the defect a setting
+    works around)."""
     setting = knob_setting(
         stack, {"computation": "off", **knobs}, ranks, 2, ranks_per_node, tmp_path / "platforms"
     )
@@ -55,7 +57,7 @@ def simulate(
             item for item in env["NS_ATTRIBUTE_DEFAULT"].split(";") if item.split("=")[0] != drop
         ]
         env["NS_ATTRIBUTE_DEFAULT"] = ";".join(kept)
-    command = mpirun_command(stack, ranks, program, setting.launcher_args)
+    command = mpirun_command(stack, ranks, program, setting.launcher_args + extra)
     return subprocess.run(
         command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
@@ -237,18 +239,18 @@ def test_incast_collapses_on_the_retransmission_timeout_under_ns3_not_cm02(
 
 def test_ns3_at_scale_keeps_the_solvers_precision_and_finishes(smpi: Stack, tmp_path: Path) -> None:
     """From 32 ranks the smpi stack coarsens SimGrid's solver precision to 1e-8; under ns-3
-    that loses flows ending together and SimGrid stopped pflotran S on 4 GigE nodes of 8 with
-    'Deadlock detected' at 0.2422 s simulated. ns3 keeps smpirun's 1e-9."""
+    that loses flows ending together: pflotran S, one step on 4 GigE nodes of 8, network only,
+    stops with 'Deadlock detected' at 3.24 s simulated. ns3 keeps smpirun's 1e-9."""
     setting = knob_setting(smpi, {"network_model": "ns3"}, 32, 2, 8)
     assert not any(arg.startswith("--cfg=surf/precision") for arg in setting.launcher_args)
     assert "--cfg=surf/precision:1e-8" in knob_setting(smpi, {}, 32, 2, 8).launcher_args
     program = [
         str(build_dir(smpi) / "apps" / "pflotran" / "pflotran"),
-        "--size",
-        "S",
-        "--steps",
-        "1",
+        *("--size", "S", "--steps", "1"),
     ]
+    coarse = ("--cfg=surf/precision:1e-8",)
+    before = simulate(smpi, tmp_path, program, 32, 8, extra=coarse, network_model="ns3")
+    assert "Deadlock detected" in before.stderr and '"fom"' not in before.stdout
     result = simulate(smpi, tmp_path, program, 32, 8, network_model="ns3")
     assert result.returncode == 0 and "Deadlock" not in result.stderr, result.stderr[-1500:]
     assert '"fom"' in result.stdout

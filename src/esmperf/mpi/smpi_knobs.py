@@ -118,7 +118,7 @@ def smpi_setting(
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
         # under ns-3 the coarser solver precision loses flows that end together: SimGrid
-        # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: at 0.2422 s simulated)
+        # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: tests/test_ns3.py)
         args.extend(arg for arg in SMPI_AT_SCALE if not (ns3 and arg.startswith(PRECISION)))
     files = (
         (
