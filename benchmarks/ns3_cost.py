@@ -4,12 +4,14 @@
     .venv/bin/python benchmarks/ns3_cost.py [--workload pflotran] [--size S] [--steps 2]
                                             [--nodes 2,4] [--ranks-per-node 8]
                                             [--platform gige] [--models cm02,ns3]
+                                            [--timeout 120]
 
 Each case is one smpirun of the workload with computation = model on Dell R815 nodes (the
 PFLOTRAN and HYCOM decks' node), the ranks filling each node, built with the smpi stack's own
 knob settings (esmperf.mpi.knob_setting). Printed per case: the simulated time, the workload's
 figure of merit, and the simulator's cost here: CPU seconds of smpirun and its children
-(user + system) and real seconds. Runs one case at a time, at the caller's nice level.
+(user + system) and real seconds; a case past --timeout is reported as such (its smpirun is
+killed by subprocess's timeout). Runs one case at a time, at the caller's nice level.
 """
 
 import argparse
@@ -59,7 +61,18 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     env = run_environment(stack) | {"TMPDIR": str(scratch)} | setting.env
     cpu, wall = children_cpu(), time.monotonic()
-    result = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True)
+    try:
+        result = subprocess.run(
+            command,
+            env=env,
+            cwd=scratch,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return {"model": model, "nodes": nodes, "ranks": ranks, "timed_out_after_s": args.timeout}
     cpu, wall = children_cpu() - cpu, time.monotonic() - wall
     record = parse_result_line(result.stdout)
     return {
@@ -89,6 +102,7 @@ def main() -> None:
     parser.add_argument("--ranks-per-node", type=int, default=8)
     parser.add_argument("--platform", default="gige")
     parser.add_argument("--models", default="cm02,ns3")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds a case may take")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ns3-cost-") as scratch:
         for nodes in map(int, args.nodes.split(",")):
