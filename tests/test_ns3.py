@@ -235,6 +235,13 @@ def test_incast_collapses_on_the_retransmission_timeout_under_ns3_not_cm02(
         simulate(smpi, tmp_path, incast(smpi), 17, network_model="ns3", switch_buffer="high")
     )
     assert high["round_s"] == [pytest.approx(4.779041e-03, rel=1e-9)] * 2
+    # 8 senders into the low buffer: their first windows (8 x 3 segments) fit its 28 frames
+    eight = output(simulate(smpi, tmp_path, incast(smpi), 9, network_model="ns3"))
+    assert eight["round_s"] == [pytest.approx(2.687601e-03, rel=1e-9)] * 2
+    assert (
+        output(simulate(smpi, tmp_path, incast(smpi), 9))["round_s"]
+        == [pytest.approx(2.19921e-03, rel=1e-6)] * 2
+    )
 
 
 def test_ns3_at_scale_keeps_the_solvers_precision_and_finishes(smpi: Stack, tmp_path: Path) -> None:
