@@ -6,9 +6,10 @@ the ns-3 network from the platform file: every route of ONE link becomes an ns-3
 link between the route's two ends (routes of more links are ignored), hosts and routers become
 ns-3 nodes with an IPv4 stack, and ns-3's global routing finds the paths. A `<cluster>` is
 refused beyond the flat shape and adds a shared CSMA bus between its hosts. So the ns-3
-platform here is a star written out: each node one link (the platform's bandwidth, half its
-latency, as the CM02 crossbar) to one router, the switch. The switch's port towards a node is
-the ns-3 device at the router's end of that link: its queue is the switch port's buffer.
+platform here is written out as one-link routes: a router per node on its own link to one
+router, the switch, and a host per core on its own link to its node's router
+(`ns3_platform_xml`). The switch's port towards a node is the ns-3 device at the switch's end
+of that node's link: its queue is the switch port's buffer.
 
 Every MPI message is one new TCP connection (the binding opens a socket per message, connects,
 sends, closes; the message ends when the close completes), through ns-3's TCP (NewReno) with
@@ -126,8 +127,9 @@ def ns3_attributes(net: Interconnect, switch_buffer: str) -> str:
     target and interval far beyond any run (no delay-based drop), one packet dropped per
     overflow (DropBatchSize=1). One difference stays: on overflow ns-3 drops the packet at
     the head of the queue, a switch the arriving one (tail drop); the loss count is the same.
-    Hosts' own interfaces get the same queue (Linux's txqueuelen is 1000 packets: larger, but
-    one flow per destination is bounded by its congestion window, not by that queue).
+    Every other queue gets the same size (ns-3 attributes are per type, and the binding sets
+    only a link's rate and delay): a node's egress to the switch and the shared-memory links
+    inside it too, where a Linux node would not drop (docs/simulate.md says what that means).
     """
     buffer = SWITCH_BUFFERS[net.name][switch_buffer]
     attributes = {
