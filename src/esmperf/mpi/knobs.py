@@ -17,8 +17,11 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - topology       crossbar | fat-tree-1to1 | fat-tree-2to1 | fat-tree-4to1 | torus   how the
                  nodes are wired: one non-blocking switch, a 2-level fat-tree blocking B:1 at
                  its leaves, or a 3-D torus (mpi/platforms.py)
-- network_model  cm02 | smpi     SimGrid's analytic latency + n/bandwidth, or its piecewise
-                                 model calibrated on a TCP cluster
+- network_model  cm02 | smpi | ns3   SimGrid's analytic latency + n/bandwidth, its piecewise
+                 model calibrated on a TCP cluster, or TCP packet by packet through ns-3 (the
+                 Ethernet platforms only; mpi/ns3_network.py)
+- switch_buffer  low | high      a switch port's packet buffer under ns3: the ends of the band
+                                 the era's switches give (mpi/ns3_network.py)
 - computation    measured | off | model   charge each rank's measured compute bursts, nothing
                  (the network alone), or only each kernel's bytes over its node's bandwidth
                  share (deterministic; needs a machine)
@@ -46,7 +49,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import machines, noise, offload, platforms
+from esmperf.mpi import machines, noise, ns3_network, offload, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -154,11 +157,20 @@ KNOBS: dict[str, Knob] = {
         ),
         Knob(
             "network_model",
-            ("cm02", "smpi"),
+            ("cm02", "smpi", "ns3"),
             "cm02",
             "simulation model",
             "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
-            "piecewise model calibrated on a TCP cluster (smpi stack only)",
+            "piecewise model calibrated on a TCP cluster, ns3 = TCP packet by packet through "
+            "ns-3 with Linux's constants, gige and 10gige only (smpi stack only)",
+        ),
+        Knob(
+            "switch_buffer",
+            ns3_network.SWITCH_BUFFER_ENDS,
+            "low",
+            "Ethernet switch",
+            "a switch port's packet buffer under network_model = ns3: the low or high end of "
+            "the band the era's switches give (smpi stack only)",
         ),
         Knob(
             "computation",
@@ -220,6 +232,7 @@ SIMULATION_KNOBS = (
     "platform",
     "topology",
     "network_model",
+    "switch_buffer",
     "computation",
     "machine",
     "fold",

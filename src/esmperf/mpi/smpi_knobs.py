@@ -5,7 +5,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 
 from pathlib import Path
 
-from esmperf.mpi import machines, offload, platforms
+from esmperf.mpi import machines, ns3_network, offload, platforms
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -31,10 +31,11 @@ SMPI_ALWAYS = (
 # removes a finished detached send from a list by scanning it: quadratic in the messages in
 # flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of smpirun's
 # 1e-9 (half the CPU time, simulated time within 0.02 %).
+PRECISION = "--cfg=surf/precision:"
 SMPI_AT_SCALE = (
     "--cfg=smpi/privatization:mmap",
     "--cfg=smpi/send-is-detached-thresh:0",
-    "--cfg=surf/precision:1e-8",
+    f"{PRECISION}1e-8",
 )
 # And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
 # theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
@@ -51,6 +52,8 @@ SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
+    # ns-3's random numbers seeded: the same run gives the same simulated time
+    "ns3": ("--cfg=network/model:ns-3", "--cfg=ns3/seed:1"),
 }
 SMPI_NOT_SIMULATED = {
     "transport": "the smpi stack simulates its interconnect: choose it with the platform knob "
@@ -100,8 +103,15 @@ def smpi_setting(
             "OS noise delays computation and computation = off charges none: "
             "choose computation = measured or model"
         )
+    ns3 = chosen["network_model"] == "ns3"
+    check_ns3(chosen, net)
+    if ns3 and noise_name != "none":
+        raise Unsupported(
+            "OS noise is written into CM02 platforms only, not yet into ns-3's: "
+            "choose network_model = cm02 or noise = none"
+        )
     shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed)
-    stem = platforms.platform_name(*shape)
+    stem = platforms.platform_name(*shape) + ("-ns3" if ns3 else "")
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = [
@@ -120,15 +130,50 @@ def smpi_setting(
     if reason:
         raise Unsupported(reason)
     env.update(offloaded)
+    if ns3:
+        env["NS_ATTRIBUTE_DEFAULT"] = ns3_network.ns3_attributes(net, chosen["switch_buffer"])
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
-        args.extend(SMPI_AT_SCALE)
+        # under ns-3 the coarser solver precision loses flows that end together: SimGrid
+        # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: tests/test_ns3.py)
+        args.extend(arg for arg in SMPI_AT_SCALE if not (ns3 and arg.startswith(PRECISION)))
     files = (
-        (xml, platforms.platform_xml(*shape)),
-        (hosts, platforms.hostfile(ranks, ranks_per_node)),
+        (
+            xml,
+            ns3_network.ns3_platform_xml(net, nodes, ranks_per_node)
+            if ns3
+            else platforms.platform_xml(*shape),
+        ),
+        (
+            hosts,
+            ns3_network.ns3_hostfile(ranks, ranks_per_node)
+            if ns3
+            else platforms.hostfile(ranks, ranks_per_node),
+        ),
     )
     return KnobSetting(env, tuple(args), files)
+
+
+def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:
+    """The ns3 network model simulates TCP over the Ethernet platforms, on one switch."""
+    if chosen["network_model"] != "ns3":
+        if chosen["switch_buffer"] != "low":
+            raise Unsupported(
+                "switch_buffer is a switch port's buffer under network_model = ns3 "
+                f"(the {chosen['network_model']} model has no switch buffers)"
+            )
+        return
+    if net.name not in ns3_network.NS3_INTERCONNECTS:
+        raise Unsupported(
+            f"network_model = ns3 simulates TCP over Ethernet: platform "
+            f"{' or '.join(ns3_network.NS3_INTERCONNECTS)}, not {net.name}"
+        )
+    if chosen["topology"] != "crossbar":
+        raise Unsupported(
+            "network_model = ns3 wires the nodes to one switch: topology = crossbar (SimGrid's "
+            "ns-3 binding takes no fat-tree or torus <cluster>)"
+        )
 
 
 def node_environment(chosen: dict[str, str], ranks: int, ranks_per_node: int) -> dict[str, str]:

@@ -120,8 +120,15 @@ def add_simulate_command(commands: Any) -> None:
     simulate.add_argument(
         "--network-model",
         type=split_list,
-        metavar="cm02,smpi",
-        help="SimGrid network model (default cm02: latency + n/bandwidth)",
+        metavar="cm02,smpi,ns3",
+        help="SimGrid network model (default cm02: latency + n/bandwidth; ns3: TCP packet "
+        "by packet through ns-3, gige and 10gige)",
+    )
+    simulate.add_argument(
+        "--switch-buffer",
+        type=split_list,
+        metavar="low,high",
+        help="a switch port's buffer under --network-model ns3: the band's ends (default low)",
     )
     simulate.add_argument(
         "--profile",
@@ -178,6 +185,8 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["topology"] = args.topology
     if args.network_model:
         knobs["network_model"] = args.network_model
+    if args.switch_buffer:
+        knobs["switch_buffer"] = args.switch_buffer
     for name in args.machine or []:
         if name != "none":
             machine(name)  # one clear error for an unknown machine
