@@ -1,7 +1,8 @@
 /* Requests and probed messages: what a non-blocking or persistent call posted (its kind, the
  * posting call, communicator, peer and bytes), found again when the request starts, completes
  * or is freed, so that the bytes received are counted at completion (from the status) and
- * credited to the call that posted the receive. One table for requests and matched messages
+ * credited to the call that posted the receive, and the completion call's time goes to the
+ * request's communicator (non-blocking sends and collectives are kept for that alone). One table for requests and matched messages
  * (MPI_Mprobe), shared by the threads under one lock. */
 #include <pthread.h>
 
@@ -59,26 +60,27 @@ void esm_req_start(esm_call *c, MPI_Request req)
         esm_coll_started(c, copy.comm, copy.bytes, copy.recv_bytes);
 }
 
-void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
+esm_comm *esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status)
 {
     if (req == MPI_REQUEST_NULL)
-        return;
+        return NULL;
     if (esm_trace_modes)
         esm_tc.req = esm_req_key(req);
     pthread_mutex_lock(&requests_lock);
     slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
     slot copy = s ? *s : (slot){0};
-    if (s && s->kind == ESM_REQ_RECV)
-        esm_table_remove(&requests, s);
+    if (s && (s->kind == ESM_REQ_RECV || s->kind == ESM_REQ_NONBLOCKING))
+        esm_table_remove(&requests, s); /* not persistent: the handle is gone */
     else if (s)
         s->active = 0;
     pthread_mutex_unlock(&requests_lock);
     if ((copy.kind != ESM_REQ_RECV && copy.kind != ESM_REQ_PRECV) || !copy.active)
-        return;
+        return copy.comm;
     int cancelled = 0;
     PMPI_Test_cancelled(status, &cancelled);
     if (!cancelled)
         esm_recv_status(c, copy.post_fid, copy.comm, status);
+    return copy.comm;
 }
 
 void esm_req_free(MPI_Request req)

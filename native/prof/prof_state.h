@@ -62,6 +62,8 @@ void esm_coll_started(esm_call *c, esm_comm *comm, uint64_t sent, uint64_t recv)
 void esm_io_record(int kind, uint64_t bytes, uint64_t t0, uint64_t t1);
 
 /* communicator table, for output */
+struct esm_json;
+void esm_comms_json(struct esm_json *b, double ticks_per_second);
 int esm_comm_count(void);
 esm_comm *esm_comm_get(int id);
 void esm_comm_register_world(void);
