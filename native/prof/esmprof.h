@@ -160,8 +160,14 @@ void esm_use_win(esm_call *c, MPI_Win win);
 
 /* ---- requests ---- */
 /* ESM_REQ_NONBLOCKING: a non-blocking send or collective, kept for its communicator only. */
-enum { ESM_REQ_RECV = 1, ESM_REQ_PRECV, ESM_REQ_PSEND, ESM_REQ_MESSAGE, ESM_REQ_PCOLL,
-       ESM_REQ_NONBLOCKING };
+enum {
+    ESM_REQ_RECV = 1,
+    ESM_REQ_PRECV,
+    ESM_REQ_PSEND,
+    ESM_REQ_MESSAGE,
+    ESM_REQ_PCOLL,
+    ESM_REQ_NONBLOCKING
+};
 void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank);
 void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv);
 void esm_req_start(esm_call *c, MPI_Request req);

@@ -25,7 +25,8 @@ static ESM_TLS esm_comm *cached;
 /* The world rank of each rank of `group` (MPI_UNDEFINED: a rank of another job). */
 static int *world_ranks(MPI_Group group, MPI_Group world, int size)
 {
-    int *ranks = esm_xcalloc((size_t)size + 1, sizeof(int)), *out = esm_xcalloc((size_t)size + 1, sizeof(int));
+    int *ranks = esm_xcalloc((size_t)size + 1, sizeof(int)),
+        *out = esm_xcalloc((size_t)size + 1, sizeof(int));
     for (int i = 0; i < size; i++)
         ranks[i] = i;
     PMPI_Group_translate_ranks(group, size, ranks, world, out);
@@ -206,8 +207,9 @@ void esm_comms_json(esm_json *b, double ticks_per_second)
             esm_json_put(b, ",\"remote_members\":");
         }
         put_ranks(b, c->world, c->size);
-        esm_json_put(b, ",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}", (unsigned long long)m.calls,
-                     (double)m.ticks / ticks_per_second, (unsigned long long)m.bytes);
+        esm_json_put(b, ",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
+                     (unsigned long long)m.calls, (double)m.ticks / ticks_per_second,
+                     (unsigned long long)m.bytes);
     }
     esm_json_put(b, "]");
 }
