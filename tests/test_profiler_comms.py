@@ -18,6 +18,8 @@ from esmperf.profile.groups import rank_ranges
 from esmperf.profile.pop_metrics import run_efficiency
 from esmperf.profile.read import read_profile
 from esmperf.profile.summary import summarise
+from esmperf.report.efficiency_table import _program_row
+from esmperf.report.profile_data import load_profile_data
 from esmperf.store.database import Store
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
@@ -96,6 +98,13 @@ def test_each_rank_names_its_program_and_programs_have_their_own_figures(stack, 
         ("1,3", 2),
         ("2-3", 2),
     ]
+    # the report's efficiency table has a row per program, of its own ranks
+    programs = load_profile_data(store, "k", 0).programs
+    assert [(p["program"], p["ranks"], p["rank_count"]) for p in programs] == [
+        ("prof_comms", "0-1", 2),
+        ("prof_comms", "2-3", 2),
+    ]
+    assert "program prof_comms (ranks 2-3)" in _program_row(programs[1])
     store.close()
 
 
