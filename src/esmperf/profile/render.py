@@ -188,6 +188,8 @@ def _overview(summary: dict[str, Any]) -> Table:
             f"{overhead['ns_per_call']:.0f} ns), {overhead['percent_of_wall']:.3f} % of wall time"
         ),
     }
+    if len(summary.get("programs") or []) > 1:  # MPMD: two models' ranks are not one balance
+        rows["parallel efficiency"] += "; of all programs together (each one's: Programs, below)"
     for key, value in rows.items():
         grid.add_row(key, value)
     return grid
