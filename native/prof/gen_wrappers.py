@@ -45,11 +45,11 @@ CLAUSES = {
     "wait": (["in", "status"], "c->comm = esm_req_complete(c, *{0}, {1});"),
     "test": (["in", "", "status"], "if (*{1}) c->comm = esm_req_complete(c, *{0}, {2});"),
     "waitall": (["", "in", "status"],
-                "esm_completed done = {{0}}; for (int i = 0; i < {0}; i++) "
+                "esm_completed done; done.n = 0; for (int i = 0; i < {0}; i++) "
                 "esm_completed_add(&done, esm_req_complete(c, {1}[i], &{2}[i])); "
                 "esm_completed_charge(c, &done);"),
     "testall": (["", "in", "", "status"],
-                "if (*{2}) {{ esm_completed done = {{0}}; for (int i = 0; i < {0}; i++) "
+                "if (*{2}) {{ esm_completed done; done.n = 0; for (int i = 0; i < {0}; i++) "
                 "esm_completed_add(&done, esm_req_complete(c, {1}[i], &{3}[i])); "
                 "esm_completed_charge(c, &done); }}"),
     "waitany": (["", "in", "index", "status"],
@@ -58,7 +58,7 @@ CLAUSES = {
                 "if (*{3} && *{2} != MPI_UNDEFINED) "
                 "c->comm = esm_req_complete(c, {1}[*{2}], {4});"),
     "waitsome": (["", "in", "", "index", "status"],
-                 "if (*{2} != MPI_UNDEFINED) {{ esm_completed done = {{0}}; "
+                 "if (*{2} != MPI_UNDEFINED) {{ esm_completed done; done.n = 0; "
                  "for (int i = 0; i < *{2}; i++) "
                  "esm_completed_add(&done, esm_req_complete(c, {1}[{3}[i]], &{4}[i])); "
                  "esm_completed_charge(c, &done); }}"),
