@@ -135,6 +135,8 @@ def assert_models_apart(profiled, local: list[str]) -> None:
     assert sorted((row["members"], row["ranks"]) for row in split) == [
         (members, len(rank_list(members))) for members in local
     ]
+    for rank in profiled.ranks:  # every MPI second on a communicator, MPI_Waitall's too
+        assert sum(c["time"] for c in rank["comms"]) == pytest.approx(rank["mpi_time"], rel=1e-6)
 
 
 def rank_list(members: str) -> list[int]:
