@@ -156,6 +156,7 @@ void esm_leave(esm_call *c)
         b->sent += c->sent;
         b->recv += c->recv;
     }
+    t->tmp_used = 0;
     for (int i = 0; i < c->ntmp; i++)
         free(c->tmp[i]);
     esm_depth--;
@@ -182,6 +183,13 @@ void esm_completed_charge(esm_call *c, const esm_completed *done)
 
 void *esm_tmp(esm_call *c, size_t bytes)
 {
+    esm_thread *t = esm_self();
+    size_t rounded = (bytes + 15) & ~(size_t)15;
+    if (rounded <= sizeof t->tmp_arena - t->tmp_used) { /* most calls: no allocation */
+        void *p = t->tmp_arena + t->tmp_used;
+        t->tmp_used += rounded;
+        return memset(p, 0, bytes);
+    }
     if (c->ntmp == ESM_MAX_TMP) {
         fprintf(stderr, "esmprof: internal error: too many temporaries in %s\n",
                 esm_function_names[c->fid]);

@@ -41,6 +41,10 @@ typedef struct esm_thread {
     int bin_index;
     esm_in_call in_call;            /* the call in progress (esmprof.h), by the bin fields */
     esm_iostat io[2];
+    /* A wrapped call's temporaries (esm_tmp: statuses the caller ignores, copies of request
+     * arrays), reused by every call of the thread (one wrapped call at a time); past it, heap */
+    size_t tmp_used;
+    _Alignas(16) char tmp_arena[2048];
     struct esm_thread *next;
 } esm_thread;
 
