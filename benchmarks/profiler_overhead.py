@@ -1,4 +1,5 @@
-"""What the profiler adds to MPI latency: 0-byte ping-pong (one way) and 8-byte MPI_Allreduce on
+"""What the profiler adds to MPI latency: 0-byte ping-pong (one way), 8-byte MPI_Allreduce and a
+non-blocking 0-byte exchange (MPI_Irecv + MPI_Isend + MPI_Waitall: the request table's path) on
 2 ranks, with and without libesmprof, in the same session, per Debian stack.
 
     .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
@@ -23,7 +24,8 @@ and the table adds the baseline's cost and the ratio of the medians (this / base
 Runs alternate (off, on, off, on, ...) so drift on this shared machine hits both alike. Each run
 reports 30 batch means; a run's figure is their median; a pair's cost is on - off. Printed: the
 median over pairs of both figures and of the cost, its spread (min..max over pairs), and the
-cost per wrapped call (a one-way ping-pong hop crosses two wrapped calls: Send and Recv).
+cost per wrapped call (a one-way ping-pong hop crosses two wrapped calls: Send and Recv; an
+exchange three: Irecv, Isend, Waitall).
 """
 
 import argparse
@@ -41,7 +43,7 @@ from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.mpi.build import build_dir, profiler_library  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
-CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1}
+CALLS_ON_PATH = {"pingpong_us": 2, "allreduce_us": 1, "exchange_us": 3}
 MODES = {
     "profile": {},
     "trace": {"ESMPROF_TRACE": "1"},

@@ -86,7 +86,7 @@ def test_export_parquet_and_csv(tmp_path: Path) -> None:
     with Store(path, read_only=True) as store:
         parquet = store.export(tmp_path / "parquet", "parquet")
         csv = store.export(tmp_path / "csv", "csv")
-    assert len(parquet) == len(csv) == 16  # 12 tables, profile_efficiency, the 3 of the regions
+    assert len(parquet) == len(csv) == 17  # 12 tables, efficiency, 3 of the regions, programs
     ranks = duckdb.sql(f"SELECT count(*) FROM '{tmp_path / 'parquet' / 'profile_rank.parquet'}'")
     assert ranks.fetchall() == [(4,)]
     assert (tmp_path / "csv" / "run.csv").read_text().startswith("run_key,series,")

@@ -63,6 +63,7 @@ typedef struct esm_comm {
     int inter;          /* intercommunicator: ranks name the remote group */
     int *world;         /* world rank of each peer rank, NULL when identical to world */
     int nworld;         /* entries in world */
+    int *local, nlocal; /* intercommunicator: the local group's world ranks */
     int created_by;     /* ESM_* function id, or ESM_CREATED_* below */
     char name[64];
 } esm_comm;
@@ -172,11 +173,45 @@ void esm_recv_status(esm_call *c, int post_fid, esm_comm *comm, const MPI_Status
 void esm_use_win(esm_call *c, MPI_Win win);
 
 /* ---- requests ---- */
-enum { ESM_REQ_RECV = 1, ESM_REQ_PRECV, ESM_REQ_PSEND, ESM_REQ_MESSAGE, ESM_REQ_PCOLL };
+/* ESM_REQ_NONBLOCKING: a non-blocking send or collective, kept for its communicator only. */
+enum {
+    ESM_REQ_RECV = 1,
+    ESM_REQ_PRECV,
+    ESM_REQ_PSEND,
+    ESM_REQ_MESSAGE,
+    ESM_REQ_PCOLL,
+    ESM_REQ_NONBLOCKING
+};
 void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank);
 void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t recv);
 void esm_req_start(esm_call *c, MPI_Request req);
-void esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status);
+/* Returns the communicator of the completed request (NULL: unknown). */
+esm_comm *esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *status);
+
+/* The communicators of the requests one completion call completed (Waitall, Testall, Waitsome,
+ * Testsome): its time goes to their communicator, shared by request count when several. */
+#define ESM_MAX_COMPLETED_COMMS 8
+typedef struct esm_completed {
+    int n;
+    esm_comm *comm[ESM_MAX_COMPLETED_COMMS];
+    uint64_t requests[ESM_MAX_COMPLETED_COMMS];
+} esm_completed;
+static inline void esm_completed_add(esm_completed *done, esm_comm *comm)
+{
+    if (!comm)
+        return;
+    for (int i = 0; i < done->n; i++) {
+        if (done->comm[i] == comm) {
+            done->requests[i]++;
+            return;
+        }
+    }
+    if (done->n < ESM_MAX_COMPLETED_COMMS) { /* beyond: the others share its time */
+        done->comm[done->n] = comm;
+        done->requests[done->n++] = 1;
+    }
+}
+void esm_completed_charge(esm_call *c, const esm_completed *done);
 void esm_req_free(MPI_Request req);
 void esm_msg_probed(esm_call *c, MPI_Message msg);
 void esm_msg_received(esm_call *c, MPI_Message msg, const MPI_Status *status);

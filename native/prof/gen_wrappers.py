@@ -41,19 +41,27 @@ CLAUSES = {
     "psend": (["out"], "esm_req_post(c, *{0}, ESM_REQ_PSEND, {send}, {to});"),
     "start": (["in"], "esm_req_start(c, *{0});"),
     "startall": (["", "in"], "for (int i = 0; i < {0}; i++) esm_req_start(c, {1}[i]);"),
-    "wait": (["in", "status"], "esm_req_complete(c, *{0}, {1});"),
-    "test": (["in", "", "status"], "if (*{1}) esm_req_complete(c, *{0}, {2});"),
+    # completions: the call's time goes to the communicator of the requests it completes
+    "wait": (["in", "status"], "c->comm = esm_req_complete(c, *{0}, {1});"),
+    "test": (["in", "", "status"], "if (*{1}) c->comm = esm_req_complete(c, *{0}, {2});"),
     "waitall": (["", "in", "status"],
-                "for (int i = 0; i < {0}; i++) esm_req_complete(c, {1}[i], &{2}[i]);"),
+                "esm_completed done; done.n = 0; for (int i = 0; i < {0}; i++) "
+                "esm_completed_add(&done, esm_req_complete(c, {1}[i], &{2}[i])); "
+                "esm_completed_charge(c, &done);"),
     "testall": (["", "in", "", "status"],
-                "if (*{2}) for (int i = 0; i < {0}; i++) esm_req_complete(c, {1}[i], &{3}[i]);"),
+                "if (*{2}) {{ esm_completed done; done.n = 0; for (int i = 0; i < {0}; i++) "
+                "esm_completed_add(&done, esm_req_complete(c, {1}[i], &{3}[i])); "
+                "esm_completed_charge(c, &done); }}"),
     "waitany": (["", "in", "index", "status"],
-                "if (*{2} != MPI_UNDEFINED) esm_req_complete(c, {1}[*{2}], {3});"),
+                "if (*{2} != MPI_UNDEFINED) c->comm = esm_req_complete(c, {1}[*{2}], {3});"),
     "testany": (["", "in", "index", "", "status"],
-                "if (*{3} && *{2} != MPI_UNDEFINED) esm_req_complete(c, {1}[*{2}], {4});"),
+                "if (*{3} && *{2} != MPI_UNDEFINED) "
+                "c->comm = esm_req_complete(c, {1}[*{2}], {4});"),
     "waitsome": (["", "in", "", "index", "status"],
-                 "if (*{2} != MPI_UNDEFINED) for (int i = 0; i < *{2}; i++) "
-                 "esm_req_complete(c, {1}[{3}[i]], &{4}[i]);"),
+                 "if (*{2} != MPI_UNDEFINED) {{ esm_completed done; done.n = 0; "
+                 "for (int i = 0; i < *{2}; i++) "
+                 "esm_completed_add(&done, esm_req_complete(c, {1}[{3}[i]], &{4}[i])); "
+                 "esm_completed_charge(c, &done); }}"),
     "reqfree": (["in"], "esm_req_free(*{0});"),
     "mprobe": (["out", "status"], "esm_msg_probed(c, *{0});"),
     "improbe": (["out", "status", ""], "if (*{2}) esm_msg_probed(c, *{0});"),
@@ -238,6 +246,10 @@ def clause_code(call: Call) -> list[str]:
             out.append(f"esm_msg_from(c, {cl['from']}, {cl['recv']});")
         else:
             out.append(f"c->recv += {cl['recv']};")
+    registers = ("irecv", "precv", "psend", "pcoll", "imrecv")
+    if "comm" in cl and call.roles.get("request") == "out" and not set(registers) & set(cl):
+        # a non-blocking send or collective: its completion's time goes to its communicator
+        out.append("esm_req_post(c, *request, ESM_REQ_NONBLOCKING, 0, 0);")
     for key, value in call.clauses:
         if key in CLAUSES:
             full = dict(call.clauses)

@@ -1,13 +1,16 @@
 /* Communicators: each one the program uses, registered on first sight with its size, its
  * ranks' world ranks (unless it is the world), how it was created and its name; an id for the
  * per-thread statistics (esm_commstat); a per-thread cache of the last one looked up,
- * invalidated when any communicator is freed. */
+ * invalidated when any communicator is freed. The profile's "comms" of a rank (esm_comms_json)
+ * name each one's members by world rank: distinct communicators made by the same call are told
+ * apart by their members. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prof_handles.h"
+#include "prof_json.h"
 #include "prof_state.h"
 
 static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -19,29 +22,40 @@ static ESM_TLS uint64_t cached_key;
 static ESM_TLS unsigned cached_generation;
 static ESM_TLS esm_comm *cached;
 
+/* The world rank of each rank of `group` (MPI_UNDEFINED: a rank of another job). */
+static int *world_ranks(MPI_Group group, MPI_Group world, int size)
+{
+    int *ranks = esm_xcalloc((size_t)size + 1, sizeof(int)),
+        *out = esm_xcalloc((size_t)size + 1, sizeof(int));
+    for (int i = 0; i < size; i++)
+        ranks[i] = i;
+    PMPI_Group_translate_ranks(group, size, ranks, world, out);
+    free(ranks);
+    return out;
+}
+
 static esm_comm *comm_register(MPI_Comm comm, uint64_t key, int created_by)
 {
     esm_comm *e = esm_xcalloc(1, sizeof *e);
-    MPI_Group group, world;
+    MPI_Group group, local, world;
     int inter = 0, result;
     PMPI_Comm_test_inter(comm, &inter);
     e->inter = inter;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
     if (inter) {
         PMPI_Comm_remote_size(comm, &e->size);
         PMPI_Comm_remote_group(comm, &group);
+        PMPI_Comm_group(comm, &local);
+        PMPI_Group_size(local, &e->nlocal);
+        e->local = world_ranks(local, world, e->nlocal);
+        PMPI_Group_free(&local);
     } else {
         PMPI_Comm_size(comm, &e->size);
         PMPI_Comm_group(comm, &group);
     }
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
     PMPI_Group_compare(group, world, &result);
     if (result != MPI_IDENT) {
-        int *ranks = esm_xcalloc((size_t)e->size, sizeof(int));
-        e->world = esm_xcalloc((size_t)e->size, sizeof(int));
-        for (int i = 0; i < e->size; i++)
-            ranks[i] = i;
-        PMPI_Group_translate_ranks(group, e->size, ranks, world, e->world);
-        free(ranks);
+        e->world = world_ranks(group, world, e->size);
         e->nworld = e->size;
     }
     PMPI_Group_free(&group);
@@ -134,4 +148,68 @@ int esm_comm_count(void)
 esm_comm *esm_comm_get(int id)
 {
     return comms[id];
+}
+
+/* Ranks as ranges of world ranks, "0-3,8" (MPI_UNDEFINED: "?"); `ranks` NULL: 0..n-1. */
+static void put_ranks(esm_json *b, const int *ranks, int n)
+{
+    esm_json_put(b, "\"");
+    for (int i = 0; i < n;) {
+        int first = ranks ? ranks[i] : i, j = i + 1;
+        while (j < n && first >= 0 && (ranks ? ranks[j] : j) == first + (j - i))
+            j++;
+        esm_json_put(b, i ? "," : "");
+        if (first < 0)
+            esm_json_put(b, "?");
+        else if (j - i == 1)
+            esm_json_put(b, "%d", first);
+        else
+            esm_json_put(b, "%d-%d", first, first + (j - i - 1));
+        i = j;
+    }
+    esm_json_put(b, "\"");
+}
+
+static const char *created_by_name(int created_by)
+{
+    switch (created_by) {
+    case ESM_CREATED_WORLD:
+        return "MPI_COMM_WORLD";
+    case ESM_CREATED_SELF:
+        return "MPI_COMM_SELF";
+    case ESM_CREATED_UNKNOWN:
+        return "unknown";
+    default:
+        return esm_function_names[created_by];
+    }
+}
+
+/* The rank's communicators (docs/profile-format.md): members, the remote group's of an
+ * intercommunicator, and what the threads recorded on each. */
+void esm_comms_json(esm_json *b, double ticks_per_second)
+{
+    esm_json_put(b, "\"comms\":[");
+    for (int id = 0; id < ncomms; id++) {
+        esm_commstat m = {0};
+        for (esm_thread *t = esm_threads; t; t = t->next) {
+            if (id < t->comm_cap) {
+                m.calls += t->comms[id].calls;
+                m.ticks += t->comms[id].ticks;
+                m.bytes += t->comms[id].bytes;
+            }
+        }
+        const esm_comm *c = comms[id];
+        esm_json_put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", id ? "," : "", id, c->size);
+        esm_json_string(b, c->name);
+        esm_json_put(b, ",\"created_by\":\"%s\",\"members\":", created_by_name(c->created_by));
+        if (c->inter) {
+            put_ranks(b, c->local, c->nlocal);
+            esm_json_put(b, ",\"remote_members\":");
+        }
+        put_ranks(b, c->world, c->size);
+        esm_json_put(b, ",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
+                     (unsigned long long)m.calls, (double)m.ticks / ticks_per_second,
+                     (unsigned long long)m.bytes);
+    }
+    esm_json_put(b, "]");
 }

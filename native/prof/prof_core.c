@@ -156,13 +156,40 @@ void esm_leave(esm_call *c)
         b->sent += c->sent;
         b->recv += c->recv;
     }
+    t->tmp_used = 0;
     for (int i = 0; i < c->ntmp; i++)
         free(c->tmp[i]);
     esm_depth--;
 }
 
+/* One communicator: the call's, counted by esm_leave. Several: each counts the call once and
+ * its share of the time by request count. */
+void esm_completed_charge(esm_call *c, const esm_completed *done)
+{
+    if (done->n == 1)
+        c->comm = done->comm[0];
+    if (done->n <= 1)
+        return;
+    uint64_t requests = 0, d = c->t1 - c->t0;
+    for (int i = 0; i < done->n; i++)
+        requests += done->requests[i];
+    esm_thread *t = esm_self();
+    for (int i = 0; i < done->n; i++) {
+        esm_commstat *cs = comm_stat(t, done->comm[i]);
+        cs->calls++;
+        cs->ticks += (uint64_t)((double)d * (double)done->requests[i] / (double)requests);
+    }
+}
+
 void *esm_tmp(esm_call *c, size_t bytes)
 {
+    esm_thread *t = esm_self();
+    size_t rounded = (bytes + 15) & ~(size_t)15;
+    if (rounded <= sizeof t->tmp_arena - t->tmp_used) { /* most calls: no allocation */
+        void *p = t->tmp_arena + t->tmp_used;
+        t->tmp_used += rounded;
+        return memset(p, 0, bytes);
+    }
     if (c->ntmp == ESM_MAX_TMP) {
         fprintf(stderr, "esmprof: internal error: too many temporaries in %s\n",
                 esm_function_names[c->fid]);

@@ -17,6 +17,7 @@ void esm_fortran_selfcheck(esm_fortran_check *out);
 /* prof_output.c */
 typedef struct esm_run {
     int thread_level;
+    int appnum;                 /* MPI_APPNUM: the program's place in an MPMD command, or -1 */
     double init_epoch;          /* wall clock at the end of MPI_Init */
     uint64_t init_ticks, final_ticks;
     double init_mono, final_mono;

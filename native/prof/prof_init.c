@@ -140,6 +140,9 @@ void esm_init_hook(void)
     PMPI_Comm_rank(MPI_COMM_WORLD, &esm_world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &esm_world_size);
     PMPI_Query_thread(&esm_run_info.thread_level);
+    int *appnum = NULL, has_appnum = 0; /* MPMD: which program of the command line, from 0 */
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &has_appnum);
+    esm_run_info.appnum = has_appnum && appnum ? *appnum : -1;
     esm_scan_unwrapped();
     esm_report_unwrapped();
     PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);

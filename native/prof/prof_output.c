@@ -253,43 +253,6 @@ static void put_peers(esm_json *b)
     free(all);
 }
 
-static const char *created_by_name(int created_by)
-{
-    switch (created_by) {
-    case ESM_CREATED_WORLD:
-        return "MPI_COMM_WORLD";
-    case ESM_CREATED_SELF:
-        return "MPI_COMM_SELF";
-    case ESM_CREATED_UNKNOWN:
-        return "unknown";
-    default:
-        return esm_function_names[created_by];
-    }
-}
-
-static void put_comms(esm_json *b)
-{
-    esm_json_put(b, "\"comms\":[");
-    for (int id = 0, first = 1; id < esm_comm_count(); id++) {
-        esm_commstat m = {0};
-        for (esm_thread *t = esm_threads; t; t = t->next) {
-            if (id < t->comm_cap) {
-                m.calls += t->comms[id].calls;
-                m.ticks += t->comms[id].ticks;
-                m.bytes += t->comms[id].bytes;
-            }
-        }
-        const esm_comm *c = esm_comm_get(id);
-        esm_json_put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", first ? "" : ",", id, c->size);
-        esm_json_string(b, c->name);
-        esm_json_put(b, ",\"created_by\":\"%s\",\"calls\":%llu,\"time\":%.9g,\"bytes\":%llu}",
-                     created_by_name(c->created_by), (unsigned long long)m.calls, seconds(m.ticks),
-                     (unsigned long long)m.bytes);
-        first = 0;
-    }
-    esm_json_put(b, "]");
-}
-
 static void put_io(esm_json *b)
 {
     esm_iostat m[2] = {{0}};
@@ -424,7 +387,9 @@ static void put_rank(esm_json *b, const char *partial, uint64_t end)
         esm_json_put(b, "\"partial\":\"%s\",", partial);
     esm_json_put(b, "\"host\":");
     esm_json_string(b, host);
-    esm_json_put(b, ",\"pid\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", (int)getpid(),
+    esm_json_put(b, ",\"pid\":%d,\"command\":", (int)getpid());
+    put_command(b); /* MPMD: each rank's own program and arguments */
+    esm_json_put(b, ",\"appnum\":%d,\"init_epoch\":%.6f,\"wall\":%.9g,", esm_run_info.appnum,
                  esm_run_info.init_epoch, seconds(end - esm_run_info.init_ticks));
     put_calls(b, &calls, &mpi_ticks);
     in_calls in = {0};
@@ -433,7 +398,7 @@ static void put_rank(esm_json *b, const char *partial, uint64_t end)
     esm_json_put(b, ",\"mpi_time\":%.9g,", seconds(mpi_ticks + in.ticks));
     put_peers(b);
     esm_json_put(b, ",");
-    put_comms(b);
+    esm_comms_json(b, esm_ticks_per_second);
     esm_json_put(b, ",");
     put_io(b);
     esm_json_put(b, ",");

@@ -41,6 +41,10 @@ typedef struct esm_thread {
     int bin_index;
     esm_in_call in_call;            /* the call in progress (esmprof.h), by the bin fields */
     esm_iostat io[2];
+    /* A wrapped call's temporaries (esm_tmp: statuses the caller ignores, copies of request
+     * arrays), reused by every call of the thread (one wrapped call at a time); past it, heap */
+    size_t tmp_used;
+    _Alignas(16) char tmp_arena[2048];
     struct esm_thread *next;
 } esm_thread;
 
@@ -62,6 +66,8 @@ void esm_coll_started(esm_call *c, esm_comm *comm, uint64_t sent, uint64_t recv)
 void esm_io_record(int kind, uint64_t bytes, uint64_t t0, uint64_t t1);
 
 /* communicator table, for output */
+struct esm_json;
+void esm_comms_json(struct esm_json *b, double ticks_per_second);
 int esm_comm_count(void);
 esm_comm *esm_comm_get(int id);
 void esm_comm_register_world(void);

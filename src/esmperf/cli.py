@@ -18,11 +18,12 @@ from esmperf.errors import EsmperfError
 from esmperf.launch.mpirun import run_environment, stack_of_program
 from esmperf.mpi.build import build_dir, build_stack, profiler_library
 from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
+from esmperf.mpi.stacks_table import render_stacks
 from esmperf.paths import repo_root
 from esmperf.profile.callsites import MAX_DEPTH
 from esmperf.profile.interrupt import run_profiled
 from esmperf.profile.read import ProfileError, partial_dir, profile_state, read_profile
-from esmperf.profile.render import render_stacks, render_summary
+from esmperf.profile.render import render_summary
 from esmperf.profile.summary import summarise
 from esmperf.profile.trace_cli import add_trace_command
 from esmperf.study.cli import add_commands as add_study_commands

@@ -1,13 +1,13 @@
-"""Terminal rendering with rich: the profile summary and the list of MPI stacks."""
+"""Terminal rendering with rich: the profile summary (the MPI stacks: mpi/stacks_table.py)."""
 
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from esmperf.mpi.stacks import Discovery, library_name
+from esmperf.mpi.stacks import library_name
+from esmperf.profile.groups import rank_ranges
 from esmperf.profile.regions import PROBLEM_TEXT, TIMED
 from esmperf.profile.summary import UNITS
 
@@ -39,6 +39,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         )
     console.print(_overview(summary))
     console.print()
+    if len(summary.get("programs") or []) > 1:
+        console.print(_programs(summary))
     if summary.get("regions"):
         console.print(_regions(summary))
     console.print(_calls_by_time(summary))
@@ -154,7 +156,12 @@ def _overview(summary: dict[str, Any]) -> Table:
     grid.add_column(style="bold")
     grid.add_column()
     rows = {
-        "command": escape(summary["command"]),
+        "command": escape(summary["command"])
+        + (
+            f" (rank 0's; {len(summary['programs'])} programs, below)"
+            if len(summary.get("programs") or []) > 1
+            else ""
+        ),
         "shown": _shown(summary),
         "ranks": f"{summary['ranks']} on {summary['hosts']} host(s)",
         "MPI library": escape(library_name(summary["mpi_library"])),
@@ -181,6 +188,8 @@ def _overview(summary: dict[str, Any]) -> Table:
             f"{overhead['ns_per_call']:.0f} ns), {overhead['percent_of_wall']:.3f} % of wall time"
         ),
     }
+    if len(summary.get("programs") or []) > 1:  # MPMD: two models' ranks are not one balance
+        rows["parallel efficiency"] += "; of all programs together (each one's: Programs, below)"
     for key, value in rows.items():
         grid.add_row(key, value)
     return grid
@@ -329,52 +338,51 @@ def _message_sizes(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _programs(summary: dict[str, Any]) -> Table:
+    table = _table(
+        "Programs (MPMD; the whole run; efficiency: POP, of each program's ranks alone)",
+        "program",
+        "ranks",
+        "wall time",
+        "% MPI",
+        "MPI time imbalance",
+        "load balance",
+        "parallel efficiency",
+    )
+    for row in summary["programs"]:
+        efficiency = row.get("efficiency") or {}
+        imbalance = row["mpi_time_imbalance"]
+        table.add_row(
+            escape(" ".join([row["program"], *row["command"][1:]])),
+            rank_ranges(row["ranks"]),
+            format_seconds(row["wall_time"]),
+            f"{row['mpi_percent']:.2f}",
+            f"{imbalance:.2f}" if imbalance else "-",
+            f"{efficiency['load_balance']:.3f}" if efficiency else "-",
+            f"{efficiency['parallel_efficiency']:.3f}" if efficiency else "-",
+        )
+    return table
+
+
 def _communicators(summary: dict[str, Any]) -> Table:
     table = _table(
-        "Time per communicator", "communicator", "size", "ranks", "time", "calls", "bytes"
+        "Time per communicator (a completion call's time: its requests' communicator)",
+        "communicator",
+        "size",
+        "members (world ranks)",
+        "ranks",
+        "time",
+        "calls",
+        "bytes",
     )
     for row in summary["communicators"][:TOP]:
         table.add_row(
             escape(row["communicator"]),
             str(row["size"]),
+            escape(row.get("members") or "-"),
             str(row["ranks"]),
             format_seconds(row["time"]),
             str(row["calls"]),
             format_bytes(row["bytes"]),
         )
     return table
-
-
-def render_stacks(discovery: Discovery, console: Console) -> None:
-    table = Table(title="MPI stacks", title_justify="left", title_style="bold")
-    for column in ("id", "family", "version", "mpicc, mpifort, mpirun", "in"):
-        table.add_column(column, overflow="fold")
-    for stack in discovery.stacks:
-        tools = [stack.mpicc, stack.mpifort, stack.mpirun]
-        table.add_row(
-            stack.id,
-            stack.family,
-            escape(library_name(stack.version)),
-            "\n".join(_in_dir(tool, stack.bin_dir) for tool in tools),
-            str(_relative_to_cwd(stack.bin_dir)),
-        )
-    if discovery.stacks:
-        console.print(table)
-    else:
-        console.print(
-            "[bold yellow]no MPI stack found:[/] run `make setup` (as root on Debian), "
-            "`make setup-more-mpi`, or `module load` an MPI so that mpicc is on PATH"
-        )
-    for problem in discovery.problems:
-        console.print(f"[yellow]skipped:[/] {escape(problem)}")
-
-
-def _relative_to_cwd(path: Path) -> Path:
-    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
-
-
-def _in_dir(tool: Path | None, directory: Path) -> str:
-    """A tool's name when it is in `directory`, else its path; "-" for none."""
-    if tool is None:
-        return "-"
-    return tool.name if tool.parent == directory else str(tool)

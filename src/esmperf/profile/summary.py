@@ -8,6 +8,8 @@ Definitions (sums are over all ranks):
 - message sizes: every function's log2 histogram added up, bucket 0 = 0 B,
   bucket k = [2^(k-1), 2^k) bytes;
 - imbalance: max / mean of the ranks' MPI time;
+- programs: an MPMD run's programs (groups.py), each with its own ranks, % MPI, imbalance and
+  efficiency (the whole run's, the efficiency in its own scope);
 - efficiency: the POP CoE load balance, communication and parallel efficiency, and the receive
   wait (pop_metrics.py); with a trace (esmperf profile --trace), the exact late-sender time
   beside it (late_sender.py).
@@ -24,6 +26,7 @@ from typing import Any
 
 from esmperf.mpi.stacks import first_line
 from esmperf.profile.callsites import callsites
+from esmperf.profile.groups import communicators, programs
 from esmperf.profile.late_sender import profile_late_sender
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
@@ -90,7 +93,8 @@ def summarise(profile: Profile, region: str | None = None) -> dict[str, Any]:
             "sent": sum(f["sent"] for name, f in functions.items() if not _is_io(name)),
             "recv": sum(f["recv"] for name, f in functions.items() if not _is_io(name)),
         },
-        "communicators": _communicators(whole),
+        "communicators": communicators(whole),
+        "programs": programs(whole, header),  # MPMD: each program's ranks and figures
         "io": io,
         "profiler_overhead": _overhead(whole, sum(rank["wall"] for rank in whole)),
         "fortran_warning": (header.get("fortran") or {}).get("warning"),
@@ -253,30 +257,6 @@ def _bytes_per_rank(ranks: list[dict[str, Any]]) -> dict[str, Any]:
         "max": high[0],
         "max_rank": high[1],
     }
-
-
-def _communicators(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Communicators added up over ranks, one row per (name or creating call, size)."""
-    rows: dict[tuple[str, int], dict[str, Any]] = {}
-    for rank in ranks:
-        for comm in rank.get("comms", []):
-            label = comm.get("name") or comm.get("created_by") or f"comm {comm.get('id')}"
-            key = (label, comm.get("size", 0))
-            row = rows.setdefault(
-                key,
-                {
-                    "communicator": label,
-                    "size": key[1],
-                    "ranks": 0,
-                    "calls": 0,
-                    "time": 0.0,
-                    "bytes": 0,
-                },
-            )
-            row["ranks"] += 1
-            for field in ("calls", "time", "bytes"):
-                row[field] += comm.get(field, 0)
-    return sorted(rows.values(), key=lambda row: (-row["time"], row["communicator"]))
 
 
 def _io(ranks: list[dict[str, Any]], functions: dict[str, dict[str, float]]) -> dict[str, Any]:

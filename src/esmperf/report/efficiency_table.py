@@ -40,6 +40,7 @@ def efficiency_html(group: Group) -> str:
                 f"<td class='num'>{escape(wait_text)}</td>"
                 f"<td class='num'>{escape(late_text)}</td></tr>"
             )
+            rows += [_program_row(program) for program in profile.programs]
     if not rows:
         return ""
     return (
@@ -52,10 +53,27 @@ def efficiency_html(group: Group) -> str:
         "one): time in blocking calls that completed a receive, an upper bound of "
         "late-sender time; late sender: the exact time receivers "
         "waited for sends that had not started, from the run's trace when it was traced "
-        "(esmperf profile --trace; docs/profiler.md).</p>"
+        "(esmperf profile --trace; docs/profiler.md). A run of several programs (MPMD: "
+        "mpirun ./ocean : ./atmos) also has one row per program, of its ranks alone.</p>"
         "<table><tr><th>configuration</th><th>ranks</th><th>of</th><th>load balance</th>"
         "<th>communication efficiency</th><th>parallel efficiency</th>"
         "<th>receive wait (all ranks)</th><th>late sender (all ranks)</th></tr>"
         + "".join(rows)
         + "</table>"
+    )
+
+
+def _program_row(program: dict) -> str:
+    """One program of an MPMD run: its POP metrics over its own ranks."""
+    figures = [program.get(k) for k in ("load_balance", "communication_efficiency")]
+    figures.append(program.get("parallel_efficiency"))
+    cells = "".join(
+        f"<td class='num'>{value:.3f}</td>" if value is not None else "<td>-</td>"
+        for value in figures
+    )
+    name = f"program {program['program']} (ranks {program['ranks']})"
+    return (
+        f"<tr><td class='small'>&nbsp;&nbsp;{escape(name)}</td>"
+        f"<td class='num'>{program['rank_count']}</td>"
+        f"<td>{escape(program.get('scope') or 'run')}</td>{cells}<td></td><td></td></tr>"
     )

@@ -45,6 +45,9 @@ class ProfileData:
     # Per function, its message-size histogram (bucket -> messages), of the whole run: a
     # function whose messages are all on one side of a size there is so in any region too.
     function_sizes: dict[str, dict[int, int]] = field(default_factory=dict)
+    # An MPMD run's programs (store table profile_program), each with its ranks ("0-1") and POP
+    # metrics of its own ranks; [] for one program or stores written before programs.
+    programs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def mpi_percent(self) -> float:
@@ -128,6 +131,7 @@ def load_profile_data(
             store, run_key, rep, size, sum(float(r["mpi_time"]) for r in ranks)
         ),
         efficiency=_efficiency(store, run_key, rep, ranks),
+        programs=_programs(store, run_key, rep),
         ranks=size,
         wall_sum=sum(float(r["wall"]) for r in ranks),
         mpi_sum=sum(float(r["mpi_time"]) for r in ranks),
@@ -173,6 +177,19 @@ def _efficiency(
         [float(r["wall"]) for r in ranks], [float(r["mpi_time"]) for r in ranks]
     )
     return metrics.as_dict() | {"scope": "run"} if metrics else {}
+
+
+def _programs(store: Store, run_key: str, rep: int) -> list[dict[str, Any]]:
+    """The programs of an MPMD run in order of their first rank; [] when it ran one."""
+    if not store.rows(
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'profile_program'"
+    ):
+        return []
+    rows = store.rows(
+        "SELECT * FROM profile_program WHERE run_key = ? AND rep = ? ORDER BY appnum, ranks",
+        [run_key, rep],
+    )
+    return rows if len(rows) > 1 else []
 
 
 def _receive_wait(

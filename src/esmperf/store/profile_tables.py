@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from esmperf.profile.groups import program_key, programs, rank_ranges
 from esmperf.profile.late_sender import profile_late_sender
 from esmperf.profile.pop_metrics import profile_efficiency, receive_wait
 from esmperf.profile.read import Profile
@@ -51,6 +52,8 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             io_read_time=float(read.get("time", 0.0)),
             overhead_calls=int(overhead.get("calls", 0)),
             overhead_seconds=float(overhead.get("seconds", 0.0)),
+            command=json.dumps(program_key(record, header)[1]),
+            appnum=program_key(record, header)[0],
         )
         for function, call in sorted(record["calls"].items()):
             lang = call.get("lang") or {}
@@ -98,6 +101,8 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
                 size=int(comm.get("size", 0)),
                 name=str(comm.get("name") or ""),
                 created_by=str(comm.get("created_by") or ""),
+                members=comm.get("members"),
+                remote_members=comm.get("remote_members"),
                 calls=int(comm.get("calls", 0)),
                 time=float(comm.get("time", 0.0)),
                 bytes=int(comm.get("bytes", 0)),
@@ -143,6 +148,24 @@ def profile_tables(profile: Profile, run_key: str, rep: int) -> dict[str, dict[s
             late_sender=late.get("time"),
             late_sender_calls=late.get("calls"),
             late_receives=late.get("late_receives"),
+        )
+    for program in programs(profile.ranks, header):
+        figures = program["efficiency"] or {}
+        add(
+            "profile_program",
+            program=program["program"],
+            command=json.dumps(program["command"]),
+            appnum=program["appnum"],
+            ranks=rank_ranges(program["ranks"]),
+            rank_count=len(program["ranks"]),
+            wall=program["wall_time"],
+            mpi_time=program["mpi_time"],
+            mpi_percent=program["mpi_percent"],
+            mpi_time_imbalance=program["mpi_time_imbalance"],
+            scope=figures.get("scope"),
+            load_balance=figures.get("load_balance"),
+            communication_efficiency=figures.get("communication_efficiency"),
+            parallel_efficiency=figures.get("parallel_efficiency"),
         )
     tables.update(region_tables(profile, run_key, rep))
     return tables

@@ -20,6 +20,13 @@ ADDED_COLUMNS = (
     # (study/rounds.py); NULL for repetitions not run in rounds (simulated side by side, Slurm)
     ("repetition", "round_number", "INTEGER"),
     ("session", "order_seed", "BIGINT"),
+    # MPMD (profile/groups.py): each rank's program (argv, JSON) and MPI_APPNUM; a
+    # communicator's members as world-rank ranges ("0-1,4"; an intercommunicator's local group,
+    # remote_members its remote group); NULL in profiles from before
+    ("profile_rank", "command", "VARCHAR"),
+    ("profile_rank", "appnum", "INTEGER"),
+    ("profile_comm", "members", "VARCHAR"),
+    ("profile_comm", "remote_members", "VARCHAR"),
 )
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
@@ -83,6 +90,11 @@ CREATE TABLE IF NOT EXISTS profile_efficiency (
     useful_max DOUBLE, runtime DOUBLE, receive_wait DOUBLE, receive_wait_calls BIGINT,
     late_sender DOUBLE, late_sender_calls BIGINT, late_receives BIGINT,
     PRIMARY KEY (run_key, rep));
+CREATE TABLE IF NOT EXISTS profile_program (
+    run_key VARCHAR, rep INTEGER, program VARCHAR, command VARCHAR, appnum INTEGER,
+    ranks VARCHAR, rank_count INTEGER, wall DOUBLE, mpi_time DOUBLE, mpi_percent DOUBLE,
+    mpi_time_imbalance DOUBLE, scope VARCHAR, load_balance DOUBLE,
+    communication_efficiency DOUBLE, parallel_efficiency DOUBLE);
 CREATE TABLE IF NOT EXISTS profile_region (
     run_key VARCHAR, rep INTEGER, rank INTEGER, region VARCHAR, name VARCHAR, depth INTEGER,
     enters BIGINT, open INTEGER, wall DOUBLE, mpi_time DOUBLE, calls BIGINT, sent BIGINT,
@@ -111,8 +123,9 @@ TABLES = (
 # Tables of the regions of a profile (profile/regions.py).
 REGION_TABLES = ("profile_region", "profile_region_function", "profile_region_histogram")
 # Tables only some stores have: the Slurm jobs of a study run with --launcher slurm, the regions'
-# tables in stores written before regions.
-OPTIONAL_TABLES = ("slurm_job", "slurm_repetition", *REGION_TABLES)
+# tables in stores written before regions, the programs of a profile (MPMD) in stores written
+# before them.
+OPTIONAL_TABLES = ("slurm_job", "slurm_repetition", *REGION_TABLES, "profile_program")
 RUN_COLUMNS = (
     "run_key",
     "series",
