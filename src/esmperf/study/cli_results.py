@@ -1,5 +1,6 @@
 """The commands that read a study store: `esmperf report` (the HTML report), `compare` (what
-changed between two stores) and `export` (every table as Parquet or CSV)."""
+changed between two stores) and `export` (every table as Parquet or CSV; the profiles as
+Caliper JSON for Hatchet and Thicket)."""
 
 import argparse
 import json
@@ -11,6 +12,7 @@ from rich.markup import escape
 from esmperf.errors import EsmperfError
 from esmperf.study.cli_common import console
 
+EXPORT_FORMATS = ("parquet", "csv", "caliper")
 REGRESSION_EXIT = 3  # `esmperf compare`: a significant regression beyond the threshold
 
 
@@ -52,9 +54,16 @@ def add_results_commands(commands: Any) -> None:
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=_compare)
 
-    export = commands.add_parser("export", help="write every table of a store as Parquet or CSV")
+    export = commands.add_parser(
+        "export",
+        help="write a store's tables (Parquet, CSV), profiles (Caliper JSON) ",
+        description="parquet, csv: every table, one file each. caliper: one Caliper JSON "
+        "(json-split) file per profiled repetition, with the run's metadata under Adiak's names, "
+        "for Hatchet and Thicket (Thicket.from_caliper).",
+        epilog="example: esmperf export results/demo.duckdb --format caliper",
+    )
     export.add_argument("store", type=Path, help="the study's .duckdb file")
-    export.add_argument("--format", choices=("parquet", "csv"), default="parquet")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default="parquet")
     export.add_argument(
         "--out",
         type=Path,
@@ -90,6 +99,13 @@ def _export(args: argparse.Namespace) -> int:
 
     out = args.out or args.store.with_suffix("") / "export"
     with Store(args.store, read_only=True) as store:
-        written = store.export(out, args.format)
-    console.print(f"exported {len(written)} tables to {escape(str(out))}/")
+        if args.format == "caliper":
+            from esmperf.store.export_caliper import export_caliper
+
+            written = export_caliper(store, out)
+            what = "profiles as Caliper JSON (Thicket.from_caliper reads them)"
+        else:
+            written = store.export(out, args.format)
+            what = "tables"
+    console.print(f"exported {len(written)} {what} to {escape(str(out))}/")
     return 0
