@@ -1,6 +1,6 @@
 """The commands that read a study store: `esmperf report` (the HTML report), `compare` (what
 changed between two stores) and `export` (every table as Parquet or CSV; the profiles as
-Caliper JSON for Hatchet and Thicket)."""
+Caliper JSON for Hatchet and Thicket, the traces as OTF2)."""
 
 import argparse
 import json
@@ -12,7 +12,7 @@ from rich.markup import escape
 from esmperf.errors import EsmperfError
 from esmperf.study.cli_common import console
 
-EXPORT_FORMATS = ("parquet", "csv", "caliper")
+EXPORT_FORMATS = ("parquet", "csv", "caliper", "otf2")
 REGRESSION_EXIT = 3  # `esmperf compare`: a significant regression beyond the threshold
 
 
@@ -56,10 +56,11 @@ def add_results_commands(commands: Any) -> None:
 
     export = commands.add_parser(
         "export",
-        help="write a store's tables (Parquet, CSV), profiles (Caliper JSON) ",
+        help="write a store's tables (Parquet, CSV), profiles (Caliper JSON) or traces (OTF2)",
         description="parquet, csv: every table, one file each. caliper: one Caliper JSON "
         "(json-split) file per profiled repetition, with the run's metadata under Adiak's names, "
-        "for Hatchet and Thicket (Thicket.from_caliper).",
+        "for Hatchet and Thicket (Thicket.from_caliper). otf2: one OTF2 archive per traced "
+        "repetition (ESMPROF_TRACE=1 in the study's env), for Vampir, Scalasca, otf2-print.",
         epilog="example: esmperf export results/demo.duckdb --format caliper",
     )
     export.add_argument("store", type=Path, help="the study's .duckdb file")
@@ -104,6 +105,11 @@ def _export(args: argparse.Namespace) -> int:
 
             written = export_caliper(store, out)
             what = "profiles as Caliper JSON (Thicket.from_caliper reads them)"
+        elif args.format == "otf2":
+            from esmperf.store.export_otf2 import export_store_traces
+
+            written = export_store_traces(store, out)
+            what = "traces as OTF2 archives"
         else:
             written = store.export(out, args.format)
             what = "tables"
