@@ -98,3 +98,12 @@ def test_a_store_without_profiles_names_the_fix(tmp_path: Path) -> None:
         esmperf("export", str(store), "--format", "caliper"),
         f"{store} holds no profile: run the study with profiling on",
     )
+
+
+def test_by_default_the_files_go_to_a_folder_of_their_own_beside_the_store(exported) -> None:
+    store, _ = exported
+    assert esmperf("export", str(store), "--format", "caliper").returncode == 0
+    folder = store.with_suffix("") / "caliper"
+    assert len(list(folder.iterdir())) == 3  # Thicket.from_caliper(folder) reads them all
+    tk = thicket.Thicket.from_caliper(str(folder), disable_tqdm=True)
+    assert sorted(tk.metadata["mpi.world.size"]) == [1, 2, 4]

@@ -69,7 +69,8 @@ def add_results_commands(commands: Any) -> None:
         "--out",
         type=Path,
         metavar="DIR",
-        help="directory (default: beside the store, <store>/export)",
+        help="directory (default: beside the store, <store>/export for tables, "
+        "<store>/caliper, <store>/otf2)",
     )
     export.set_defaults(handler=_export)
 
@@ -98,7 +99,10 @@ def _compare(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from esmperf.store.database import Store
 
-    out = args.out or args.store.with_suffix("") / "export"
+    # the tables in <store>/export/, the profiles and traces each in a folder of their own
+    # (Thicket.from_caliper reads every file of the folder it is given)
+    folder = "export" if args.format in ("parquet", "csv") else args.format
+    out = args.out or args.store.with_suffix("") / folder
     with Store(args.store, read_only=True) as store:
         if args.format == "caliper":
             from esmperf.store.export_caliper import export_caliper
