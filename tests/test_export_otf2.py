@@ -113,3 +113,22 @@ def test_export_otf2_writes_an_archive_per_traced_repetition(traced: Path) -> No
         assert result.returncode == 0, result.stderr
         assert "exported 1 traces as OTF2 archives" in " ".join(result.stdout.split())
     check_archive(out / f"{key}-rep2" / "traces.otf2")
+
+
+def test_trace_warns_past_the_perfetto_json_size_limit(traced: Path, monkeypatch, capsys) -> None:
+    from esmperf.profile import trace_cli
+
+    monkeypatch.setattr(trace_cli, "PERFETTO_JSON_LIMIT", 1000)  # this trace's JSON: ~7 kB
+    args = trace_cli.argparse.Namespace(
+        file=traced,
+        out=None,
+        otf2=None,
+        ti=None,
+        speed=1e9,
+        compute=None,
+        replay=None,
+        ranks_per_node=1,
+    )
+    assert trace_cli._trace(args) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "is over 0 MiB: ui.perfetto.dev and chrome://tracing may fail to load it" in printed
