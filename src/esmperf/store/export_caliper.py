@@ -60,7 +60,18 @@ def caliper_document(store: Store, run: dict[str, Any], profile: dict[str, Any])
         [key, rep],
     )
     root = (str(run.get("workload") or "program"),)
-    per_rank = {row["rank"]: _rank_tree(store, key, rep, row, root) for row in ranks}
+    tables = ["profile_function"]
+    if _has_regions(store):
+        tables += ["profile_region", "profile_region_function"]
+    by_rank: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for table in tables:  # one query a table, not one a rank: stores have thousands of ranks
+        by_rank[table] = defaultdict(list)
+        for row in store.rows(f"SELECT * FROM {table} WHERE run_key = ? AND rep = ?", [key, rep]):
+            by_rank[table][row["rank"]].append(row)
+    per_rank = {
+        row["rank"]: _rank_tree({t: by_rank[t][row["rank"]] for t in tables}, row, root)
+        for row in ranks
+    }
     paths = _node_order({path for tree in per_rank.values() for path in tree})
     index = {path: number for number, path in enumerate(paths)}
     nodes = []
@@ -123,22 +134,20 @@ def run_metadata(run: dict[str, Any], profile: dict[str, Any], hosts: set[str]) 
 
 
 def _rank_tree(
-    store: Store, key: str, rep: int, rank_row: dict[str, Any], root: tuple[str]
+    rows: dict[str, list[dict[str, Any]]], rank_row: dict[str, Any], root: tuple[str]
 ) -> dict[tuple[str, ...], Figures]:
-    """One rank's figures per node path: (program,), (program, region, ...), (..., MPI_X)."""
-    rank = rank_row["rank"]
-    where = "WHERE run_key = ? AND rep = ? AND rank = ?"
+    """One rank's figures per node path: (program,), (program, region, ...), (..., MPI_X), from
+    its rows of profile_function, profile_region and profile_region_function."""
     tree: dict[tuple[str, ...], Figures] = {root: {"time_inc": float(rank_row["wall"]), "calls": 1}}
     functions: dict[tuple[str, ...], dict[str, Figures]] = defaultdict(dict)
-    for row in store.rows(f"SELECT * FROM profile_function {where}", [key, rep, rank]):
+    for row in rows["profile_function"]:
         functions[root][row["function"]] = _call_figures(row)
-    if _has_regions(store):
-        for row in store.rows(f"SELECT * FROM profile_region {where}", [key, rep, rank]):
-            path = (*root, *row["region"].split("/"))
-            tree[path] = {"time_inc": float(row["wall"]), "calls": int(row["enters"])}
-        for row in store.rows(f"SELECT * FROM profile_region_function {where}", [key, rep, rank]):
-            path = (*root, *row["region"].split("/"))
-            functions[path][row["function"]] = _call_figures(row)
+    for row in rows.get("profile_region", []):
+        path = (*root, *row["region"].split("/"))
+        tree[path] = {"time_inc": float(row["wall"]), "calls": int(row["enters"])}
+    for row in rows.get("profile_region_function", []):
+        path = (*root, *row["region"].split("/"))
+        functions[path][row["function"]] = _call_figures(row)
     for path in sorted(tree, key=len):  # a region's parents, open around it, are nodes too
         for depth in range(2, len(path)):
             tree.setdefault(path[:depth], {"time_inc": 0.0, "calls": 0})
