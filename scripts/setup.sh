@@ -12,7 +12,8 @@ STAMP="$VENV/.esmperf-installed"
 DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
                  openmpi-bin libopenmpi-dev mpich libmpich-dev
                  chromium strace  # chromium renders the HTML report in a test; strace checks TCP transport
-                 libsimgrid-dev)  # SimGrid SMPI (smpicc, smpiff, smpirun): `esmperf simulate`
+                 libsimgrid-dev  # SimGrid SMPI (smpicc, smpiff, smpirun): `esmperf simulate`
+                 otf2-tools)  # otf2-print reads `esmperf export --format otf2` in the tests
 # Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter);
 # Slurm 22.05 and munge, for the private slurmctld + slurmd the tests start as this user
 # (tests/real_slurm.py, with its own slurm.conf and munge key: the system's are not used).

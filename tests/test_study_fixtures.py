@@ -44,6 +44,7 @@ class FakeRun:
     higher_is_better: bool = True
     status: str = "complete"
     profile: bool = False
+    regions: bool = False  # the profile has the regions `timed` and `timed/halo` (profile_regions)
     failure: str | None = None  # a failed repetition's stderr
     killed_after_result: int = 0  # how many of the values' repetitions hung after their result
     rounds: bool = False  # measured in interleaved rounds: value i in round i + 1, load 0.2 + i
@@ -78,6 +79,32 @@ def profile_ranks(ranks: int) -> list[dict[str, Any]]:
         record["io"]["write"] = {"calls": 1, "bytes": 200 if rank == 0 else 0, "time": 0.001}
         records.append(record)
     return records
+
+
+def profile_regions(ranks: int) -> list[dict[str, Any]]:
+    """The regions of profile_ranks(ranks)'s ranks: `timed` (8 s, entered once) holds every MPI
+    call; `timed/halo` (2 s, entered 10 times) the Isends and the Waitalls."""
+    mpi = 1.0 * ranks
+    halo = {"MPI_Isend": [100, 0.05 * mpi, 102400, 0], "MPI_Waitall": [100, 0.2 * mpi, 0, 0]}
+    timed = {"MPI_Allreduce": [10, 0.75 * mpi, 80, 80], **halo}
+
+    def region(path: list[str], enters: int, wall: float, functions: dict[str, list[Any]]):
+        return {
+            "name": path[-1],
+            "path": path,
+            "enters": enters,
+            "open": 0,
+            "wall": wall,
+            "mpi_time": sum(f[1] for f in functions.values()),
+            "calls": sum(f[0] for f in functions.values()),
+            "sent": sum(f[2] for f in functions.values()),
+            "recv": sum(f[3] for f in functions.values()),
+            "functions": functions,
+            "recv_wait": {},
+            "hist": [],
+        }
+
+    return [region(["timed"], 1, 8.0, timed), region(["timed", "halo"], 10, 2.0, halo)]
 
 
 def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
@@ -125,8 +152,11 @@ def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
                 store.add_repetition(row, {})
             if run.profile:
                 rep += 1
+                records = profile_ranks(run.ranks)
+                for record in records if run.regions else []:
+                    record["regions"] = profile_regions(run.ranks)
                 profile_file = write_profile(
-                    path.parent / f"{config.key}.jsonl", header(run.ranks), profile_ranks(run.ranks)
+                    path.parent / f"{config.key}.jsonl", header(run.ranks), records
                 )
                 store.add_repetition(
                     _repetition(config.key, rep, "profile", session, 1.0, run),

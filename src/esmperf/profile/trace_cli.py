@@ -15,6 +15,10 @@ from esmperf.profile.replay_run import OWN, check_replay, replay
 from esmperf.profile.trace import read_trace, write_chrome
 
 console = Console(highlight=False)
+# Past this, the Perfetto JSON may not open in a browser: chrome://tracing stops at 256 MiB of
+# JSON, ui.perfetto.dev holds a trace in its page's memory (about 2 GiB, several times the
+# file's size). docs/profiler.md ("Timeline traces").
+PERFETTO_JSON_LIMIT = 256 << 20
 
 
 def add_trace_command(commands: argparse._SubParsersAction) -> None:
@@ -32,6 +36,13 @@ def add_trace_command(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="JSON",
         help="Perfetto JSON to write (default: FILE.perfetto.json)",
+    )
+    trace.add_argument(
+        "--otf2",
+        type=Path,
+        metavar="DIR",
+        help="also write the trace as an OTF2 archive in this new folder (DIR/traces.otf2: "
+        "Vampir, Scalasca, otf2-print)",
     )
     trace.add_argument(
         "--ti", type=Path, metavar="DIR", help="folder of the SimGrid TI trace (default: FILE.ti/)"
@@ -109,6 +120,17 @@ def _trace(args: argparse.Namespace) -> int:
             f"[bold yellow]warning:[/] {lost} events past the trace's cap were not "
             "kept (ESMPROF_TRACE_EVENTS): the trace and the replay stop there"
         )
+    if out.stat().st_size > PERFETTO_JSON_LIMIT:
+        console.print(
+            f"[bold yellow]warning:[/] {escape(str(out))} is over "
+            f"{PERFETTO_JSON_LIMIT >> 20} MiB: ui.perfetto.dev and chrome://tracing may fail "
+            "to load it; open the OTF2 archive (--otf2 DIR) in Vampir instead"
+        )
+    if args.otf2:
+        from esmperf.profile.otf2_export import write_otf2  # loads the OTF2 C library
+
+        anchor = write_otf2(traces, args.otf2)
+        console.print(f"[bold]otf2:[/] {escape(str(anchor))} (Vampir, otf2-print)")
     compute = args.compute or ("cpu" if all(t.header.get("cpu") for t in traces) else "wall")
     ti = write_ti(traces, args.ti or Path(f"{args.file}.ti"), args.speed, compute)
     console.print(

@@ -1,5 +1,6 @@
 """The commands that read a study store: `esmperf report` (the HTML report), `compare` (what
-changed between two stores) and `export` (every table as Parquet or CSV)."""
+changed between two stores) and `export` (every table as Parquet or CSV; the profiles as
+Caliper JSON for Hatchet and Thicket, the traces as OTF2)."""
 
 import argparse
 import json
@@ -11,6 +12,7 @@ from rich.markup import escape
 from esmperf.errors import EsmperfError
 from esmperf.study.cli_common import console
 
+EXPORT_FORMATS = ("parquet", "csv", "caliper", "otf2")
 REGRESSION_EXIT = 3  # `esmperf compare`: a significant regression beyond the threshold
 
 
@@ -52,14 +54,23 @@ def add_results_commands(commands: Any) -> None:
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=_compare)
 
-    export = commands.add_parser("export", help="write every table of a store as Parquet or CSV")
+    export = commands.add_parser(
+        "export",
+        help="write a store's tables (Parquet, CSV), profiles (Caliper JSON) or traces (OTF2)",
+        description="parquet, csv: every table, one file each. caliper: one Caliper JSON "
+        "(json-split) file per profiled repetition, with the run's metadata under Adiak's names, "
+        "for Hatchet and Thicket (Thicket.from_caliper). otf2: one OTF2 archive per traced "
+        "repetition (ESMPROF_TRACE=1 in the study's env), for Vampir, Scalasca, otf2-print.",
+        epilog="example: esmperf export results/demo.duckdb --format caliper",
+    )
     export.add_argument("store", type=Path, help="the study's .duckdb file")
-    export.add_argument("--format", choices=("parquet", "csv"), default="parquet")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default="parquet")
     export.add_argument(
         "--out",
         type=Path,
         metavar="DIR",
-        help="directory (default: beside the store, <store>/export)",
+        help="directory (default: beside the store, <store>/export for tables, "
+        "<store>/caliper, <store>/otf2)",
     )
     export.set_defaults(handler=_export)
 
@@ -88,8 +99,23 @@ def _compare(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from esmperf.store.database import Store
 
-    out = args.out or args.store.with_suffix("") / "export"
+    # the tables in <store>/export/, the profiles and traces each in a folder of their own
+    # (Thicket.from_caliper reads every file of the folder it is given)
+    folder = "export" if args.format in ("parquet", "csv") else args.format
+    out = args.out or args.store.with_suffix("") / folder
     with Store(args.store, read_only=True) as store:
-        written = store.export(out, args.format)
-    console.print(f"exported {len(written)} tables to {escape(str(out))}/")
+        if args.format == "caliper":
+            from esmperf.store.export_caliper import export_caliper
+
+            written = export_caliper(store, out)
+            what = "profiles as Caliper JSON (Thicket.from_caliper reads them)"
+        elif args.format == "otf2":
+            from esmperf.store.export_otf2 import export_store_traces
+
+            written = export_store_traces(store, out)
+            what = "traces as OTF2 archives"
+        else:
+            written = store.export(out, args.format)
+            what = "tables"
+    console.print(f"exported {len(written)} {what} to {escape(str(out))}/")
     return 0
