@@ -138,3 +138,16 @@ def test_extrap_is_headless() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["0 + 3 * p", "True", "[]"]
+
+
+def test_report_shows_models_held_out_error_and_next_scales(tmp_path: Path) -> None:
+    from esmperf.report.html import write_report
+
+    page = write_report(study(tmp_path / "rep.duckdb"), tmp_path / "report").read_text()
+    section = page[page.index("<section id='scaling-models'>") :]
+    assert "<code>2 + 0.5 * log2(p)</code>" in section
+    assert "held out 32 ranks: predicted 4.5, measured 4.5 s, error +0.0 %" in section
+    assert "<th>at 64 ranks</th><th>at 128 ranks</th>" in section
+    assert "<td>5 [4.99, 5.01] s</td><td>5.5 [5.49, 5.51] s</td>" in section
+    flat = write_report(study(tmp_path / "flat.duckdb", ranks=(4,)), tmp_path / "flat").read_text()
+    assert "scaling-models" not in flat

@@ -28,6 +28,7 @@ from esmperf.report.html_sections import (
     method_html,
     skipped_html,
 )
+from esmperf.report.scaling_models import scaling_models_html
 from esmperf.report.seed_report import claims_section
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import RunResult, load_results
@@ -47,13 +48,14 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         groups = build_groups(results, info.get("base_ranks"), store)
         sessions = store.sessions()
         claims = claims_section(store, info, results, groups, figure_html)
+        models = scaling_models_html(store)
     cores = _cores(results, sessions)
     figures: list[fig.Figure] = []
     for group in groups:
         figures += group_figures(group, cores)
     found = claims.findings + all_findings(groups, results, cores)
     page = render_page(
-        info, results, groups, figures, found, sessions, cores, store_path, claims.html
+        info, results, groups, figures, found, sessions, cores, store_path, claims.html + models
     )
     figures += claims.figures
     try:
