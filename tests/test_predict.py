@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from esmperf.model.extrap_fit import fit_extrap_input, model_series, write_series_input
-from esmperf.model.series import FOM, load_series
+from esmperf.model.predict import render_lines
+from esmperf.model.series import FOM, Quantity, Series, load_series
 from esmperf.store.database import Store
 from test_study_fixtures import FakeRun, make_store
 
@@ -151,3 +152,22 @@ def test_report_shows_models_held_out_error_and_next_scales(tmp_path: Path) -> N
     assert "<td>5 [4.99, 5.01] s</td><td>5.5 [5.49, 5.51] s</td>" in section
     flat = write_report(study(tmp_path / "flat.duckdb", ranks=(4,)), tmp_path / "flat").read_text()
     assert "scaling-models" not in flat
+
+
+def test_few_rank_counts_warned_and_times_never_negative(tmp_path: Path) -> None:
+    """3 rank counts: a model with a warning and no held-out check; a time falling with ranks
+    (3 - 0.5 log2(p) s) is predicted 0 s where its model goes below 0, not -1 s."""
+    falling = Quantity(
+        "MPI time in MPI_Wait", "s", {p: [3 - 0.5 * math.log2(p)] for p in (2, 4, 8)}
+    )
+    series = Series("pop S · openmpi", [falling])
+    (found,) = model_series(series, [256])
+    assert found.model.formula == "3 - 0.5 * log2(p)"
+    assert found.predictions[0].value == 0.0
+    assert found.held_out is None
+    lines = render_lines(series, [found])
+    assert (
+        lines[1]
+        == "  only 3 rank counts (Extra-P recommends 5): the model is a guess through few points"
+    )
+    assert lines[-1] == "    held-out check: needs one more rank count"

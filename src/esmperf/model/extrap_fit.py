@@ -99,7 +99,7 @@ def model_series(series: Series, predict_at: Sequence[int]) -> list[QuantityMode
     found = []
     for quantity in quantities:
         model = fitted[quantity.name]
-        bound = _share_bound if quantity.unit == "%" else float
+        bound = _bound(quantity.unit)
         spread = any(len(v) > 1 for v in quantity.values.values())
         predictions = []
         for ranks in predict_at:
@@ -119,9 +119,14 @@ def model_series(series: Series, predict_at: Sequence[int]) -> list[QuantityMode
     return found
 
 
-def _share_bound(value: float) -> float:
-    """A share's prediction within 0-100 %."""
-    return min(100.0, max(0.0, value))
+def _bound(unit: str) -> Callable[[float], float]:
+    """What a prediction of a quantity in `unit` can be: a share 0-100 %, a time >= 0 s (a
+    model falling below 0 there shows as 0); a figure of merit anything."""
+    if unit == "%":
+        return lambda value: min(100.0, max(0.0, value))
+    if unit == "s":
+        return lambda value: max(0.0, value)
+    return float
 
 
 def fit(

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from esmperf.model.extrap_fit import Prediction, QuantityModel, model_series
-from esmperf.model.series import Series, load_series
+from esmperf.model.series import RECOMMENDED_RANK_COUNTS, Series, load_series
 from esmperf.store.database import Store
 
 INTERVAL_TEXT = (
@@ -47,9 +47,21 @@ def held_out_text(found: QuantityModel) -> str:
     )
 
 
+def few_points_text(series: Series) -> str:
+    """A warning for a series with fewer rank counts than Extra-P recommends, or ""."""
+    if len(series.ranks) >= RECOMMENDED_RANK_COUNTS:
+        return ""
+    return (
+        f"only {len(series.ranks)} rank counts (Extra-P recommends {RECOMMENDED_RANK_COUNTS}): "
+        "the model is a guess through few points"
+    )
+
+
 def render_lines(series: Series, models: list[QuantityModel]) -> list[str]:
     ranks = ",".join(str(r) for r in series.ranks)
     lines = [f"{series.label}  (ranks {ranks}; {INTERVAL_TEXT})"]
+    if warning := few_points_text(series):
+        lines.append(f"  {warning}")
     for found in models:
         quantity = found.quantity
         model = found.model

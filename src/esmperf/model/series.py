@@ -12,7 +12,8 @@ from esmperf.store.results import RunResult, load_results
 
 FOM = "figure of merit"
 MPI_SHARE = "MPI share"
-MIN_RANK_COUNTS = 3  # a model needs this many rank counts (Extra-P recommends 5)
+MIN_RANK_COUNTS = 3  # a model needs this many rank counts
+RECOMMENDED_RANK_COUNTS = 5  # Extra-P's recommendation
 FUNCTIONS_MODELLED = 6  # the functions with the most MPI time at the largest rank count
 FUNCTION_SHARE_MODELLED = 0.01  # ... holding at least this share of it
 TABLES_QUERY = "SELECT table_name FROM information_schema.tables"
@@ -66,7 +67,7 @@ def load_series(store: Store) -> list[Series]:
         raise EsmperfError(
             f"no series of the store has {MIN_RANK_COUNTS} or more rank counts ({counts}): "
             "a scaling model needs a rank axis; run the study over rank counts, e.g. "
-            "--ranks 4,8,16,32,64 (Extra-P recommends 5)"
+            f"--ranks 4,8,16,32,64 (Extra-P recommends {RECOMMENDED_RANK_COUNTS})"
         )
     return found
 

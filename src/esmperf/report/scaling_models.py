@@ -3,10 +3,15 @@ quantity's model, its fit quality, the held-out error and the predictions at the
 scales with their interval. Empty for a store without a rank axis; a note when Extra-P is
 not installed (`make setup-extrap`)."""
 
-
 from esmperf.errors import EsmperfError
 from esmperf.model.extrap_fit import model_series
-from esmperf.model.predict import INTERVAL_TEXT, held_out_text, next_scales, prediction_text
+from esmperf.model.predict import (
+    INTERVAL_TEXT,
+    few_points_text,
+    held_out_text,
+    next_scales,
+    prediction_text,
+)
 from esmperf.model.series import Series, load_series
 from esmperf.report.html_sections import esc
 from esmperf.store.database import Store
@@ -51,12 +56,13 @@ def _series_table(series: Series) -> str:
     head = ["quantity", "model", "adjusted R²", "SMAPE", "held-out check"]
     head += [f"at {ranks} ranks" for ranks in scales]
     ranks = ", ".join(str(r) for r in series.ranks)
+    warning = few_points_text(series)
     return (
-        f"<h3>{esc(series.label)}</h3><p class='small'>fitted to ranks {ranks}</p><table><tr>"
+        f"<h3>{esc(series.label)}</h3><p class='small'>fitted to ranks {ranks}"
+        + (f"; <span class='over'>{esc(warning)}</span>" if warning else "")
+        + "</p><table><tr>"
         + "".join(f"<th>{esc(h)}</th>" for h in head)
         + "</tr>"
         + "".join(rows)
         + "</table>"
     )
-
-
