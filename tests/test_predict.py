@@ -171,3 +171,13 @@ def test_few_rank_counts_warned_and_times_never_negative(tmp_path: Path) -> None
         == "  only 3 rank counts (Extra-P recommends 5): the model is a guess through few points"
     )
     assert lines[-1] == "    held-out check: needs one more rank count"
+
+
+def test_constant_model_has_no_r2() -> None:
+    """Extra-P gives a constant model an adjusted R^2 of 1 by convention: shown as n/a."""
+    flat = Quantity(FOM, "s", {p: [5.0, 5.2] for p in (2, 4, 8, 16, 32)})
+    (found,) = model_series(Series("pop S · openmpi", [flat]), [256])
+    assert (found.model.formula, found.model.terms, found.model.ar2) == ("5.1", [], None)
+    assert render_lines(Series("x", [flat]), [found])[2].startswith(
+        "    adjusted R^2 n/a (constant), SMAPE 0.00 %; at 256: 5.1 [5, 5.2] s"
+    )

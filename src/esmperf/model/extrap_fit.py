@@ -40,7 +40,7 @@ class Term:
 class Model:
     constant: float
     terms: list[Term]
-    ar2: float  # adjusted R^2
+    ar2: float | None  # adjusted R^2 (None for a constant model: Extra-P says 1 there)
     smape: float  # symmetric mean absolute percentage error, %
     evaluate: Callable[[float], float]
 
@@ -194,7 +194,7 @@ def _model(hypothesis) -> Model:  # noqa: ANN001 (an Extra-P hypothesis)
     return Model(
         float(function.constant_coefficient),
         terms,
-        float(hypothesis.AR2),
+        float(hypothesis.AR2) if terms else None,
         float(hypothesis.SMAPE),
         lambda p: float(function.evaluate(p)),
     )

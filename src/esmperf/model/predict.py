@@ -36,6 +36,13 @@ def prediction_text(prediction: Prediction, unit: str) -> str:
     return f"{text} {unit}".rstrip()
 
 
+def fit_text(found: QuantityModel) -> str:
+    """Adjusted R^2 and SMAPE, as Extra-P computes them; a constant model has no R^2."""
+    model = found.model
+    ar2 = "n/a (constant)" if model.ar2 is None else f"{model.ar2:.4f}"
+    return f"adjusted R^2 {ar2}, SMAPE {model.smape:.2f} %"
+
+
 def held_out_text(found: QuantityModel) -> str:
     held = found.held_out
     if held is None:
@@ -70,7 +77,7 @@ def render_lines(series: Series, models: list[QuantityModel]) -> list[str]:
         )
         lines += [
             f"  {quantity.name}: {model.formula}",
-            f"    adjusted R^2 {model.ar2:.4f}, SMAPE {model.smape:.2f} %; {predictions}",
+            f"    {fit_text(found)}; {predictions}",
             f"    {held_out_text(found)}",
         ]
     return lines

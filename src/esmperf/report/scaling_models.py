@@ -47,7 +47,7 @@ def _series_table(series: Series) -> str:
         cells = [
             esc(found.quantity.name),
             f"<code>{esc(found.model.formula)}</code>",
-            f"{found.model.ar2:.4f}",
+            "n/a (constant)" if found.model.ar2 is None else f"{found.model.ar2:.4f}",
             f"{found.model.smape:.2f} %",
             esc(held_out_text(found)),
             *(esc(prediction_text(p, unit)) for p in found.predictions),
