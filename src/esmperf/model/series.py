@@ -14,8 +14,8 @@ FOM = "figure of merit"
 MPI_SHARE = "MPI share"
 MIN_RANK_COUNTS = 3  # a model needs this many rank counts
 RECOMMENDED_RANK_COUNTS = 5  # Extra-P's recommendation
-FUNCTIONS_MODELLED = 6  # the functions with the most MPI time at the largest rank count
-FUNCTION_SHARE_MODELLED = 0.01  # ... holding at least this share of it
+MOST_MODELLED = 6  # of the functions, and of the regions: those with the most MPI time at the
+SHARE_MODELLED = 0.01  # largest rank count, each holding at least this share of the most
 TABLES_QUERY = "SELECT table_name FROM information_schema.tables"
 
 
@@ -82,11 +82,11 @@ def _quantities(store: Store, results: list[RunResult]) -> list[Quantity]:
         for rep in _profiled_reps(store, result.key):
             _add_profile(store, result, rep, share, functions, regions)
     largest = max(results, key=lambda r: r.ranks).ranks
-    chosen = _dominant(functions, largest)
+    chosen = _dominant(functions, largest) + _dominant(regions, largest)
     found = [fom]
     if len(share.ranks) >= MIN_RANK_COUNTS:
         found.append(share)
-    found += [q for q in chosen + list(regions.values()) if len(q.ranks) >= MIN_RANK_COUNTS]
+    found += [q for q in chosen if len(q.ranks) >= MIN_RANK_COUNTS]
     return found
 
 
@@ -121,7 +121,8 @@ def _add_profile(
         "GROUP BY function ORDER BY function",
         key,
     ):
-        quantity = functions.setdefault(row["function"], Quantity(row["function"], "s"))
+        name = f"MPI time in {row['function']}"
+        quantity = functions.setdefault(name, Quantity(name, "s"))
         quantity.values.setdefault(result.ranks, []).append(float(row["time"]) / count)
     tables = {row["table_name"] for row in store.rows(TABLES_QUERY)}
     if "profile_region" in tables:
@@ -135,14 +136,16 @@ def _add_profile(
             quantity.values.setdefault(result.ranks, []).append(float(row["mpi"]) / count)
 
 
-def _dominant(functions: dict[str, Quantity], largest: int) -> list[Quantity]:
-    """The functions holding the most MPI time at the largest rank count."""
+def _dominant(quantities: dict[str, Quantity], largest: int) -> list[Quantity]:
+    """The MOST_MODELLED quantities with the most MPI time at the largest rank count, each at
+    least SHARE_MODELLED of the most (regions nest: their times overlap)."""
 
     def at_largest(quantity: Quantity) -> float:
         values = quantity.values.get(largest, [])
         return sum(values) / len(values) if values else 0.0
 
-    total = sum(at_largest(q) for q in functions.values())
-    ranked = sorted(functions.values(), key=at_largest, reverse=True)
-    kept = [q for q in ranked if total > 0 and at_largest(q) >= FUNCTION_SHARE_MODELLED * total]
-    return [Quantity(f"MPI time in {q.name}", q.unit, q.values) for q in kept[:FUNCTIONS_MODELLED]]
+    ranked = sorted(quantities.values(), key=lambda q: (-at_largest(q), q.name))
+    most = at_largest(ranked[0]) if ranked else 0.0
+    return [q for q in ranked if most > 0 and at_largest(q) >= SHARE_MODELLED * most][
+        :MOST_MODELLED
+    ]
