@@ -129,6 +129,8 @@ def test_extrap_is_headless() -> None:
         "print(fit_extrap_input(path)['t'].formula)\n"
         "print(int(numpy.__version__.split('.')[0]) >= 2)\n"
         "print(sorted(m for m in sys.modules if m.startswith(('PySide', 'shiboken'))))\n"
+        "import importlib.util\n"
+        "print(importlib.util.find_spec('PySide6'))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -138,7 +140,7 @@ def test_extrap_is_headless() -> None:
         env={"PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": ""},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == ["0 + 3 * p", "True", "[]"]
+    assert done.stdout.split("\n")[:4] == ["0 + 3 * p", "True", "[]", "None"]
 
 
 def test_report_shows_models_held_out_error_and_next_scales(tmp_path: Path) -> None:
@@ -149,6 +151,7 @@ def test_report_shows_models_held_out_error_and_next_scales(tmp_path: Path) -> N
     assert "<code>2 + 0.5 * log2(p)</code>" in section
     assert "held out 32 ranks: predicted 4.5, measured 4.5 s, error +0.0 %" in section
     assert "<th>at 64 ranks</th><th>at 128 ranks</th>" in section
+    assert "<a href='#scaling-models'>Scaling models</a>" in page
     assert "<td>5 [4.99, 5.01] s</td><td>5.5 [5.49, 5.51] s</td>" in section
     flat = write_report(study(tmp_path / "flat.duckdb", ranks=(4,)), tmp_path / "flat").read_text()
     assert "scaling-models" not in flat

@@ -55,7 +55,7 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         figures += group_figures(group, cores)
     found = claims.findings + all_findings(groups, results, cores)
     page = render_page(
-        info, results, groups, figures, found, sessions, cores, store_path, claims.html + models
+        info, results, groups, figures, found, sessions, cores, store_path, claims.html, models
     )
     figures += claims.figures
     try:
@@ -124,6 +124,7 @@ def render_page(
     cores: int,
     store_path: Path,
     claims_html: str = "",
+    models_html: str = "",
 ) -> str:
     title = info.get("title") or info.get("name")
     counts = {
@@ -142,7 +143,8 @@ def render_page(
         f"<p class='small'>Study <b>{esc(info.get('name'))}</b> · store {esc(store_path)} · "
         f"report generated {generated}</p>",
         "<nav><a href='#findings'>Findings</a>"
-        + ("<a href='#seed-claims'>The seed's claims</a>" if claims_html else ""),
+        + ("<a href='#seed-claims'>The seed's claims</a>" if claims_html else "")
+        + ("<a href='#scaling-models'>Scaling models</a>" if models_html else ""),
         *(f"<a href='#{slug(g.title)}'>{esc(g.title)}</a>" for g in groups),
         "<a href='#failures'>Failures</a><a href='#environment'>Environment</a>"
         "<a href='#method'>Method</a></nav></header><main>",
@@ -172,6 +174,7 @@ def render_page(
         + "</p></section>",
         findings_html(found),
         claims_html,
+        models_html,
     ]
     for group in groups:
         prefix = slug(group.title)
