@@ -184,3 +184,12 @@ def test_constant_model_has_no_r2() -> None:
     assert render_lines(Series("x", [flat]), [found])[2].startswith(
         "    adjusted R^2 n/a (constant), SMAPE 0.00 %; at 256: 5.1 [5, 5.2] s"
     )
+
+
+def test_bad_rank_counts_are_one_clear_error(tmp_path: Path) -> None:
+    store = study(tmp_path / "law.duckdb")
+    done = esmperf("predict", str(store), "--ranks", "0,abc")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "error: --ranks 0,abc: give positive whole rank counts, e.g. --ranks 256,1024"
+    )
