@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from esmperf.errors import EsmperfError
 from esmperf.model.series import MIN_RANK_COUNTS, Quantity, Series
@@ -184,7 +185,7 @@ def fit_extrap_input(path: Path, measure: str = "median") -> dict[str, Model]:
     }
 
 
-def _model(hypothesis) -> Model:  # noqa: ANN001 (an Extra-P hypothesis)
+def _model(hypothesis: Any) -> Model:  # an Extra-P hypothesis
     function = hypothesis.function
     terms = []
     for compound in function.compound_terms:
