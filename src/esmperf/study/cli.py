@@ -1,4 +1,5 @@
-"""The study commands of the `esmperf` CLI: study, run, simulate (cli_simulate.py), report,
+"""The study commands of the `esmperf` CLI: study, run, simulate (cli_simulate.py), predict
+(cli_predict.py), report,
 compare, export (cli_results.py), knobs and workloads (cli_catalog.py). Parsing only; the work
 is in study/, store/ and report/. This module registers them all and holds `study` and `run`;
 what they share is cli_common.py."""
@@ -13,6 +14,7 @@ from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.study.cli_catalog import add_catalog_commands
 from esmperf.study.cli_common import default_stacks, run_options, run_study_command, split_list
+from esmperf.study.cli_predict import add_predict_command
 from esmperf.study.cli_results import add_results_commands
 from esmperf.study.cli_simulate import add_simulate_command
 from esmperf.study.file import load_study, study_from_dict
@@ -114,6 +116,7 @@ def add_commands(commands: Any) -> None:
     run.set_defaults(handler=_run)
     add_simulate_command(commands)
     add_results_commands(commands)
+    add_predict_command(commands)
     add_catalog_commands(commands)
 
 
