@@ -155,6 +155,11 @@ def test_report_shows_models_held_out_error_and_next_scales(tmp_path: Path) -> N
     assert "<td>5 [4.99, 5.01] s</td><td>5.5 [5.49, 5.51] s</td>" in section
     flat = write_report(study(tmp_path / "flat.duckdb", ranks=(4,)), tmp_path / "flat").read_text()
     assert "scaling-models" not in flat
+    few = write_report(study(tmp_path / "few.duckdb", ranks=(2, 4, 8)), tmp_path / "few")
+    page = few.read_text()
+    section = page[page.index("<section id='scaling-models'>") :]
+    section = section[: section.index("</section>")]
+    assert "1 series with fewer than 5 rank counts" in section and "<table>" not in section
 
 
 def test_few_rank_counts_warned_and_times_never_negative(tmp_path: Path) -> None:

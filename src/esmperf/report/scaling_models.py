@@ -12,7 +12,7 @@ from esmperf.model.predict import (
     next_scales,
     prediction_text,
 )
-from esmperf.model.series import Series, load_series
+from esmperf.model.series import RECOMMENDED_RANK_COUNTS, Series, load_series
 from esmperf.report.html_sections import esc
 from esmperf.store.database import Store
 
@@ -22,11 +22,25 @@ def scaling_models_html(store: Store) -> str:
         series = load_series(store)
     except EsmperfError:
         return ""  # no rank axis: nothing to model
+    # A report states what it can stand behind: a model through fewer rank counts than Extra-P
+    # recommends is a guess (a demo's 1-2-4 ranks gave p^2.5 * log2(p)^2 terms), so it is named
+    # here, not shown; `esmperf predict` still fits it, with the warning.
+    modelled = [one for one in series if len(one.ranks) >= RECOMMENDED_RANK_COUNTS]
+    few = len(series) - len(modelled)
+    note = (
+        f"<p class='small'>{few} series with fewer than {RECOMMENDED_RANK_COUNTS} rank counts "
+        "(Extra-P's recommendation) get no model here: `esmperf predict STORE --ranks N` fits "
+        "them anyway, with a warning.</p>"
+        if few
+        else ""
+    )
+    if not modelled:
+        return _section(note)
     try:
-        tables = [_series_table(one) for one in series]
+        tables = [_series_table(one) for one in modelled]
     except EsmperfError as error:
         return _section(f"<p class='small'>{esc(error)}</p>")
-    return _section("".join(tables))
+    return _section(note + "".join(tables))
 
 
 def _section(body: str) -> str:
