@@ -93,11 +93,45 @@ def test_files_by_name(stack, tmp_path):
     assert top[str(tmp_path / "text.1.txt")]["write_bytes"] == 1011
 
 
+def parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+def ended(pid: int) -> bool:
+    """Exited (a zombie its stopped parent has not reaped) or gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def sigterm_every_rank(ranks: list[int]) -> None:
+    """SIGTERM to every rank as Slurm sends it at a time limit, with the launcher held still
+    until every rank has ended: a local mpirun (or hydra's proxy) SIGKILLs the other ranks as
+    soon as one dies, before a rank whose signal came a moment later could write its line (a
+    property of the launcher, not of the ranks: `esmperf profile` orders an interrupt itself,
+    tests/test_profile_interrupted.py). Causality, not timing: the launcher resumes only once
+    each rank has ended."""
+    launchers = {parent(pid) for pid in ranks}
+    for pid in launchers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        for pid in ranks:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 120
+        while not all(ended(pid) for pid in ranks) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        for pid in launchers:
+            os.kill(pid, signal.SIGCONT)
+
+
 @pytest.mark.parametrize("stack", STACKS, ids=[s.id for s in STACKS])
 def test_sigterm_leaves_a_partial_profile(stack, tmp_path):
     run = start(stack, tmp_path, wait=True)
-    for pid in rank_pids(tmp_path, run):
-        os.kill(pid, signal.SIGTERM)
+    sigterm_every_rank(rank_pids(tmp_path, run))
     output = run.communicate(timeout=120)[0]
     assert run.returncode != 0
     profile = read_profile(tmp_path / "p.jsonl")

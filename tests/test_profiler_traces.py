@@ -203,16 +203,12 @@ def test_known_mix_replays_persistent_and_sendrecv_messages(stack, tmp_path):
 def test_sigterm_leaves_a_partial_trace(tmp_path):
     """tests/io_and_wait.py (mpi4py, 2 ranks) killed while waiting: each rank's trace is written
     by the signal helper, marked partial, with the 7 MPI_Sendrecv calls it made."""
-    import os
-    import signal
-
     from test_profiler_partial_files import STACKS as MPI4PY_STACKS
-    from test_profiler_partial_files import rank_pids, start
+    from test_profiler_partial_files import rank_pids, sigterm_every_rank, start
 
     stack = MPI4PY_STACKS[0]
     run = start(stack, tmp_path, wait=True, ESMPROF_TRACE="1")
-    for pid in rank_pids(tmp_path, run):
-        os.kill(pid, signal.SIGTERM)
+    sigterm_every_rank(rank_pids(tmp_path, run))  # the launcher held until each rank ended
     run.communicate(timeout=120)
     traces = read_trace(tmp_path / "p.jsonl")
     assert [t.header["partial"] for t in traces] == ["SIGTERM", "SIGTERM"]
