@@ -28,10 +28,16 @@ FOLD = {"ESM_FOLD": "1"}
 
 
 def smpi_stack(workload: str, program: str | None = None) -> Stack:
+    return smpi_built(Path("apps") / workload / (program or workload))
+
+
+def smpi_built(program: Path) -> Stack:
+    """The smpi stack, with `program` (relative to its build directory) built; else a skip
+    naming the fix."""
     stack = discover_stacks().by_id("smpi")
     if stack is None:
         pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "apps" / workload / (program or workload)).is_file():
+    if not (build_dir(stack) / program).is_file():
         pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
     return stack
 

@@ -16,18 +16,14 @@ from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.ns3_network import INITIAL_WINDOW_2010, SWITCH_BUFFERS
 from esmperf.mpi.stacks import Stack, discover_stacks
+from ocean_smpi import smpi_built
 
 GIGE_LINK = (125e6, 25e-6)  # the CM02 crossbar's link: bandwidth, half the 50 us latency
 
 
 @pytest.fixture(scope="module")
 def smpi() -> Stack:
-    stack = discover_stacks().by_id("smpi")
-    if stack is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "bench" / "incast").is_file():
-        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
-    return stack
+    return smpi_built(Path("bench") / "incast")
 
 
 def attributes(env: dict[str, str]) -> dict[str, str]:

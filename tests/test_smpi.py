@@ -32,6 +32,7 @@ from esmperf.store.results import load_results
 from esmperf.study.file import study_from_dict
 from esmperf.study.orchestrate import run_study
 from esmperf.workloads import load_workloads, parse_result_line
+from ocean_smpi import smpi_built
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
 SIZES = (0, 8, 1024, 65536, 1048576, 4194304)
@@ -39,12 +40,7 @@ SIZES = (0, 8, 1024, 65536, 1048576, 4194304)
 
 @pytest.fixture(scope="module")
 def smpi() -> Stack:
-    stack = discover_stacks().by_id("smpi")
-    if stack is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "bench" / "pingpong").is_file():
-        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
-    return stack
+    return smpi_built(Path("bench") / "pingpong")
 
 
 def simulate(
