@@ -1,11 +1,13 @@
-/* Runs that never finish by themselves, for the interrupted-run tests
+/* Runs that never finish by themselves (but `done`), for the interrupted-run tests
  * (tests/test_profile_interrupted.py, benchmarks/interrupted_runs.py):
  *   loop      every rank calls MPI_Allreduce and MPI_Sendrecv in a ring until it is killed;
  *   wait N    N MPI_Allreduce calls and one MPI_Barrier, then every rank waits in MPI_Recv for a
  *             message no one sends, inside the region "timed" (MPI_Pcontrol);
  *   hang N    as `wait`, except that rank 0 goes on to MPI_Finalize (a rank that gave up in
  *             set-up, its peers left waiting for it);
- *   fail N    as `wait`, except that rank 0 exits with status 3 without MPI_Finalize.
+ *   fail N    as `wait`, except that rank 0 exits with status 3 without MPI_Finalize;
+ *   done N    as `wait` up to the wait, then MPI_Finalize: the run ends (its unprofiled
+ *             repetitions in tests/test_study_interrupted.py).
  * Each rank prints "rank R ready" once it is past its counted calls. */
 #include <mpi.h>
 #include <stdio.h>
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     printf("rank %d ready\n", rank);
     fflush(stdout);
-    if (strcmp(mode, "hang") == 0 && rank == 0) {
+    if (strcmp(mode, "done") == 0 || (strcmp(mode, "hang") == 0 && rank == 0)) {
         MPI_Finalize();
         return 0;
     }

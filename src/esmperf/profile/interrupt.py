@@ -81,8 +81,33 @@ def _interrupted(
     say: Callable[[str], None],
 ) -> Ended:
     interrupt = received[0][0]
-    ranks = local_ranks(process.pid)
     launcher = Path(str(process.args[0])).name  # type: ignore[index]
+    silent = keep_partials(process.pid, out, interrupt, say, lambda: len(received) == 1, launcher)
+    _signal(process.pid, interrupt)
+    deadline = time.monotonic() + GRACE
+    while _wait(process, POLL) is None:
+        if time.monotonic() >= deadline or len(received) > 1:
+            why = f"did not end in {GRACE:g} s" if len(received) == 1 else "a second interrupt"
+            say(f"esmperf: {launcher}: {why}: killing the run")
+            for pid in [process.pid, *descendants(process.pid)]:
+                _signal(pid, signal.SIGKILL)
+            process.wait()
+    return Ended(process.returncode, interrupt, silent)
+
+
+def keep_partials(
+    launcher_pid: int,
+    out: Path,
+    interrupt: signal.Signals,
+    say: Callable[[str], None],
+    still_waiting: Callable[[], bool] = lambda: True,
+    launcher: str = "the launcher",
+) -> list[int]:
+    """Ask the profiled ranks that `launcher_pid` started here for their partial lines of
+    `out` (carrying `interrupt`) and wait, up to GRACE and while `still_waiting()`, until each
+    has written it or ended: the first half of the ordered interrupt, before the launcher is
+    told. Returns the pids of the ranks that stayed silent."""
+    ranks = local_ranks(launcher_pid)
     if ranks:
         say(
             f"esmperf: {interrupt.name}: asking the {len(ranks)} ranks here for their partial "
@@ -94,23 +119,14 @@ def _interrupted(
         say(f"esmperf: {interrupt.name}: passing it on to {launcher} (no profiled rank here)")
     deadline = time.monotonic() + GRACE
     silent = set(ranks)
-    while silent and len(received) == 1 and time.monotonic() < deadline:
+    while silent and still_waiting() and time.monotonic() < deadline:
         silent -= _answered(out, interrupt.name) | {pid for pid in silent if not _alive(pid)}
         time.sleep(POLL if silent else 0)
     if ranks:
         said = f"esmperf: {len(ranks) - len(silent)} of {len(ranks)} ranks here wrote theirs"
         late = f" (not in {GRACE:g} s: pids {', '.join(map(str, sorted(silent)))})"
         say(said + (late if silent else ""))
-    _signal(process.pid, interrupt)
-    deadline = time.monotonic() + GRACE
-    while _wait(process, POLL) is None:
-        if time.monotonic() >= deadline or len(received) > 1:
-            why = f"did not end in {GRACE:g} s" if len(received) == 1 else "a second interrupt"
-            say(f"esmperf: {launcher}: {why}: killing the run")
-            for pid in [process.pid, *descendants(process.pid)]:
-                _signal(pid, signal.SIGKILL)
-            process.wait()
-    return Ended(process.returncode, interrupt, sorted(silent))
+    return sorted(silent)
 
 
 def _wait(process: subprocess.Popen[bytes], seconds: float) -> int | None:

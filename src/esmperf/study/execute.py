@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from esmperf.profile.interrupt import keep_partials
 from esmperf.store.database import TAIL_CHARS
 
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a run that timed out
@@ -31,6 +32,23 @@ PROGRAM_ERROR = re.compile(r"^\S+: error: \S")
 # ("esmprof: the program runs Open MPI ... but the profiler was built for the MPICH ABI"): the
 # reason a run failed, wherever a runtime's backtrace follows it. Not its notices.
 PROFILER_ERROR = re.compile(r"^esm(?:prof|world): (?!profile written to |\S+ exports \d+ MPI)")
+
+
+class Interrupt(KeyboardInterrupt):
+    """A study stopped by a signal (Ctrl-C: SIGINT; `kill PID`: SIGTERM), which it names."""
+
+    def __init__(self, signum: signal.Signals = signal.SIGINT) -> None:
+        super().__init__(signum.name)
+        self.signum = signum
+
+
+class RunInterrupted(Interrupt):
+    """A run ended by an interrupt, with what it had done (its output so far): the study
+    records it, and its partial profile, before it stops."""
+
+    def __init__(self, signum: signal.Signals, execution: "Execution") -> None:
+        super().__init__(signum)
+        self.execution = execution
 
 
 @dataclass
@@ -56,6 +74,8 @@ def execute(
     result_seen: Callable[[str], bool] | None = None,
     stop: threading.Event | None = None,
     cpu_timeout: bool = False,
+    profile: Path | None = None,
+    say: Callable[[str], None] = print,
 ) -> Execution:
     """Run `argv` in its own process group; on timeout, terminate the whole group (mpirun and
     every rank), keeping the output so far. `result_seen(line)`: whether a line of stdout is
@@ -63,7 +83,10 @@ def execute(
     seconds left, then it is ended (ended_after_result). `stop`: when set (from another
     thread: a study stopped while runs go side by side), the group is ended and
     KeyboardInterrupt raised, as on Ctrl-C. `cpu_timeout`: `timeout` counts the CPU seconds of
-    the process group (a simulation), with a wall limit of WALL_BACKSTOP times it."""
+    the process group (a simulation), with a wall limit of WALL_BACKSTOP times it.
+    `profile`: where a profiled run's ranks write; interrupted, they are first asked for their
+    partial profiles (profile/interrupt.py, told through `say`), then the group is ended and
+    RunInterrupted raised with the output so far."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
@@ -89,7 +112,18 @@ def execute(
             ended = watch is not None and watch.shortened
             timed_out = not ended
             _kill_group(process)
-        except BaseException:  # Ctrl-C: leave no ranks behind
+        except KeyboardInterrupt as stopped:  # Ctrl-C: leave no ranks behind, keep profiles
+            signum = getattr(stopped, "signum", signal.SIGINT)
+            try:
+                if profile is not None:
+                    keep_partials(process.pid, profile, signum, say, launcher=Path(argv[0]).name)
+            finally:
+                _kill_group(process)
+            execution = Execution(
+                process.returncode, time.monotonic() - started, tail(out), tail(err), False
+            )
+            raise RunInterrupted(signum, execution) from None
+        except BaseException:
             _kill_group(process)
             raise
         elapsed = time.monotonic() - started

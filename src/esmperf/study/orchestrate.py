@@ -11,6 +11,7 @@ import random
 import shutil
 import signal
 from collections.abc import Callable, Generator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.configuration import Study
-from esmperf.study.execute import execute
+from esmperf.study.execute import Interrupt, RunInterrupted, execute
 from esmperf.study.outcome import (
     Outcome,
     Recorder,
@@ -160,7 +161,8 @@ class StudyRunner:
 
             if in_rounds:
                 steps = [self._steps(planned, progress, task) for planned in in_rounds]
-                run_in_rounds(steps, execute, random.Random(self.order_seed), on_round)
+                telling = partial(execute, say=lambda text: self.console.print(escape(text)))
+                run_in_rounds(steps, telling, random.Random(self.order_seed), on_round)
             if together:
                 progress.update(
                     task, description=f"{len(together)} simulations, {self.jobs} at once"
@@ -231,14 +233,20 @@ class StudyRunner:
         assert scratch is not None
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
-        ran = yield Request(
+        request = Request(
             planned.argv,
             env,
             scratch,
             config.timeout,
             result_watch(config),
             cpu_timeout=planned.simulated,
+            profile=profile_file,
         )
+        try:
+            ran = yield request
+        except RunInterrupted as stopped:  # kept, with the ranks' partial profiles
+            self.recorder.record_interrupted(planned, kind, rep, stopped, profile_file)
+            raise
         row = self.recorder.record_repetition(
             planned, kind, rep, ran.execution, ran.conditions(), profile_file
         )
@@ -260,7 +268,7 @@ def new_order_seed() -> int:
 
 
 def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # the running program's process group is killed on the way out
+    raise Interrupt(signal.Signals(signum))  # the running program is ended on the way out
 
 
 def _short(label: str, width: int = 48) -> str:

@@ -24,7 +24,7 @@ from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
 from esmperf.study import execute as execute_module
 from esmperf.study import world
 from esmperf.study.configuration import Configuration
-from esmperf.study.execute import PROGRAM_ERROR, Execution
+from esmperf.study.execute import PROGRAM_ERROR, Execution, RunInterrupted
 from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
 
 if TYPE_CHECKING:
@@ -344,6 +344,51 @@ class Recorder:
             self.count_final(final, planned, reason)
             return None
         return row
+
+    def record_interrupted(
+        self,
+        planned: PlannedRun,
+        kind: str,
+        rep: int,
+        stopped: RunInterrupted,
+        profile_file: Path | None,
+    ) -> None:
+        """Commit a repetition ended by an interrupt as `interrupted`, with the partial profile
+        its ranks wrote (no figure: it did not finish). The configuration stays pending, so a
+        resumed study measures it again under the next repetition number."""
+        execution, reason = stopped.execution, f"interrupted by {stopped.signum.name}"
+        row = {
+            "run_key": planned.config.key,
+            "rep": rep,
+            "kind": kind,
+            "session_id": self.session_id,
+            "elapsed": execution.elapsed,
+            "oversubscribed": planned.oversubscribed,
+            "stdout": execution.stdout,
+            "stderr": execution.stderr,
+            "exit_code": execution.returncode,
+            "fom_unit": planned.config.fom.unit,
+            "status": "interrupted",
+            "killed_after_result": None,
+            "wall": execution.elapsed,
+        }
+        profile, kept = None, ""
+        if profile_file is not None:
+            row["profile_file"] = str(profile_file)
+            try:
+                profile = read_profile(profile_file)
+                kept = (
+                    f"; its profile kept ({len(profile.ranks)} of {profile.header['ranks']} ranks)"
+                )
+            except ProfileError as error:
+                row["profile_error"] = str(error)
+                kept = f"; no profile kept: {error}"
+        self.store.add_repetition(row, {"elapsed": execution.elapsed}, profile)
+        self.console.print(
+            f"[bold red]interrupted[/] {escape(planned.config.label)} repetition {rep}: "
+            f"{reason}{escape(kept)}",
+            soft_wrap=True,
+        )
 
     def count_final(
         self, status: str, planned: PlannedRun, reason: str | None, resumed: bool = False

@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Iterable
 
 from esmperf.environment import BusyBetween
-from esmperf.study.execute import Execution
+from esmperf.study.execute import Execution, RunInterrupted
 from esmperf.study.side_by_side import Request, Steps, run_request
 
 
@@ -42,7 +42,11 @@ def run_in_rounds(
             on_round(rounds, len(active))
         still = []
         for steps, request in active:
-            ran = run_request(execute, request, round_number=rounds, busy=busy.before)
+            try:
+                ran = run_request(execute, request, round_number=rounds, busy=busy.before)
+            except RunInterrupted as stopped:
+                steps.throw(stopped)  # the configuration records it, then stops the study
+                raise
             busy.ended()
             following = _advance(steps, ran)
             if following is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.environment import busy_cores, load_average, now
-from esmperf.study.execute import Execution
+from esmperf.study.execute import Execution, RunInterrupted
 
 INDEPENDENT_COMPUTATION = ("model", "off")  # a simulated time that the host's load cannot change
 
@@ -37,6 +37,7 @@ class Request:
     timeout: float
     result_seen: Callable[[str], bool] | None = None
     cpu_timeout: bool = False  # a simulation: its timeout counts CPU seconds (execute.py)
+    profile: Path | None = None  # where a profiled run's ranks write (kept when interrupted)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,12 @@ def run_steps(steps: Steps, execute: Callable[..., Execution]) -> None:
     try:
         request = next(steps)
         while True:
-            request = steps.send(run_request(execute, request))
+            try:
+                ran = run_request(execute, request)
+            except RunInterrupted as stopped:
+                steps.throw(stopped)  # the configuration records it, then stops the study
+                raise
+            request = steps.send(ran)
     except StopIteration:
         return
 
@@ -142,6 +148,8 @@ def run_request(
     extra: dict[str, Any] = {"stop": stop} if stop is not None else {}
     if request.cpu_timeout:
         extra["cpu_timeout"] = True
+    if request.profile is not None:
+        extra["profile"] = request.profile
     load_before, busy_before, started = load_average(), busy(), now()
     execution = execute(
         request.argv,
