@@ -242,8 +242,10 @@ def test_incast_collapses_on_the_retransmission_timeout_under_ns3_not_cm02(
 
 def test_ns3_at_scale_keeps_the_solvers_precision_and_finishes(smpi: Stack, tmp_path: Path) -> None:
     """From 32 ranks the smpi stack coarsens SimGrid's solver precision to 1e-8; under ns-3
-    that loses flows ending together: pflotran S, one step on 4 GigE nodes of 8, network only,
-    stops with 'Deadlock detected' at 3.24 s simulated. ns3 keeps smpirun's 1e-9."""
+    that loses flows ending together: pflotran S, one step, network only, stops with 'Deadlock
+    detected' (on 4 GigE nodes of 8 at 3.24 s simulated; here, to keep the test short, on 4
+    nodes of 1, as soon as it starts). ns3 keeps smpirun's 1e-9 at any rank count, with which
+    the same run finishes."""
     setting = knob_setting(smpi, {"network_model": "ns3"}, 32, 2, 8)
     assert not any(arg.startswith("--cfg=surf/precision") for arg in setting.launcher_args)
     assert "--cfg=surf/precision:1e-8" in knob_setting(smpi, {}, 32, 2, 8).launcher_args
@@ -252,8 +254,8 @@ def test_ns3_at_scale_keeps_the_solvers_precision_and_finishes(smpi: Stack, tmp_
         *("--size", "S", "--steps", "1"),
     ]
     coarse = ("--cfg=surf/precision:1e-8",)
-    before = simulate(smpi, tmp_path, program, 32, 8, extra=coarse, network_model="ns3")
+    before = simulate(smpi, tmp_path, program, 4, 1, extra=coarse, network_model="ns3")
     assert "Deadlock detected" in before.stderr and '"fom"' not in before.stdout
-    result = simulate(smpi, tmp_path, program, 32, 8, network_model="ns3")
+    result = simulate(smpi, tmp_path, program, 4, 1, network_model="ns3")
     assert result.returncode == 0 and "Deadlock" not in result.stderr, result.stderr[-1500:]
     assert '"fom"' in result.stdout

@@ -166,19 +166,19 @@ def test_48_simulated_ranks_give_the_bits_of_real_mpi(tmp_path):
 
 
 def test_too_few_blocks_are_cut_smaller_for_the_rank_count(tmp_path):
-    """gx1's 40x48 blocks leave 62 ocean blocks: on 96 ranks smaller blocks are chosen. The
+    """gx1's 40x48 blocks leave 62 ocean blocks: on 64 ranks smaller blocks are chosen. The
     tracers keep the bits of 2 real ranks on the deck's blocks; the solver's dot products are
     summed per block, so its answer agrees to the solver's tolerance."""
     smpi = smpi_stack("pop")
     args = ("--size", "gx1", "--steps", "1", "--levels", "4", "--stream", "off")
     reference = passed(first_stack(), 2, "pop", *args)
-    result = result_of(simulate(smpi, tmp_path, "pop", 96, 48, args))
+    result = result_of(simulate(smpi, tmp_path, "pop", 64, 32, args))
     assert result["verification"]["passed"] is True
     assert result["checksum"]["tracers"] == reference["checksum"]["tracers"]
     assert result["solver"]["solution_sum"] == pytest.approx(
         reference["solver"]["solution_sum"], rel=1e-9
     )
-    assert reference["params"]["blocks"] < 96 <= result["params"]["blocks"]
+    assert reference["params"]["blocks"] < 64 <= result["params"]["blocks"]
     assert (result["params"]["bx"], result["params"]["by"]) != (40, 48)
 
 
