@@ -32,13 +32,14 @@
  *     mirrored.
  *
  * Work that needs no ghost (the local part of a matrix-vector product) goes between begin and
- * end, as PETSc's MatMult_MPIBAIJ does. No MPI call is made on a rank without peers (a
- * sequential matrix has no scatter).
+ * end, as PETSc's MatMult_MPIBAIJ does. On a rank without peers no MPI call is made, but for
+ * a DM's scatter under sf (esm_scatter_kind: its bookkeeping and two MPI_Waitall on no
+ * requests, as PETSc 3.18's DMGlobalToLocal on one rank).
  *
  *     esm_halo_spec *s = esm_halo_spec_new();
  *     esm_halo_spec_send(s, east, 4 * cell, 4);         // a cell's 4 unknowns the peer needs
  *     esm_halo_spec_recv(s, east, 4 * slot, 4);         // where the peer's cell lands in y
- *     esm_scatter *sc = esm_scatter_create(s, ESM_SCATTER_VPSCAT);   // collective
+ *     esm_scatter *sc = esm_scatter_create(s, (esm_scatter_kind){ESM_SCATTER_VPSCAT, 4});
  *     esm_scatter_begin(sc, x); ... local work ...; esm_scatter_end(sc, ghosts);
  *
  * The core's counts (esm_counts) gain send_init/recv_init as requests are made, and per
@@ -53,11 +54,21 @@ typedef struct esm_scatter esm_scatter;
 /* Which PETSc's ghost updates and reductions (above; esm_global_dots). */
 typedef enum { ESM_SCATTER_VPSCAT, ESM_SCATTER_SF } esm_scatter_era;
 
+/* What PETSc object a scatter stands for. */
+typedef struct esm_scatter_kind {
+    esm_scatter_era era;
+    int block;       /* doubles per entry: PETSc's block size (a DMDA's dof); > 1 makes sf's
+                        unit a derived type, whose compares free a handle */
+    bool local_part; /* a DM's global-to-local scatter, which also copies within the rank: it
+                        exists on a rank without peers (one rank), where under sf it still
+                        makes its bookkeeping calls and MPI_Waitall on no requests; a matrix's
+                        (false) does not exist there (a sequential matrix has none) */
+} esm_scatter_kind;
+
 /* The plan from `spec` (collective: every rank makes its plans in the same order); frees the
  * spec. A peer listed with sends but no receives (or the reverse) is allowed; local copies
- * and zero runs are not (they belong to a halo plan). The block unit is the largest number
- * of doubles dividing every run's offset and length (PETSc's block size). */
-esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_era era);
+ * and zero runs are not (they belong to a halo plan; a DM's local copy is the caller's). */
+esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_kind kind);
 
 /* Start the receives, pack and start each send. `x` must not change until esm_scatter_end. */
 void esm_scatter_begin(esm_scatter *sc, const double *x);

@@ -26,7 +26,7 @@ struct esm_scatter {
     bool sends_made, recvs_made; /* persistent requests made (lazily, at the first scatter) */
     bool direct;                 /* this rank's sends are one contiguous stretch of x */
     const double *sent_from;     /* direct: the x the persistent sends were made on */
-    int block;                   /* doubles per unit (PETSc's block size) */
+    bool local_part;             /* a DM's: exists, and keeps its bookkeeping, without peers */
     MPI_Datatype unit, link_unit; /* the block unit (block > 1) and the link's duplicate */
 };
 
@@ -40,29 +40,6 @@ esm_scatter_counts esm_scatter_counts_mine(void)
 static message message_of(int rank, const esm_runs *runs)
 {
     return (message){rank, runs, esm_calloc(runs->doubles, sizeof(double))};
-}
-
-static long gcd(long a, long b)
-{
-    while (b) {
-        long r = a % b;
-        a = b, b = r;
-    }
-    return a;
-}
-
-/* The largest block dividing every run's offset and length, as VecScatterCreate's block
- * index sets give PETSc its block size. */
-static int block_of(const esm_halo_spec *s)
-{
-    long block = 0;
-    for (int p = 0; p < s->npeers; p++) {
-        const esm_runs *lists[2] = {&s->peers[p].send, &s->peers[p].recv};
-        for (int l = 0; l < 2; l++)
-            for (int r = 0; r < lists[l]->count; r++)
-                block = gcd(gcd(block, lists[l]->at[r].offset), lists[l]->at[r].length);
-    }
-    return block > 0 ? (int)block : 1;
 }
 
 /* PETSc's rootcontig: the runs sent to all peers, in peer order, are one stretch of x. */
@@ -95,7 +72,7 @@ static void make_send(esm_scatter *sc, int p, const double *from)
     esm_counts_writable()->send_init++;
 }
 
-esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_era era)
+esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_kind kind)
 {
     static int next_tag = 30000; /* apart from the halo plans' tags; same order on every rank */
     if (spec->copies.count || spec->zero.count)
@@ -104,7 +81,8 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_era era)
     esm_scatter *sc = esm_calloc(1, sizeof *sc);
     sc->s = *spec;
     free(spec);
-    sc->era = era;
+    sc->era = kind.era;
+    sc->local_part = kind.local_part;
     sc->tag = next_tag++;
     int n = sc->s.npeers;
     sc->sends = esm_calloc(n + 1, sizeof *sc->sends);
@@ -119,7 +97,7 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_era era)
             sc->sends[sc->nsends++] = message_of(q->rank, &q->send);
     }
     sc->unit = sc->link_unit = MPI_DATATYPE_NULL;
-    if (era == ESM_SCATTER_VPSCAT) { /* requests made with the plan */
+    if (kind.era == ESM_SCATTER_VPSCAT) { /* requests made with the plan */
         for (int p = 0; p < sc->nrecvs; p++)
             make_recv(sc, p);
         for (int p = 0; p < sc->nsends; p++)
@@ -127,9 +105,8 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_era era)
         return sc;
     }
     sc->direct = sends_contiguous(sc);
-    sc->block = block_of(&sc->s);
-    if (sc->block > 1 && n) { /* VecScatterCreate: MPI_Type_contiguous(bs, MPIU_SCALAR) */
-        MPI_Type_contiguous(sc->block, MPI_DOUBLE, &sc->unit);
+    if (kind.block > 1 && (n || kind.local_part)) { /* VecScatterCreate: a bs-scalar unit */
+        MPI_Type_contiguous(kind.block, MPI_DOUBLE, &sc->unit);
         MPI_Type_commit(&sc->unit);
     }
     return sc;
@@ -245,11 +222,17 @@ static void sf_end(esm_scatter *sc, double *y)
 
 /* ---- either era ----------------------------------------------------------------------- */
 
+/* Does this scatter call MPI at all on this rank? */
+static bool calls_mpi(const esm_scatter *sc)
+{
+    return sc->s.npeers || (sc->era == ESM_SCATTER_SF && sc->local_part);
+}
+
 void esm_scatter_begin(esm_scatter *sc, const double *x)
 {
     esm_counts *c = esm_counts_writable();
     c->halo_updates++;
-    if (!sc->s.npeers)
+    if (!calls_mpi(sc))
         return;
     if (sc->era == ESM_SCATTER_SF)
         sf_begin(sc, x);
@@ -261,7 +244,7 @@ void esm_scatter_begin(esm_scatter *sc, const double *x)
 
 void esm_scatter_end(esm_scatter *sc, double *y)
 {
-    if (!sc->s.npeers)
+    if (!calls_mpi(sc))
         return;
     if (sc->era == ESM_SCATTER_SF)
         sf_end(sc, y);

@@ -149,10 +149,13 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz, esm_sc
                               : there[0] + px * (there[1] + py * there[2]);
     }
     g->era = era;
-    g->scatter = esm_scatter_create(ghost_spec(g), era);
+    g->scatter = esm_scatter_create(ghost_spec(g), (esm_scatter_kind){era, NS, true});
     /* PETSc's DM and matrix own a scatter each; the proxy shares one under vpscat (whose calls
-     * do not depend on the vectors) and keeps two under sf (whose direct sends follow x). */
-    g->matrix_scatter = era == ESM_SCATTER_SF ? esm_scatter_create(ghost_spec(g), era) : g->scatter;
+     * do not depend on the vectors or on the scatter's kind) and keeps two under sf (whose
+     * direct sends follow x, and whose DM scatter keeps its bookkeeping on one rank). */
+    g->matrix_scatter = era == ESM_SCATTER_SF
+                            ? esm_scatter_create(ghost_spec(g), (esm_scatter_kind){era, NS, false})
+                            : g->scatter;
 }
 
 void grid_free(grid *g)
