@@ -85,14 +85,17 @@ void esm_scatter_free(esm_scatter *sc);
 /* MPI calls issued by every scatter of this rank so far (alongside esm_counts). */
 typedef struct esm_scatter_counts {
     long start, waitany;                  /* vpscat */
-    long comm_size, type_free, request_free; /* sf: bookkeeping, stale direct sends freed */
+    long comm_size, type_free, request_free; /* sf: bookkeeping (scatters and dot products),
+                                                stale direct sends freed */
 } esm_scatter_counts;
 esm_scatter_counts esm_scatter_counts_mine(void);
 
 /* values[k] = the sum over ranks of values[k], k < n, in double: one MPI_Allreduce (what
- * PETSc's VecDot_MPI, VecMDot_MPI and VecNorm_MPI do). Under ESM_SCATTER_SF a run on one
- * rank makes no call (PETSc's vectors on one rank are sequential: VecDot_Seq); under
- * ESM_SCATTER_VPSCAT it always does (the proxy's behaviour since the seed). Not reproducible
- * across rank counts; use esm_sum.h where bits matter. Collective. */
+ * PETSc's VecDot_MPI, VecMDot_MPI and VecNorm_MPI do). Under ESM_SCATTER_SF it is preceded by
+ * MPI_Comm_size (PETSc 3.18's logging build wraps MPI_Allreduce in a macro, petsclog.h, that
+ * asks PetscMPIParallelComm for the size; counted in esm_scatter_counts.comm_size), and a run
+ * on one rank makes no call (PETSc's vectors on one rank are sequential: VecDot_Seq); under
+ * ESM_SCATTER_VPSCAT it always makes the one call (the proxy's behaviour since the seed). Not
+ * reproducible across rank counts; use esm_sum.h where bits matter. Collective. */
 void esm_global_dots(double *values, int n, esm_scatter_era era);
 #endif

@@ -315,8 +315,13 @@ void esm_scatter_free(esm_scatter *sc)
 
 void esm_global_dots(double *values, int n, esm_scatter_era era)
 {
-    if (era == ESM_SCATTER_SF && esm_ranks() == 1) /* sequential vectors: VecDot_Seq */
-        return;
+    if (era == ESM_SCATTER_SF) {
+        if (esm_ranks() == 1) /* sequential vectors: VecDot_Seq */
+            return;
+        int size; /* petsclog.h's MPI_Allreduce: PetscMPIParallelComm asks the size */
+        MPI_Comm_size(esm_comm_current(), &size);
+        counts.comm_size++;
+    }
     double local[64];
     double *in = n <= 64 ? local : esm_calloc(n, sizeof *in);
     memcpy(in, values, n * sizeof *values);
