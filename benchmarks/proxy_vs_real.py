@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from esmperf.errors import EsmperfError  # noqa: E402
 from esmperf.profile.read import read_profile  # noqa: E402
 
 ESMPERF = Path(sys.executable).parent / "esmperf"
@@ -59,7 +60,20 @@ UNDER_4_KIB = 12  # histogram bucket k holds [2^(k-1), 2^k) bytes: 4095 B is buc
 TOP_CALLS = 6
 
 
-class ProxyVsRealError(Exception):
+POINT_TO_POINT_SENDS = {
+    "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend",
+    "MPI_Irsend", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Start", "MPI_Startall",
+}  # fmt: skip
+
+
+COLLECTIVES = {
+    "Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "Gatherv", "Scatter", "Scatterv",
+    "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw", "Reduce_scatter",
+    "Reduce_scatter_block", "Scan", "Exscan",
+}  # fmt: skip
+
+
+class ProxyVsRealError(EsmperfError):
     """A run failed or its output lacks what a regex asks for."""
 
 
@@ -81,19 +95,26 @@ class Side:
     sizes: dict[int, int] = field(default_factory=dict)  # bucket -> messages, all ranks
 
 
-def work_from_output(text: str, regex: str, what: str) -> float:
-    """The sum of group 1 over every match of `regex` (or the number of matches)."""
+def work_from_output(text: str, regex: str, option: str) -> float:
+    """The sum of group 1 over every match of `regex` (or the number of matches); `option`
+    names the command-line option that sets the regex, for the error."""
     pattern = re.compile(regex, re.MULTILINE)
     matches = list(pattern.finditer(text))
     if not matches:
-        raise ProxyVsRealError(f"no match for the {what} regex {regex!r} in the output: give one")
+        raise ProxyVsRealError(
+            f"no match for {option} {regex!r} in the output: give {option} a regex that "
+            "matches the code's own count"
+        )
     if pattern.groups == 0:
         return float(len(matches))
     return float(sum(float(m.group(1)) for m in matches))
 
 
-def side_from_profile(name: str, profile, output: str, work: dict[str, str], region: str) -> Side:
-    """Means per rank of the profile (or of its region `region`, where the code marks it)."""
+def side_from_profile(
+    who: str, name: str, profile, output: str, work: dict[str, str], region: str
+) -> Side:
+    """Means per rank of the profile (or of its region `region`, where the code marks it);
+    `who` is "real" or "proxy", `work` the regexes of its steps, newton and linear."""
     ranks = len(profile.ranks)
     marked = region and all(
         any(r["path"] == [region] for r in rank["regions"]) for rank in profile.ranks
@@ -102,9 +123,9 @@ def side_from_profile(name: str, profile, output: str, work: dict[str, str], reg
         name=name,
         ranks=ranks,
         scope=f"region {region}" if marked else "whole run",
-        steps=work_from_output(output, work["steps"], "steps"),
-        newton=work_from_output(output, work["newton"], "newton"),
-        linear=work_from_output(output, work["linear"], "linear"),
+        steps=work_from_output(output, work["steps"], f"--{who}-steps"),
+        newton=work_from_output(output, work["newton"], f"--{who}-newton"),
+        linear=work_from_output(output, work["linear"], f"--{who}-linear"),
         wall=0.0,
         mpi_time=0.0,
     )
@@ -131,21 +152,8 @@ def side_from_profile(name: str, profile, output: str, work: dict[str, str], reg
         else:
             peers = rank["peers"].get("sent", {}).values()
             side.messages += sum(messages for _bytes, messages in peers) / ranks
-            side.bytes_sent += sum(count for count, _messages in peers) / ranks
+            side.bytes_sent += sum(sent_bytes for sent_bytes, _messages in peers) / ranks
     return side
-
-
-POINT_TO_POINT_SENDS = {
-    "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend",
-    "MPI_Irsend", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Start", "MPI_Startall",
-}  # fmt: skip
-
-
-COLLECTIVES = {
-    "Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "Gatherv", "Scatter", "Scatterv",
-    "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw", "Reduce_scatter",
-    "Reduce_scatter_block", "Scan", "Exscan",
-}  # fmt: skip
 
 
 def is_collective(function: str) -> bool:
@@ -271,9 +279,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             profile, output = profile_command(command, getattr(args, f"{who}_cwd"))
             work = {what: getattr(args, f"{who}_{what}") for what in PFLOTRAN_WORK}
-            sides.append(
-                side_from_profile(getattr(args, f"{who}_name"), profile, output, work, args.region)
-            )
+            name = getattr(args, f"{who}_name")
+            sides.append(side_from_profile(who, name, profile, output, work, args.region))
         except ProxyVsRealError as error:
             raise SystemExit(f"proxy_vs_real: {who}: {error}") from None
     if sides[0].ranks != sides[1].ranks:

@@ -33,11 +33,13 @@ def test_pflotran_summary_read_by_the_default_regexes():
         " TRAN TS SNES steps = 50  newton = 303  linear = 4000  cuts = 0\n"
         " TRAN TS SNES Wasted Linear Iterations = 0\n"
     )
-    work = {what: module.work_from_output(output, regex, what)
+    work = {what: module.work_from_output(output, regex, f"--real-{what}")
             for what, regex in module.PFLOTRAN_WORK.items()}  # fmt: skip
     assert work == {"steps": 50, "newton": 303, "linear": 4000}
-    with pytest.raises(module.ProxyVsRealError, match="no match for the steps regex"):
-        module.work_from_output("no summary\n", module.PFLOTRAN_WORK["steps"], "steps")
+    with pytest.raises(
+        module.ProxyVsRealError, match="no match for --real-steps .*: give --real-steps"
+    ):
+        module.work_from_output("no summary\n", module.PFLOTRAN_WORK["steps"], "--real-steps")
 
 
 @pytest.mark.skipif(FIRST is None, reason="no MPI stack found")
