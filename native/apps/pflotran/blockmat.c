@@ -179,12 +179,12 @@ void block_matrix_multiply(block_matrix *A, const double *x, double *y)
     static esm_kernel off_rank = {.name = "pflotran.matvec_ghosts"};
     const grid *g = A->g;
     esm_timer_start(A->product_timer);
-    esm_scatter_begin(g->scatter, x);
+    esm_scatter_begin(g->matrix_scatter, x);
     if (esm_kernel_begin(&local, (double)g->ncells, block_matrix_product_bytes() * g->ncells)) {
         local_product(A, x, y);
         esm_kernel_end(&local);
     }
-    esm_scatter_end(g->scatter, A->ghost);
+    esm_scatter_end(g->matrix_scatter, A->ghost);
     if (esm_kernel_begin(&off_rank, (double)g->nghosts, ghost_product_bytes() * g->nghosts)) {
         off_rank_product(A, y);
         esm_kernel_end(&off_rank);

@@ -85,29 +85,12 @@ void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz
     *px = p[0], *py = p[1], *pz = p[2];
 }
 
-void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
+/* The ghost plan: for each face with a neighbour, this rank sends its layer of cells on that
+ * face and receives the neighbour's layer facing it, both in the face's natural order; sets
+ * the faces' places in the ghost vector. */
+static esm_halo_spec *ghost_spec(grid *g)
 {
-    int rank = esm_rank();
-    grid_rank_grid(esm_ranks(), nx, ny, nz, &px, &py, &pz);
-    *g = (grid){.nx = nx, .ny = ny, .nz = nz, .px = px, .py = py, .pz = pz};
-    g->ix = rank % px;
-    g->iy = rank / px % py;
-    g->iz = rank / (px * py);
-    g->mx = part_cells(nx, px, g->ix), g->i0 = part_first(nx, px, g->ix);
-    g->my = part_cells(ny, py, g->iy), g->j0 = part_first(ny, py, g->iy);
-    g->mz = part_cells(nz, pz, g->iz), g->k0 = part_first(nz, pz, g->iz);
-    g->ncells = (long)g->mx * g->my * g->mz;
-    g->width[0] = 1.0 / nx, g->width[1] = 1.0 / ny, g->width[2] = 1.0 / nz;
-    int count[3] = {px, py, pz};
-    for (int f = 0; f < FACES; f++) {
-        int axis = f / 2, step = f % 2 ? 1 : -1, there[3] = {g->ix, g->iy, g->iz};
-        there[axis] += step;
-        g->neighbour[f] = there[axis] < 0 || there[axis] >= count[axis]
-                              ? -1
-                              : there[0] + px * (there[1] + py * there[2]);
-    }
-    /* Ghost plan: for each face with a neighbour, this rank sends its layer of cells on that
-     * face and receives the neighbour's layer facing it, both in the face's natural order. */
+    g->nghosts = 0;
     long face_cells[FACES] = {(long)g->my * g->mz, (long)g->my * g->mz, (long)g->mx * g->mz,
                               (long)g->mx * g->mz, (long)g->mx * g->my, (long)g->mx * g->my};
     esm_halo_spec *spec = esm_halo_spec_new();
@@ -141,11 +124,45 @@ void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz)
     }
     /* A rank meets each neighbour across one face only (boxes on a rank grid), so the runs
      * listed for a peer are exactly one face, in the same order on both sides. */
-    g->scatter = esm_scatter_create(spec);
+    return spec;
+}
+
+void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz, esm_scatter_era era)
+{
+    int rank = esm_rank();
+    grid_rank_grid(esm_ranks(), nx, ny, nz, &px, &py, &pz);
+    *g = (grid){.nx = nx, .ny = ny, .nz = nz, .px = px, .py = py, .pz = pz};
+    g->ix = rank % px;
+    g->iy = rank / px % py;
+    g->iz = rank / (px * py);
+    g->mx = part_cells(nx, px, g->ix), g->i0 = part_first(nx, px, g->ix);
+    g->my = part_cells(ny, py, g->iy), g->j0 = part_first(ny, py, g->iy);
+    g->mz = part_cells(nz, pz, g->iz), g->k0 = part_first(nz, pz, g->iz);
+    g->ncells = (long)g->mx * g->my * g->mz;
+    g->width[0] = 1.0 / nx, g->width[1] = 1.0 / ny, g->width[2] = 1.0 / nz;
+    int count[3] = {px, py, pz};
+    for (int f = 0; f < FACES; f++) {
+        int axis = f / 2, step = f % 2 ? 1 : -1, there[3] = {g->ix, g->iy, g->iz};
+        there[axis] += step;
+        g->neighbour[f] = there[axis] < 0 || there[axis] >= count[axis]
+                              ? -1
+                              : there[0] + px * (there[1] + py * there[2]);
+    }
+    g->era = era;
+    g->scatter = esm_scatter_create(ghost_spec(g), (esm_scatter_kind){era, NS, true});
+    /* PETSc's DM and matrix own a scatter each; the proxy shares one under vpscat (whose calls
+     * do not depend on the vectors or on the scatter's kind) and keeps two under sf (whose
+     * direct sends follow x, and whose DM scatter keeps its bookkeeping on one rank). */
+    g->matrix_scatter = era == ESM_SCATTER_SF
+                            ? esm_scatter_create(ghost_spec(g), (esm_scatter_kind){era, NS, false})
+                            : g->scatter;
 }
 
 void grid_free(grid *g)
 {
+    if (g->matrix_scatter != g->scatter)
+        esm_scatter_free(g->matrix_scatter);
+    g->matrix_scatter = NULL;
     esm_scatter_free(g->scatter);
     g->scatter = NULL;
 }

@@ -7,7 +7,8 @@
  *   BiCGStab   per iteration two products, two preconditioner solves and four allreduces
  *              (rho, (v, r~), (s, t) with (t, t) fused, and the residual norm).
  *
- * Every dot product and norm is one MPI_Allreduce through esm_global_dots.
+ * Every dot product and norm is one MPI_Allreduce through esm_global_dots (none on one rank
+ * under PETSc 3.13+'s era, whose vectors there are sequential).
  *
  * With fixed_iterations set (a folded run, whose values mean nothing: esm_fold.h) a solve
  * makes exactly that many iterations and tests neither convergence nor breakdown, so its
@@ -90,7 +91,7 @@ static void global_dots(krylov *k, double *const a[], const double *const b[], i
             out[i] = local_dot(a[i], b[i], k->n);
         esm_kernel_end(&kernel);
     }
-    esm_global_dots(out, count);
+    esm_global_dots(out, count, k->settings.era);
     esm_timer_stop(k->dots_timer);
 }
 
@@ -132,7 +133,7 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
         local_mdot(k, count, w, out);
         esm_kernel_end(&kernel);
     }
-    esm_global_dots(out, count);
+    esm_global_dots(out, count, k->settings.era);
     esm_timer_stop(k->dots_timer);
 }
 

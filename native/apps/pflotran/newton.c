@@ -45,7 +45,7 @@ static void newton_norms(const run *r, double *norms, int count)
         }
         esm_kernel_end(&kernel);
     }
-    esm_global_dots(norms, count);
+    esm_global_dots(norms, count, r->g.era);
 }
 
 /* The linear system's right-hand side: rhs = -F. */

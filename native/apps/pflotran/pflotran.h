@@ -41,7 +41,10 @@ typedef struct grid {
     int neighbour[FACES];  /* rank across each face, or -1 at the domain's edge */
     long ghost_at[FACES];  /* first ghost cell of each face in the ghost vector */
     long nghosts;          /* ghost cells in all */
-    esm_scatter *scatter;  /* ghost update of NS unknowns per cell */
+    esm_scatter_era era;   /* PETSc's ghost updates and reductions: <= 3.12 or 3.13+ */
+    esm_scatter *scatter;  /* ghost update of NS unknowns per cell (DMGlobalToLocal) */
+    esm_scatter *matrix_scatter; /* the same plan for the matrix product (MatMult's); under
+                                    vpscat the same object */
 } grid;
 
 /* The px x py x pz rank grid for `ranks` ranks, as PETSc's DMDA chooses it: those given (non
@@ -50,8 +53,9 @@ typedef struct grid {
  * a message naming the fix. */
 void grid_rank_grid(int ranks, int nx, int ny, int nz, int *px, int *py, int *pz);
 /* Cut nx x ny x nz over the ranks on that rank grid (px py pz: 0 chosen), each direction's
- * cells split as PetscSplitOwnership splits them. Collective. */
-void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz);
+ * cells split as PetscSplitOwnership splits them; ghost updates of PETSc's `era`.
+ * Collective. */
+void grid_create(grid *g, int nx, int ny, int nz, int px, int py, int pz, esm_scatter_era era);
 void grid_free(grid *g);
 
 /* Local cell index of (i, j, k), 0 <= i < mx ... */
@@ -167,6 +171,7 @@ typedef struct krylov_settings {
     int max_iterations, restart;
     int fixed_iterations;   /* > 0: exactly this many, no convergence or breakdown test (a
                                folded run's values mean nothing: esm_fold.h) */
+    esm_scatter_era era;    /* PETSc's reductions: under sf none on one rank */
 } krylov_settings;
 
 typedef struct krylov_outcome {
@@ -229,7 +234,7 @@ typedef struct run {
 typedef struct options {
     const esm_deck *deck;
     long steps;
-    const char *case_name, *solver, *library;
+    const char *case_name, *solver, *library, *petsc;
     problem_case which;
     double dt, rate_constant, stream_mb;
     krylov_settings ksp;

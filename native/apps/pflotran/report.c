@@ -24,13 +24,16 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
                     h->newton ? (double)h->linear / h->newton : 0);
     esm_scatter_counts scatter = esm_scatter_counts_mine();
     esm_report_counts(result, &h->before, &h->after, steps); /* means per rank */
-    esm_sum comm[3];
+    esm_sum comm[6];
     memset(comm, 0, sizeof comm);
     esm_sum_add(&comm[0], (double)scatter.start);
     esm_sum_add(&comm[1], (double)scatter.waitany);
     esm_sum_add(&comm[2], (double)esm_scatter_bytes(g->scatter));
-    double total[3], largest = (double)esm_scatter_largest(g->scatter);
-    esm_global_sums(comm, 3, total);
+    esm_sum_add(&comm[3], (double)scatter.comm_size);
+    esm_sum_add(&comm[4], (double)scatter.type_free);
+    esm_sum_add(&comm[5], (double)scatter.request_free);
+    double total[6], largest = (double)esm_scatter_largest(g->scatter);
+    esm_global_sums(comm, 6, total);
     esm_global_max(&largest, 1);
     esm_result_int(result, "model.largest_message_bytes", (long)largest);
     esm_result_int(result, "model.ghost_bytes_per_update", (long)total[2]);
@@ -38,6 +41,7 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_text(result, "params.case", o->case_name);
     esm_result_text(result, "params.solver", o->solver);
     esm_result_text(result, "params.library", o->library);
+    esm_result_text(result, "params.petsc", o->petsc);
     esm_report_grid(result, g->nx, g->ny, g->nz, 0, 0);
     char rank_grid[64];
     snprintf(rank_grid, sizeof rank_grid, "%dx%dx%d", g->px, g->py, g->pz);
@@ -79,4 +83,7 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_report_stream(result, stream);
     esm_result_int(result, "comm.start", (long)total[0]);
     esm_result_int(result, "comm.waitany", (long)total[1]);
+    esm_result_int(result, "comm.comm_size", (long)total[3]); /* sf's bookkeeping so far */
+    esm_result_int(result, "comm.type_free", (long)total[4]);
+    esm_result_int(result, "comm.request_free", (long)total[5]);
 }
