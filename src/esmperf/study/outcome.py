@@ -282,19 +282,7 @@ class Recorder:
         config = planned.config
         if planned.simulated:
             execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
-        row = {
-            "run_key": config.key,
-            "rep": rep,
-            "kind": kind,
-            "session_id": self.session_id,
-            "elapsed": execution.elapsed,
-            **measured,
-            "oversubscribed": planned.oversubscribed,
-            "stdout": execution.stdout,
-            "stderr": execution.stderr,
-            "exit_code": execution.returncode,
-            "fom_unit": config.fom.unit,
-        }
+        row = {**self._row(planned, kind, rep, execution), **measured}
         status, reason, result = classify(execution, config)
         if config.launcher:  # as the launcher explains a failure (srun's MPI plug-in)
             status, reason = planned.launcher.failure(
@@ -345,6 +333,21 @@ class Recorder:
             return None
         return row
 
+    def _row(self, planned: PlannedRun, kind: str, rep: int, execution: Execution) -> dict:
+        """The repetition row's columns every repetition has."""
+        return {
+            "run_key": planned.config.key,
+            "rep": rep,
+            "kind": kind,
+            "session_id": self.session_id,
+            "elapsed": execution.elapsed,
+            "oversubscribed": planned.oversubscribed,
+            "stdout": execution.stdout,
+            "stderr": execution.stderr,
+            "exit_code": execution.returncode,
+            "fom_unit": planned.config.fom.unit,
+        }
+
     def record_interrupted(
         self,
         planned: PlannedRun,
@@ -357,21 +360,8 @@ class Recorder:
         its ranks wrote (no figure: it did not finish). The configuration stays pending, so a
         resumed study measures it again under the next repetition number."""
         execution, reason = stopped.execution, f"interrupted by {stopped.signum.name}"
-        row = {
-            "run_key": planned.config.key,
-            "rep": rep,
-            "kind": kind,
-            "session_id": self.session_id,
-            "elapsed": execution.elapsed,
-            "oversubscribed": planned.oversubscribed,
-            "stdout": execution.stdout,
-            "stderr": execution.stderr,
-            "exit_code": execution.returncode,
-            "fom_unit": planned.config.fom.unit,
-            "status": "interrupted",
-            "killed_after_result": None,
-            "wall": execution.elapsed,
-        }
+        row = self._row(planned, kind, rep, execution)
+        row |= {"status": "interrupted", "killed_after_result": None, "wall": execution.elapsed}
         profile, kept = None, ""
         if profile_file is not None:
             row["profile_file"] = str(profile_file)
