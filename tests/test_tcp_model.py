@@ -107,3 +107,68 @@ def test_tcp_kernel_caps_a_transfer_between_nodes_at_the_cores_rate(
         on_node["one_way_s"]
         == run(smpi, tmp_path, pingpong(smpi, *sizes), 2, 2, **r815)["one_way_s"]
     )
+
+
+# -- incast: network_model = cm02-tcp ----------------------------------------------------------
+
+
+def incast(stack: Stack, senders: int, size: int, tmp_path: Path, **knobs: str) -> list[float]:
+    program = [str(build_dir(stack) / "bench" / "incast"), "2", str(size)]
+    return run(stack, tmp_path, program, senders + 1, 1, **knobs)["round_s"]
+
+
+def test_cm02_tcp_gives_the_plugin_the_ns3_models_figures(smpi: Stack) -> None:
+    setting = knob_setting(smpi, {"network_model": "cm02-tcp"}, 2, 2)
+    assert setting.launcher_args[-2:] == (
+        "--cfg=network/model:CM02",
+        "--cfg=network/crosstraffic:0",
+    )
+    assert {key: value for key, value in setting.env.items() if "INCAST" in key} == {
+        "ESM_TCP_INCAST_BUFFER_PACKETS": "28",  # 2 MiB / 48 ports / 1518 B
+        "ESM_TCP_INCAST_INITIAL_WINDOW": "3",
+        "ESM_TCP_INCAST_MSS": "1448",
+        "ESM_TCP_INCAST_FRAME": "1518",
+        "ESM_TCP_INCAST_RTO": "0.2",
+        "ESM_TCP_INCAST_RECOVERY_WINDOW": "10.56",
+    }
+    high = knob_setting(smpi, {"network_model": "cm02-tcp", "switch_buffer": "high"}, 2, 2)
+    assert high.env["ESM_TCP_INCAST_BUFFER_PACKETS"] == "690"
+    ten = knob_setting(smpi, {"network_model": "cm02-tcp", "platform": "10gige"}, 2, 2)
+    assert ten.env["ESM_TCP_INCAST_BUFFER_PACKETS"] == "431"
+    with pytest.raises(Unsupported, match="platform gige or 10gige, not ib-qdr"):
+        knob_setting(smpi, {"network_model": "cm02-tcp", "platform": "ib-qdr"}, 2, 2)
+    with pytest.raises(Unsupported, match="topology = crossbar"):
+        knob_setting(smpi, {"network_model": "cm02-tcp", "topology": "torus"}, 2, 2)
+
+
+def test_cm02_tcp_waits_the_rto_where_ns3_does_and_is_cm02_elsewhere(
+    smpi: Stack, tmp_path: Path
+) -> None:
+    """bench/incast on GigE, one sender a node, the low buffer (28 frames), 2 rounds alike.
+    8 x 8 KiB: first windows of 3 segments, 7 x 3 = 21 stored of 24 (the port forwards one
+    sender's share as it arrives), no loss: CM02's 0.626 ms (ns-3: 0.968 ms, its per-message
+    connection set-up and close). 11 x 8 KiB: 30 > 28, the 11th flow waits Linux's 200 ms RTO
+    and finishes alone: 200.167 ms (ns-3: 200.920). 4 x 256 KiB: first windows fit, but each
+    flow's share of the buffer and the 8.2 packets in flight, 36.2 / 4 = 9.1, is under the
+    recovery window (10.56): one RTO, 202.198 ms (ns-3: 201.918); 3 x 256 KiB share 12.1 each:
+    none, 6.392 ms (ns-3: 6.967). The high buffer (690 frames), 16 x 32 KiB: CM02's 4.298 ms."""
+    assert (
+        incast(smpi, 8, 8192, tmp_path, network_model="cm02-tcp")
+        == [pytest.approx(6.26346e-04, rel=1e-6)] * 2
+    )
+    assert incast(smpi, 8, 8192, tmp_path) == [pytest.approx(6.26346e-04, rel=1e-6)] * 2
+    assert (
+        incast(smpi, 11, 8192, tmp_path, network_model="cm02-tcp")
+        == [pytest.approx(2.00167082e-01, rel=1e-8)] * 2
+    )
+    assert incast(smpi, 11, 8192, tmp_path) == [pytest.approx(8.23722e-04, rel=1e-6)] * 2
+    assert (
+        incast(smpi, 4, 262144, tmp_path, network_model="cm02-tcp")
+        == [pytest.approx(2.02197802e-01, rel=1e-8)] * 2
+    )
+    assert (
+        incast(smpi, 3, 262144, tmp_path, network_model="cm02-tcp")
+        == [pytest.approx(6.392234e-03, rel=1e-6)] * 2
+    )
+    high = incast(smpi, 16, 32768, tmp_path, network_model="cm02-tcp", switch_buffer="high")
+    assert high == incast(smpi, 16, 32768, tmp_path) == [pytest.approx(4.29841e-03, rel=1e-6)] * 2

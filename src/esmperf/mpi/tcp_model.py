@@ -29,6 +29,14 @@ CM02_TCP = "cm02-tcp"
 # 4" (2 Gb/s on 2.4 GHz). One core's stack then moves clock / 8 bytes/s, and since the kernel
 # copies while the wire carries, a transfer between nodes runs at min(that, the route's rate).
 CYCLES_PER_BYTE = 8
+# Incast (network_model = cm02-tcp): the plugin's form (esm_tcp_model.cpp) with the ns3 model's
+# physical figures (ns3_network: Linux's minimum RTO 200 ms, the era's initial window of 3
+# segments of 1448 bytes, the switch port buffers' band in 1518-byte frames) and one constant
+# fitted to ns-3 (benchmarks/incast_sweep.py, 2026-11-27, gige, low buffer, one rank a node):
+# long messages (256 KiB, 1 MiB) from 3 senders, each flow's share of the port's buffer and
+# the packets in flight (28 + 8.2) / 3 = 12.1 packets, recovered without a timeout; from 4
+# senders (9.05 packets) every case waited the RTO. The threshold: their midpoint.
+RECOVERY_WINDOW = (12.07 + 9.05) / 2
 
 
 def plugin_library():
@@ -83,7 +91,9 @@ def tcp_environment(chosen: dict[str, str], net: Interconnect) -> dict[str, str]
             ),
             "ESM_TCP_INCAST_INITIAL_WINDOW": str(ns3_network.INITIAL_WINDOW_2010),
             "ESM_TCP_INCAST_MSS": str(ns3_network.MSS_BYTES),
+            "ESM_TCP_INCAST_FRAME": str(ns3_network.FRAME_BYTES),
             "ESM_TCP_INCAST_RTO": f"{ns3_network.LINUX_MIN_RTO_MS / 1000:g}",
+            "ESM_TCP_INCAST_RECOVERY_WINDOW": f"{RECOVERY_WINDOW:g}",
         }
     library = plugin_library()
     if not library.is_file():
