@@ -70,6 +70,13 @@ def test_tcp_kernel_sets_the_plugins_rate_from_the_machines_clock(smpi: Stack) -
         knob_setting(
             smpi, {"tcp_kernel": "1hz-per-bit", "machine": "dell-r815", "platform": "ib-qdr"}, 2, 2
         )
+    with pytest.raises(Unsupported, match="not smpi"):
+        knob_setting(
+            smpi,
+            {"tcp_kernel": "1hz-per-bit", "machine": "dell-r815", "network_model": "smpi"},
+            2,
+            2,
+        )
     with pytest.raises(Unsupported, match="not ns3"):
         knob_setting(
             smpi,

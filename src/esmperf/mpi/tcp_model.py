@@ -67,10 +67,12 @@ def tcp_environment(chosen: dict[str, str], net: Interconnect) -> dict[str, str]
             f"{asked} models kernel TCP over Ethernet: platform "
             f"{' or '.join(TCP_INTERCONNECTS)}, not {net.name}"
         )
-    if kernel and chosen["network_model"] == "ns3":
+    if kernel and chosen["network_model"] not in ("cm02", CM02_TCP):
+        # ns3 is not a flow model; the smpi model's calibrated bandwidth factors would be
+        # replaced by the plugin's (SimGrid takes one bandwidth factor callback or config)
         raise Unsupported(
-            "tcp_kernel is a plugin of SimGrid's flow models: network_model = cm02, smpi or "
-            f"{CM02_TCP}, not ns3"
+            f"tcp_kernel caps CM02's flows: network_model = cm02 or {CM02_TCP}, not "
+            f"{chosen['network_model']}"
         )
     env = {}
     if kernel:
