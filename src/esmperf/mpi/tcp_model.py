@@ -11,6 +11,8 @@ size, hosts and route, as it starts. The incast model's form and constants come 
 of native/bench/incast.c (benchmarks/incast_sweep.py), never from a seed's claim.
 """
 
+from pathlib import Path
+
 from esmperf.mpi import machines, ns3_network
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.platforms import Interconnect
@@ -20,14 +22,14 @@ from esmperf.paths import build_root
 TCP_INTERCONNECTS = ns3_network.NS3_INTERCONNECTS
 CM02_TCP = "cm02-tcp"
 # The kernel's CPU cost per byte: the rule of thumb that a host needs 1 Hz of CPU per bit/s of
-# TCP it sends or receives, 8 cycles a byte at each end; A. P. Foong, T. R. Huff, H. H. Hum,
-# J. R. Patwardhan, G. J. Regnier (Intel), "TCP Performance Re-Visited", ISPASS 2003, which
-# measured Linux 2.4's stack against it (and showed where it fails: the cost per byte falls
-# with larger transfers, receiving costs more than sending, and segmentation/checksum offload
-# cuts it; their conclusion: "hard-pressed to continue relying on the 1 GHz/1 Gbps rule").
-# The same rule: "full-duplex gigabit TCP could consume more than 80% of a 2.4 GHz Pentium
-# 4" (2 Gb/s on 2.4 GHz). One core's stack then moves clock / 8 bytes/s, and since the kernel
-# copies while the wire carries, a transfer between nodes runs at min(that, the route's rate).
+# TCP it sends or receives, 8 cycles a byte at each end. A. P. Foong, T. R. Huff, H. H. Hum,
+# J. R. Patwardhan, G. J. Regnier (Intel), "TCP Performance Re-Visited", ISPASS 2003, measured
+# Linux 2.4's stack against it (CPU scaling, memory bus load) and concluded, in its abstract,
+# that "we would be hard-pressed to continue relying on the 1 GHz/1 Gbps rule of thumb"; the
+# Wikipedia article "TCP offload engine" states the rule and that "full-duplex gigabit TCP
+# could consume more than 80% of a 2.4 GHz Pentium 4" (2 Gb/s on 2.4 GHz: the rule). One
+# core's stack then moves clock / 8 bytes/s, and since the kernel copies while the wire
+# carries, a transfer between nodes runs at min(that, the route's rate).
 CYCLES_PER_BYTE = 8
 # Incast (network_model = cm02-tcp): the plugin's form (esm_tcp_model.cpp) with the ns3 model's
 # physical figures (ns3_network: Linux's minimum RTO 200 ms, the era's initial window of 3
@@ -39,7 +41,7 @@ CYCLES_PER_BYTE = 8
 RECOVERY_WINDOW = (12.07 + 9.05) / 2
 
 
-def plugin_library():
+def plugin_library() -> Path:
     """Where `esmperf build --stack smpi` puts the plugin (native/simnet/CMakeLists.txt)."""
     return build_root() / SMPI / "simnet" / "libesmtcp.so"
 
