@@ -10,8 +10,9 @@ at once, 2 rounds), one rank per node (senders + 1 nodes), network only (computa
 built with the smpi stack's own knob settings. Printed per case (one JSON line): the round
 times, the simulator's cost here (CPU seconds of smpirun and its children, real seconds), and
 for each case run under both ns3 and cm02-tcp the relative difference of cm02-tcp's first round
-from ns-3's. Runs one case at a time, at the caller's nice level. Needs the smpi stack built
-(`esmperf build --stack smpi`).
+from ns-3's; at the end a summary (agreement on a timeout, cases within 10 %). Runs one case
+at a time, at the caller's nice level. Needs the smpi stack built (`esmperf build --stack
+smpi`).
 """
 
 import argparse
@@ -32,6 +33,7 @@ from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
 ROUNDS = 2
+TIMED_OUT_S = 0.1  # a round this long waited a retransmission timeout (200 ms)
 
 
 def children_cpu() -> float:
@@ -80,6 +82,20 @@ def run_case(
     }
 
 
+def summary(compared: list[tuple[float, float]]) -> dict:
+    """How often the two models agree on a timeout, and how close they are where both wait."""
+    both = [(a, b) for a, b in compared if a > TIMED_OUT_S and b > TIMED_OUT_S]
+    return {
+        "cases": len(compared),
+        "ns3_timed_out": sum(a > TIMED_OUT_S for a, _ in compared),
+        "cm02_tcp_timed_out": sum(b > TIMED_OUT_S for _, b in compared),
+        "agree_on_timeout": sum((a > TIMED_OUT_S) == (b > TIMED_OUT_S) for a, b in compared),
+        "both_timed_out": len(both),
+        "both_timed_out_within_10_percent": sum(abs(b / a - 1) <= 0.1 for a, b in both),
+        "within_10_percent": sum(abs(b / a - 1) <= 0.1 for a, b in compared),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--senders", default="4,8,16")
@@ -89,6 +105,7 @@ def main() -> None:
     parser.add_argument("--models", default="ns3,cm02-tcp")
     parser.add_argument("--timeout", type=float, default=120, help="seconds a case may take")
     args = parser.parse_args()
+    compared: list[tuple[float, float]] = []  # (ns3, cm02-tcp) first rounds
     with tempfile.TemporaryDirectory(prefix="incast-sweep-") as scratch:
         for buffer in args.buffers.split(","):
             for size in map(int, args.bytes.split(",")):
@@ -101,8 +118,11 @@ def main() -> None:
                         print(json.dumps(found[model]), flush=True)
                     ns3, flow = found.get("ns3", {}), found.get("cm02-tcp", {})
                     if ns3.get("round_s") and flow.get("round_s"):
+                        compared.append((ns3["round_s"][0], flow["round_s"][0]))
                         difference = flow["round_s"][0] / ns3["round_s"][0] - 1
                         print(json.dumps({"cm02_tcp_vs_ns3": round(difference, 4)}), flush=True)
+    if compared:
+        print(json.dumps(summary(compared)))
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
