@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/ns3_cost.py [--workload pflotran] [--size S] [--steps 2]
                                             [--nodes 2,4] [--ranks-per-node 8]
                                             [--platform gige] [--models cm02,ns3]
-                                            [--timeout 120]
+                                            [--switch-buffer low] [--timeout 120]
 
 Each case is one smpirun of the workload with computation = model on Dell R815 nodes (the
 PFLOTRAN and HYCOM decks' node), the ranks filling each node, built with the smpi stack's own
@@ -49,6 +49,8 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         "computation": "model",
         "machine": "dell-r815",
     }
+    if model in ("ns3", "cm02-tcp"):
+        knobs["switch_buffer"] = args.switch_buffer
     setting = knob_setting(stack, knobs, ranks, 2, args.ranks_per_node, scratch / "platforms")
     write_files(setting)
     program = [
@@ -81,6 +83,7 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         "steps": args.steps,
         "platform": args.platform,
         "model": model,
+        "switch_buffer": knobs.get("switch_buffer", ""),
         "nodes": nodes,
         "ranks": ranks,
         "returncode": result.returncode,
@@ -101,7 +104,8 @@ def main() -> None:
     parser.add_argument("--nodes", default="2,4")
     parser.add_argument("--ranks-per-node", type=int, default=8)
     parser.add_argument("--platform", default="gige")
-    parser.add_argument("--models", default="cm02,ns3")
+    parser.add_argument("--models", default="cm02,ns3", help="cm02, smpi, ns3, cm02-tcp")
+    parser.add_argument("--switch-buffer", default="low", help="under ns3 and cm02-tcp")
     parser.add_argument("--timeout", type=float, default=120, help="seconds a case may take")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ns3-cost-") as scratch:

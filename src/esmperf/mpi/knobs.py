@@ -17,11 +17,14 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - topology       crossbar | fat-tree-1to1 | fat-tree-2to1 | fat-tree-4to1 | torus   how the
                  nodes are wired: one non-blocking switch, a 2-level fat-tree blocking B:1 at
                  its leaves, or a 3-D torus (mpi/platforms.py)
-- network_model  cm02 | smpi | ns3   SimGrid's analytic latency + n/bandwidth, its piecewise
-                 model calibrated on a TCP cluster, or TCP packet by packet through ns-3 (the
-                 Ethernet platforms only; mpi/ns3_network.py)
-- switch_buffer  low | high      a switch port's packet buffer under ns3: the ends of the band
-                                 the era's switches give (mpi/ns3_network.py)
+- network_model  cm02 | smpi | ns3 | cm02-tcp   SimGrid's analytic latency + n/bandwidth, its
+                 piecewise model calibrated on a TCP cluster, TCP packet by packet through ns-3
+                 (mpi/ns3_network.py), or cm02 with incast derived from ns-3 (mpi/tcp_model.py);
+                 the last two on the Ethernet platforms only
+- switch_buffer  low | high      a switch port's packet buffer under ns3 or cm02-tcp: the ends
+                                 of the band the era's switches give (mpi/ns3_network.py)
+- tcp_kernel     none | 1hz-per-bit   the kernel's CPU cost of TCP between nodes, a rule of
+                 thumb at the machine's clock (mpi/tcp_model.py)
 - computation    measured | off | model   charge each rank's measured compute bursts, nothing
                  (the network alone), or only each kernel's bytes over its node's bandwidth
                  share (deterministic; needs a machine)
@@ -157,19 +160,32 @@ KNOBS: dict[str, Knob] = {
         ),
         Knob(
             "network_model",
-            ("cm02", "smpi", "ns3"),
+            ("cm02", "smpi", "ns3", "cm02-tcp"),
             "cm02",
             "simulation model",
             "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
             "piecewise model calibrated on a TCP cluster, ns3 = TCP packet by packet through "
-            "ns-3 with Linux's constants, gige and 10gige only (smpi stack only)",
+            "ns-3 with Linux's constants, cm02-tcp = cm02 with switch-port incast and TCP's "
+            "retransmission timeout derived from ns-3 (mpi/tcp_model.py); ns3 and cm02-tcp "
+            "gige and 10gige only (smpi stack only)",
+        ),
+        Knob(
+            "tcp_kernel",
+            ("none", "1hz-per-bit"),
+            "none",
+            "simulation model",
+            "the kernel's CPU cost of TCP between nodes: none, or 1 Hz per bit/s at each end "
+            "at the machine's clock (Foong et al., ISPASS 2003), which caps a transfer at "
+            "clock / 8 bytes/s (mpi/tcp_model.py; gige and 10gige, needs a machine; smpi "
+            "stack only)",
         ),
         Knob(
             "switch_buffer",
             ns3_network.SWITCH_BUFFER_ENDS,
             "low",
             "Ethernet switch",
-            "a switch port's packet buffer under network_model = ns3: the low or high end of "
+            "a switch port's packet buffer under network_model = ns3 or cm02-tcp: the low or "
+            "high end of "
             "the band the era's switches give (smpi stack only)",
         ),
         Knob(
@@ -233,6 +249,7 @@ SIMULATION_KNOBS = (
     "topology",
     "network_model",
     "switch_buffer",
+    "tcp_kernel",
     "computation",
     "machine",
     "fold",

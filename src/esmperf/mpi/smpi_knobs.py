@@ -5,7 +5,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 
 from pathlib import Path
 
-from esmperf.mpi import machines, ns3_network, offload, platforms
+from esmperf.mpi import machines, ns3_network, offload, platforms, tcp_model
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -54,6 +54,8 @@ SMPI_NETWORK_MODELS = {
     "smpi": ("--cfg=network/model:SMPI",),
     # ns-3's random numbers seeded: the same run gives the same simulated time
     "ns3": ("--cfg=network/model:ns-3", "--cfg=ns3/seed:1"),
+    # CM02 with the incast of the plugin tcp_model sets up (LD_PRELOAD)
+    tcp_model.CM02_TCP: ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
 }
 SMPI_NOT_SIMULATED = {
     "transport": "the smpi stack simulates its interconnect: choose it with the platform knob "
@@ -132,6 +134,7 @@ def smpi_setting(
     env.update(offloaded)
     if ns3:
         env["NS_ATTRIBUTE_DEFAULT"] = ns3_network.ns3_attributes(net, chosen["switch_buffer"])
+    env.update(tcp_model.tcp_environment(chosen, net))
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
     if ranks >= FOLD_AUTO_RANKS:
@@ -157,12 +160,15 @@ def smpi_setting(
 
 def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:
     """The ns3 network model simulates TCP over the Ethernet platforms, on one switch."""
-    if chosen["network_model"] != "ns3":
+    if chosen["network_model"] not in ("ns3", tcp_model.CM02_TCP):
         if chosen["switch_buffer"] != "low":
             raise Unsupported(
-                "switch_buffer is a switch port's buffer under network_model = ns3 "
+                "switch_buffer is a switch port's buffer under network_model = ns3 or "
+                f"{tcp_model.CM02_TCP} "
                 f"(the {chosen['network_model']} model has no switch buffers)"
             )
+        return
+    if chosen["network_model"] != "ns3":
         return
     if net.name not in ns3_network.NS3_INTERCONNECTS:
         raise Unsupported(

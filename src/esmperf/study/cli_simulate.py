@@ -120,15 +120,24 @@ def add_simulate_command(commands: Any) -> None:
     simulate.add_argument(
         "--network-model",
         type=split_list,
-        metavar="cm02,smpi,ns3",
+        metavar="cm02,smpi,ns3,cm02-tcp",
         help="SimGrid network model (default cm02: latency + n/bandwidth; ns3: TCP packet "
-        "by packet through ns-3, gige and 10gige)",
+        "by packet through ns-3; cm02-tcp: cm02 with incast derived from ns-3; the last two "
+        "gige and 10gige)",
     )
     simulate.add_argument(
         "--switch-buffer",
         type=split_list,
         metavar="low,high",
-        help="a switch port's buffer under --network-model ns3: the band's ends (default low)",
+        help="a switch port's buffer under --network-model ns3 or cm02-tcp: the band's ends "
+        "(default low)",
+    )
+    simulate.add_argument(
+        "--tcp-kernel",
+        type=split_list,
+        metavar="none,1hz-per-bit",
+        help="the kernel's CPU cost of TCP between nodes (gige, 10gige; needs --machine; "
+        "default none)",
     )
     simulate.add_argument(
         "--profile",
@@ -187,6 +196,8 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["network_model"] = args.network_model
     if args.switch_buffer:
         knobs["switch_buffer"] = args.switch_buffer
+    if args.tcp_kernel:
+        knobs["tcp_kernel"] = args.tcp_kernel
     for name in args.machine or []:
         if name != "none":
             machine(name)  # one clear error for an unknown machine
