@@ -15,6 +15,7 @@ from esmperf.mpi.knobs import (
     Unsupported,
     check_knob,
 )
+from esmperf.mpi.links import LinkChoice, node_channel_rate
 
 # The smpirun options of every simulated run: SMPI's reference speed equal to the hosts' (a
 # measured burst costs what it cost here), the simulated time printed at the end (stderr),
@@ -110,7 +111,8 @@ def smpi_setting(
             "OS noise is written into CM02 platforms only, not yet into ns-3's: "
             "choose network_model = cm02 or noise = none"
         )
-    shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed)
+    choice = link_choice(chosen)
+    shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed, choice)
     stem = platforms.platform_name(*shape) + ("-ns3" if ns3 else "")
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
@@ -153,6 +155,30 @@ def smpi_setting(
         ),
     )
     return KnobSetting(env, tuple(args), files)
+
+
+def link_choice(chosen: dict[str, str]) -> LinkChoice:
+    """The link knobs (mpi/links.py): Unsupported with the reason where they cannot apply."""
+    shared = chosen["node_channel"] == "shared"
+    if chosen["network_model"] == "ns3" and (chosen["rails"] != "1" or shared):
+        raise Unsupported(
+            "rails and node_channel are written into CM02 platforms only, not into ns-3's: "
+            "choose network_model = cm02 or rails = 1 and node_channel = per_pair"
+        )
+    if not shared:
+        return LinkChoice(chosen["bandwidth_end"], int(chosen["rails"]))
+    if chosen["machine"] == "none":
+        raise Unsupported(
+            "node_channel = shared is the node's memory bandwidth: choose a machine "
+            f"({', '.join(machines.MACHINES)})"
+        )
+    if chosen["topology"] != "crossbar":
+        raise Unsupported(
+            "node_channel = shared is written for the crossbar only (SimGrid 3.32 gives a "
+            "fat-tree's or torus' <cluster> a per-pair loopback): choose topology = crossbar"
+        )
+    memory = machines.machine(chosen["machine"]).bandwidth
+    return LinkChoice(chosen["bandwidth_end"], int(chosen["rails"]), node_channel_rate(memory))
 
 
 def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:
