@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from esmperf.cli import main
 from esmperf.mpi import links, machines, ns3_network, platforms
 from esmperf.mpi.knob_setting import knob_setting
 from esmperf.mpi.knobs import KNOBS, Unsupported
@@ -213,3 +214,18 @@ def test_dual_rail_halves_a_large_message(smpi: Stack, tmp_path: Path) -> None: 
     assert (one_way["2"][-1] - net.latency) / (one_way["1"][-1] - net.latency) == pytest.approx(
         0.5, rel=1e-7
     )
+
+
+def test_simulate_takes_the_link_knobs_from_the_command_line(
+    smpi: Stack,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    command = ["simulate", "pop", "--platform", "ib-qdr", "--nodes", "2", "--dry-run"]
+    command += ["--rails", "1,2", "--bandwidth-end", "high", "--node-channel", "shared"]
+    command += ["--machine", "dell-m610", "--out", str(tmp_path / "t.duckdb")]
+    assert main(command) == 0
+    written = sorted(path.name for path in (tmp_path / "t" / "platforms").glob("*.xml"))
+    assert written == [
+        "ib-qdr-2n1c-bw-high-2rails-node-19.2006GBps.xml",
+        "ib-qdr-2n1c-bw-high-node-19.2006GBps.xml",
+    ]

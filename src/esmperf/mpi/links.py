@@ -127,7 +127,7 @@ class LinkChoice:
         """What the platform file's name adds for these choices ('' for the defaults)."""
         parts = [] if self.bandwidth_end == "low" else [f"bw-{self.bandwidth_end}"]
         parts += [f"{self.rails}rails"] if self.rails != 1 else []
-        parts += [f"node-{self.node_channel:.6g}Bps"] if self.node_channel else []
+        parts += [f"node-{self.node_channel / 1e9:.6g}GBps"] if self.node_channel else []
         return "".join(f"-{part}" for part in parts)
 
 
