@@ -229,3 +229,20 @@ def test_simulate_takes_the_link_knobs_from_the_command_line(
         "ib-qdr-2n1c-bw-high-2rails-node-19.2006GBps.xml",
         "ib-qdr-2n1c-bw-high-node-19.2006GBps.xml",
     ]
+
+
+def test_the_smpi_model_keeps_ethernet_at_line_rate(tmp_path: Path) -> None:
+    # its large-message bandwidth factor, 0.940694, is TCP's framing already (1448 / 1538)
+    assert abs(0.940694 - links.TCP_MSS_BYTES / 1538) < 1e-3
+    smpi_stack = replace(REAL, id="smpi", family="smpi", version="SimGrid SMPI 3.32.0")
+    for model, bandwidth, stem in (
+        ("cm02", INTERCONNECTS["gige"].bandwidth, "gige-2n1c"),
+        ("smpi", 125e6, "gige-2n1c-line-rate"),
+    ):
+        setting = knob_setting(smpi_stack, {"network_model": model}, 2, 2, 1, tmp_path)
+        (path, xml), _ = setting.files
+        assert path.name == f"{stem}.xml" and f'bw="{bandwidth:.15g}Bps"' in xml, model
+    qdr = knob_setting(
+        smpi_stack, {"network_model": "smpi", "platform": "ib-qdr"}, 2, 2, 1, tmp_path
+    )
+    assert qdr.files[0][0].name == "ib-qdr-2n1c.xml"  # InfiniBand: no TCP framing to give back
