@@ -77,7 +77,12 @@ def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, 
                 rows.append((knob.name, value, f"unsupported: {reason}"))
                 continue
             parts = [f"{key}={val}" for key, val in setting.env.items()]
-            args = [arg for arg in setting.launcher_args if arg not in common]
+            # a knob that changes the platform file changes its name: not shown as an option
+            args = [
+                arg
+                for arg in setting.launcher_args
+                if arg not in common and not arg.endswith((".xml", ".hosts"))
+            ]
             if stack.simulated and knob.name == "platform":
                 net = platforms.interconnect(value)
                 high = f"-{net.bandwidth_high / 1e9:.4g}" if net.bandwidth_high else ""
