@@ -84,8 +84,9 @@ class Pcie:
 
 
 # The adapters' slots (PCI-SIG: Gen2 5 GT/s 8b/10b, Gen3 8 GT/s and Gen4 16 GT/s 128b/130b).
-# ConnectX-2 QDR: PCIe 2.0 x8 (Lenovo Press TIPS0778, 'Mellanox ConnectX-2 VPI QDR InfiniBand
-# HCAs'); ConnectX-3 FDR: PCIe 3.0 x8; ConnectX-6 HDR: PCIe 4.0 x16 (NVIDIA's product briefs).
+# ConnectX-2 QDR: PCIe 2.0 x8 (Mellanox, 'ConnectX-2 VPI single and dual port QSFP InfiniBand
+# and Ethernet adapter card user manual', document 3156, 2011; Lenovo Press TIPS0778);
+# ConnectX-3 FDR: PCIe 3.0 x8 (its user manual, rev 1.7, 2013); ConnectX-6 HDR: PCIe 4.0 x16.
 PCIE_GEN2_X8 = Pcie("PCIe 2.0 x8", 5e9, 8 / 10, 8)
 PCIE_GEN3_X8 = Pcie("PCIe 3.0 x8", 8e9, 128 / 130, 8)
 PCIE_GEN4_X16 = Pcie("PCIe 4.0 x16", 16e9, 128 / 130, 16)
