@@ -56,8 +56,9 @@ class Interconnect:
 
     name: str
     title: str
-    # bytes/s: for the seeds' interconnects the link's data rate after line encoding; for
-    # today's what one MPI pair is delivered (framing taken off, or a published ping-pong)
+    # bytes/s: what one MPI pair is delivered: the link's payload rate after framing and
+    # packet headers, or its adapter's PCIe slot's if smaller (links.py); or a published
+    # ping-pong's (Slingshot-11, EFA)
     bandwidth: float
     latency: float  # seconds: small-message MPI latency between two nodes, one way
     source: str
