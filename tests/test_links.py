@@ -138,7 +138,7 @@ def test_link_knobs_need_the_smpi_stack_and_their_conditions(tmp_path: Path) -> 
             2,
             tmp_path,
         )
-    with pytest.raises(Unsupported, match="CM02 platforms only"):
+    with pytest.raises(Unsupported, match="not into ns-3's"):
         knob_setting(smpi_stack, {"rails": "2", "network_model": "ns3"}, 4, 2, 2, tmp_path)
 
 

@@ -171,8 +171,8 @@ def link_choice(chosen: dict[str, str]) -> LinkChoice:
     shared = chosen["node_channel"] == "shared"
     if chosen["network_model"] == "ns3" and (chosen["rails"] != "1" or shared):
         raise Unsupported(
-            "rails and node_channel are written into CM02 platforms only, not into ns-3's: "
-            "choose network_model = cm02 or rails = 1 and node_channel = per_pair"
+            "rails and node_channel are written into the cm02 and smpi models' platforms, "
+            "not into ns-3's: choose network_model = cm02 or rails = 1 and node_channel = per_pair"
         )
     if not shared:
         return LinkChoice(chosen["bandwidth_end"], int(chosen["rails"]))
