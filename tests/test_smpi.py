@@ -132,7 +132,8 @@ def run_workload(
 def test_platform_file_halves_the_latency_per_link_and_places_ranks_in_blocks() -> None:
     xml = platforms.platform_xml(INTERCONNECTS["ib-qdr"], nodes=4, cores=2)
     assert 'radical="0-3"' in xml and 'core="2"' in xml
-    assert 'bw="4000000000Bps"' in xml and 'lat="6.5e-07s"' in xml  # 1.3 us over two links
+    # ConnectX-2's PCIe 2.0 x8 slot (links.py); 1.3 us over two links
+    assert 'bw="3368421052.63158Bps"' in xml and 'lat="6.5e-07s"' in xml
     assert 'sharing_policy="SPLITDUPLEX"' in xml
     assert platforms.hostfile(5, 2) == "node-0\nnode-0\nnode-1\nnode-1\nnode-2\n"
     assert platforms.nodes_for(5, 2) == 3
@@ -152,7 +153,7 @@ def test_topologies_wire_the_cluster_and_name_their_files() -> None:
             '<platform version="4.1">\n<zone id="world" routing="Full">\n'
             '  <cluster id="ib-qdr"\n           prefix="node-"\n           suffix=""\n'
             '           radical="0-3"\n           speed="1000000000f"\n           core="2"\n'
-            '           bw="4000000000Bps"\n           lat="6.5e-07s"\n'
+            '           bw="3368421052.63158Bps"\n           lat="6.5e-07s"\n'
             '           sharing_policy="SPLITDUPLEX"\n           loopback_bw="10000000000Bps"\n'
             '           loopback_lat="2e-07s"/>\n</zone>\n</platform>\n'
         )
@@ -377,7 +378,10 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
 
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:
     rows = {(name, value): how for name, value, how in knob_table(smpi)}
-    assert rows["platform", "ib-qdr"].startswith("InfiniBand QDR 4x: 4 GB/s, 1.3 us between")
+    assert rows["platform", "ib-qdr"].startswith(
+        "InfiniBand QDR 4x: 3.368-3.657 GB/s, 1.3 us between"
+    )
+    assert rows["rails", "2"] == "rails = 2 (-platform <generated>.xml)"
     assert rows["computation", "off"] == "ESM_KERNEL_COST=off --cfg=smpi/simulate-computation:no"
     assert rows["network_model", "smpi"] == "--cfg=network/model:SMPI"
     assert rows["topology", "fat-tree-2to1"].startswith(

@@ -19,6 +19,8 @@ from esmperf.mpi.smpi_knobs import smpi_setting
 from esmperf.mpi.stacks import SMPI, Stack
 from esmperf.paths import build_root
 
+LINK_KNOBS = ("bandwidth_end", "rails", "node_channel")  # written into the platform file
+
 
 def knob_setting(
     stack: Stack,
@@ -75,13 +77,21 @@ def knob_table(stack: Stack, ranks: int = 2, cores: int = 2) -> list[tuple[str, 
                 rows.append((knob.name, value, f"unsupported: {reason}"))
                 continue
             parts = [f"{key}={val}" for key, val in setting.env.items()]
-            args = [arg for arg in setting.launcher_args if arg not in common]
+            # a knob that changes the platform file changes its name: not shown as an option
+            args = [
+                arg
+                for arg in setting.launcher_args
+                if arg not in common and not arg.endswith((".xml", ".hosts"))
+            ]
             if stack.simulated and knob.name == "platform":
                 net = platforms.interconnect(value)
+                high = f"-{net.bandwidth_high / 1e9:.4g}" if net.bandwidth_high else ""
                 args = [
-                    f"{net.title}: {net.bandwidth / 1e9:.4g} GB/s, {net.latency * 1e6:.3g} us "
-                    "between nodes (-platform <generated>.xml)"
+                    f"{net.title}: {net.bandwidth / 1e9:.4g}{high} GB/s, "
+                    f"{net.latency * 1e6:.3g} us between nodes (-platform <generated>.xml)"
                 ]
+            if stack.simulated and knob.name in LINK_KNOBS:
+                args = [f"{knob.name} = {value} (-platform <generated>.xml)"]
             if stack.simulated and knob.name == "topology":
                 args = [f"{platforms.describe_topology(value)} (-platform <generated>.xml)"]
             parts += [" ".join(args)] if args else []

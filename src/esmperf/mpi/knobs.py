@@ -25,6 +25,11 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
                                  of the band the era's switches give (mpi/ns3_network.py)
 - tcp_kernel     none | 1hz-per-bit   the kernel's CPU cost of TCP between nodes, a rule of
                  thumb at the machine's clock (mpi/tcp_model.py)
+- bandwidth_end  low | high      an interconnect's bandwidth range (an adapter's PCIe Max
+                                 Payload Size, mpi/links.py): which end
+- rails          1 | 2           adapters per node, striped as Open MPI does (mpi/links.py)
+- node_channel   per_pair | shared   on-node messages: each pair its own loopback, or also the
+                 node's memory as one channel they share (needs a machine; mpi/links.py)
 - computation    measured | off | model   charge each rank's measured compute bursts, nothing
                  (the network alone), or only each kernel's bytes over its node's bandwidth
                  share (deterministic; needs a machine)
@@ -52,7 +57,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import machines, noise, ns3_network, offload, platforms
+from esmperf.mpi import links, machines, noise, ns3_network, offload, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -189,6 +194,35 @@ KNOBS: dict[str, Knob] = {
             "the band the era's switches give (smpi stack only)",
         ),
         Knob(
+            "bandwidth_end",
+            links.BANDWIDTH_ENDS,
+            "low",
+            "interconnect adapter (host bus)",
+            "which end of an interconnect's bandwidth range: InfiniBand adapters on PCIe "
+            "with a Max Payload Size of 128 (low) or 256 bytes (high); the same figure where "
+            "there is no range (mpi/links.py; smpi stack only)",
+            "one rank sends no message",
+        ),
+        Knob(
+            "rails",
+            links.RAILS,
+            "1",
+            "dual rail (two adapters per node)",
+            "adapters per node, each on its own fabric, as Open MPI stripes them: every link "
+            "at rails x its bandwidth, the same latency (mpi/links.py; smpi stack only)",
+            "one rank sends no message",
+        ),
+        Knob(
+            "node_channel",
+            links.NODE_CHANNELS,
+            "per_pair",
+            "node memory (shared-memory MPI)",
+            "messages between ranks of a node: each pair its own loopback, or also one "
+            "channel all of them share, the node's memory bandwidth over 2 (needs a machine; "
+            "crossbar only; mpi/links.py; smpi stack only)",
+            "one rank has no on-node peer",
+        ),
+        Knob(
             "computation",
             ("measured", "off", "model"),
             "measured",
@@ -247,6 +281,9 @@ KNOBS: dict[str, Knob] = {
 SIMULATION_KNOBS = (
     "platform",
     "topology",
+    "bandwidth_end",
+    "rails",
+    "node_channel",
     "network_model",
     "switch_buffer",
     "tcp_kernel",

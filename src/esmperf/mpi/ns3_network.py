@@ -158,7 +158,7 @@ def rank_host(node: int, core: int) -> str:
 
 def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
     """SimGrid platform (DTD 4.1) that SimGrid's ns-3 binding accepts, every route one link.
-    Each node is a router `node-N` with one link to the switch (the interconnect's bandwidth,
+    Each node is a router `node-N` with one link to the switch (the interconnect's line rate,
     half its latency: the CM02 crossbar's figures), and each of its `cores` cores a host
     `node-N-C` of one core with its own link to the node's router at this machine's shared
     memory figures (LOOPBACK_BANDWIDTH, half of LOOPBACK_LATENCY). A host per rank, because the
@@ -173,7 +173,7 @@ def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
         f"latency={quoteattr(f'{LOOPBACK_LATENCY / 2:.15g}s')}"
     )
     port = (
-        f"bandwidth={quoteattr(f'{net.bandwidth:.15g}Bps')} "
+        f"bandwidth={quoteattr(f'{net.wire_rate:.15g}Bps')} "  # ns-3 frames packets itself
         f"latency={quoteattr(f'{net.latency / 2:.15g}s')}"
     )
     routers = [f'  <router id="{SWITCH_ROUTER}"/>']

@@ -1,5 +1,6 @@
 """Simulated clusters for SimGrid SMPI (docs/simulate.md): the named interconnects and
-topologies, as data, and the SimGrid platform file and hostfile of one run.
+topologies, as data, and the SimGrid platform file and hostfile of one run. Longer than 420
+lines: the interconnect table is data, each figure with its derivation and source beside it.
 
 A platform here is one cluster: `nodes` hosts, each with `cores` cores, wired by full-duplex
 links of the interconnect's bandwidth. The topology says how:
@@ -16,7 +17,8 @@ links of the interconnect's bandwidth. The topology says how:
 - torus: SimGrid's TORUS, a ring per dimension (torus_dimensions), each link one hop carrying
   the whole latency, so nearest neighbours see the table's latency and k hops k times it.
 Ranks on one node talk through the node's loopback, given this machine's measured
-shared-memory figures.
+shared-memory figures: each pair its own (SimGrid's cluster loopback is a FATPIPE), or, with the
+node_channel knob, also through a channel all the node's messages share (its memory, links.py).
 
 Computation is not modelled from flops: SMPI measures each computation burst of every rank on
 this machine's core (ranks run one at a time, so never oversubscribed) and charges it to the
@@ -30,6 +32,18 @@ from xml.sax.saxutils import quoteattr
 
 from esmperf.errors import EsmperfError
 from esmperf.mpi import noise
+from esmperf.mpi.links import (
+    AS_BEFORE,
+    IB_MTU_BYTES,
+    IB_QDR_MTU_BYTES,
+    PCIE_GEN2_X8,
+    PCIE_GEN3_X8,
+    PCIE_GEN4_X16,
+    LinkChoice,
+    Pcie,
+    ib_payload_rate,
+    tcp_payload_rate,
+)
 
 HOST_SPEED = 1e9  # flop/s of every simulated core and SMPI's smpi/host-speed: a 1:1 scaling
 MESSAGE_OVERHEAD_BYTES = 16  # SMPI 3.32 charges each message 16 bytes more than its payload
@@ -42,8 +56,9 @@ class Interconnect:
 
     name: str
     title: str
-    # bytes/s: for the seeds' interconnects the link's data rate after line encoding; for
-    # today's what one MPI pair is delivered (framing taken off, or a published ping-pong)
+    # bytes/s: what one MPI pair is delivered: the link's payload rate after framing and
+    # packet headers, or its adapter's PCIe slot's if smaller (links.py); or a published
+    # ping-pong's (Slingshot-11, EFA)
     bandwidth: float
     latency: float  # seconds: small-message MPI latency between two nodes, one way
     source: str
@@ -52,17 +67,32 @@ class Interconnect:
     # source gives is written here with the end used (a figure has one value in the model).
     bandwidth_source: str = ""
     latency_source: str = ""
+    # Where the bandwidth has a range (the host bus of the seeds' adapters, links.py), its high
+    # end; `bandwidth` is the low end, the baseline (0: no range).
+    bandwidth_high: float = 0.0
+    # bytes/s on the wire before framing, for models that frame packets themselves (ns-3's
+    # TCP); 0: the same as `bandwidth`
+    line_rate: float = 0.0
+
+    def bandwidth_at(self, end: str) -> float:
+        """The bandwidth at one end ("low", "high") of its range (the `bandwidth_end` knob)."""
+        return self.bandwidth_high if end == "high" and self.bandwidth_high else self.bandwidth
+
+    @property
+    def wire_rate(self) -> float:
+        return self.line_rate or self.bandwidth
 
 
 # Today's interconnects: the figures their bandwidths are derived from (docs/simulate.md,
 # "Today's clusters", shows each derivation).
-# InfiniBand: 4096-byte MTU, 26 bytes of headers per packet (local route header 8, base
-# transport header 12, invariant CRC 4, variant CRC 2: InfiniBand Architecture Specification
-# vol. 1, chapters 5 and 7), on a 400 Gb/s NDR 4x data rate (4 lanes of 100 Gb/s after FEC
-# and line encoding).
-IB_MTU_BYTES = 4096
-IB_PACKET_OVERHEAD_BYTES = 26
-IB_NDR_DATA_RATE = 400e9 / 8  # bytes/s
+# InfiniBand data rates (InfiniBand Architecture Specification, the 4x widths): what the lanes
+# carry after line encoding (and FEC from HDR on), bytes/s. QDR: 4 lanes of 10 Gb/s signalling,
+# 8b/10b. FDR: 4 lanes of 14.0625 Gb/s, 64b/66b. HDR and NDR are named by their data rate, 200
+# and 400 Gb/s (4 lanes of 50 and 100 Gb/s after encoding and FEC: no encoding to take off).
+IB_QDR_DATA_RATE = 4 * 10e9 * 8 / 10 / 8
+IB_FDR_DATA_RATE = 4 * 14.0625e9 * 64 / 66 / 8
+IB_HDR_DATA_RATE = 200e9 / 8
+IB_NDR_DATA_RATE = 400e9 / 8
 # RoCEv2 on Ethernet: a 4096-byte payload carries 82 bytes more on the wire (preamble and
 # start delimiter 8, Ethernet header 14, IPv4 20, UDP 8, base transport header 12, invariant
 # CRC 4, frame check sequence 4, inter-frame gap 12: IEEE 802.3, IETF RFC 791/768, IBTA RoCEv2
@@ -99,6 +129,12 @@ SLINGSHOT11_ONE_WAY_2M_4M = (94.06e-6, 180.44e-6)  # Cray MPICH 8.1.32, EESSI bl
 EFA_HPC6A_ONE_WAY_2M_4M = (379.37e-6, 725.62e-6)  # Intel MPI 2021.6, aws-parallelcluster#6449
 
 
+def link_or_bus(link: float, bus: Pcie, end: str) -> float:
+    """What an adapter delivers: its link's payload rate or its PCIe slot's at `end` of the Max
+    Payload Size range, the smaller (links.py)."""
+    return min(link, bus.payload_rate(end))
+
+
 def delivered_rate(one_way_2m_4m: tuple[float, float]) -> float:
     """Bytes/s a published ping-pong delivers between its 2 MiB and 4 MiB messages."""
     return 2 * 1024 * 1024 / (one_way_2m_4m[1] - one_way_2m_4m[0])
@@ -111,46 +147,78 @@ INTERCONNECTS: dict[str, Interconnect] = {
         Interconnect(
             "gige",
             "1 Gigabit Ethernet (TCP)",
-            1e9 / 8,
+            tcp_payload_rate(1e9 / 8),
             50e-6,
-            "1 Gb/s line rate; 50 us: MPI over TCP on GigE measures 30-60 us one way "
-            "(the HPC Advisory Council decks' 1GigE clusters)",
+            "1 Gb/s line rate less Ethernet/IP/TCP framing (1448 of 1538 bytes): 117.7 MB/s; "
+            "50 us: MPI over TCP on GigE measures 30-60 us one way (the HPC Advisory Council "
+            "decks' 1GigE clusters)",
+            bandwidth_source="1 Gb/s (IEEE 802.3) x 1448 / 1538: a 1500-byte MTU frame takes "
+            "1538 bytes of wire time (preamble 8, header 14, FCS 4, inter-frame gap 12) and "
+            "carries 1448 bytes of TCP payload (IPv4 20, TCP 20, timestamps 12: RFC 791, 793, "
+            "7323). Limit: the link",
+            line_rate=1e9 / 8,
         ),
         Interconnect(
             "10gige",
             "10 Gigabit Ethernet (TCP)",
-            10e9 / 8,
+            tcp_payload_rate(10e9 / 8),
             10e-6,
-            "10 Gb/s line rate; 10 us: MPI over kernel TCP on 10GbE, 8-15 us",
+            "10 Gb/s line rate less Ethernet/IP/TCP framing (1448 of 1538 bytes): 1.177 GB/s; "
+            "10 us: MPI over kernel TCP on 10GbE, 8-15 us",
+            bandwidth_source="10 Gb/s (IEEE 802.3ae) x 1448 / 1538, the framing of `gige`. "
+            "Limit: the link (a PCIe 2.0 x8 10GbE adapter's slot carries over 3 GB/s)",
+            line_rate=10e9 / 8,
         ),
         Interconnect(
             "ib-qdr",
             "InfiniBand QDR 4x",
-            32e9 / 8,
+            link_or_bus(ib_payload_rate(IB_QDR_DATA_RATE, IB_QDR_MTU_BYTES), PCIE_GEN2_X8, "low"),
             1.3e-6,
-            "40 Gb/s signalling, 8b/10b encoding: 32 Gb/s data; 1.3 us: ConnectX-2 "
-            "QDR MPI latency in the HPC Advisory Council decks",
+            "ConnectX-2 on PCIe 2.0 x8: 3.368-3.657 GB/s of TLP payload (Max Payload Size "
+            "128-256 B), under the link's 3.950 GB/s (32 Gb/s data, 26 header bytes per "
+            "2048-byte packet); 1.3 us: ConnectX-2 QDR MPI latency in the HPC Advisory Council "
+            "decks",
+            bandwidth_source="link: 40 Gb/s signalling, 8b/10b: 4 GB/s x 2048 / 2074 = 3.950 "
+            "GB/s. Host bus: PCIe 2.0 x8, 5 GT/s x 8 lanes, 8b/10b: 4 GB/s, less 24 bytes per "
+            "TLP: 4 x 128 / 152 = 3.368 GB/s (MPS 128 B, used) to 4 x 256 / 280 = 3.657 GB/s "
+            "(MPS 256 B, bandwidth_end = high). Limit: the host bus",
+            bandwidth_high=link_or_bus(
+                ib_payload_rate(IB_QDR_DATA_RATE, IB_QDR_MTU_BYTES), PCIE_GEN2_X8, "high"
+            ),
         ),
         Interconnect(
             "ib-fdr",
             "InfiniBand FDR 4x",
-            54.5e9 / 8,
+            link_or_bus(ib_payload_rate(IB_FDR_DATA_RATE, IB_MTU_BYTES), PCIE_GEN3_X8, "low"),
             0.7e-6,
-            "56 Gb/s signalling, 64b/66b: 54.5 Gb/s data; 0.7 us: ConnectX-3 FDR "
-            "MPI latency (Mellanox)",
+            "ConnectX-3 on PCIe 3.0 x8: 6.633 GB/s (MPS 128 B) to the link's 6.775 GB/s (54.5 "
+            "Gb/s data, 26 header bytes per 4096-byte packet); 0.7 us: ConnectX-3 FDR MPI "
+            "latency (Mellanox)",
+            bandwidth_source="link: 4 x 14.0625 Gb/s, 64b/66b: 6.818 GB/s x 4096 / 4122 = "
+            "6.775 GB/s. Host bus: PCIe 3.0 x8, 8 GT/s x 8 lanes, 128b/130b: 7.877 GB/s, x 128 "
+            "/ 152 = 6.633 GB/s (MPS 128 B, used: the bus limits) or x 256 / 280 = 7.202 GB/s "
+            "(MPS 256 B: the link limits, 6.775 GB/s with bandwidth_end = high)",
+            bandwidth_high=link_or_bus(
+                ib_payload_rate(IB_FDR_DATA_RATE, IB_MTU_BYTES), PCIE_GEN3_X8, "high"
+            ),
         ),
         Interconnect(
             "ib-hdr",
             "InfiniBand HDR 4x",
-            200e9 * 64 / 66 / 8,
-            1.0e-6,
-            "200 Gb/s, 64b/66b encoding; 1.0 us: osu_latency across one HDR switch "
-            "(ConnectX-6 adapter alone: 0.6 us)",
+            link_or_bus(ib_payload_rate(IB_HDR_DATA_RATE, IB_MTU_BYTES), PCIE_GEN4_X16, "low"),
+            1.2e-6,
+            "200 Gb/s data rate less 26 header bytes per 4096-byte packet: 24.84 GB/s; 1.2 us: "
+            "Azure HBv3's published RDMA latency on HDR",
+            bandwidth_source="200 Gb/s HDR 4x data rate (after 64b/66b and FEC: not taken off "
+            "again) x 4096 / 4122 = 24.84 GB/s. Limit: the link; ConnectX-6 on PCIe 4.0 x16 "
+            "carries 26.53-28.81 GB/s (MPS 128-256 B)",
+            latency_source="Microsoft Learn, 'HBv3-series VM sizes performance and "
+            "scalability': RDMA latency 1.2 microseconds (1 byte), 200 Gb/s HDR InfiniBand",
         ),
         Interconnect(
             "ib-ndr",
             "InfiniBand NDR 4x",
-            IB_NDR_DATA_RATE * IB_MTU_BYTES / (IB_MTU_BYTES + IB_PACKET_OVERHEAD_BYTES),
+            ib_payload_rate(IB_NDR_DATA_RATE, IB_MTU_BYTES),
             2.0e-6,
             "400 Gb/s data rate less 26 header bytes per 4096-byte packet; 2 us: Azure's "
             "published bound for RDMA latency on NDR (< 2 us)",
@@ -330,38 +398,88 @@ def platform_xml(
     topology: str = "crossbar",
     noise_name: str = "none",
     noise_seed: int = 0,
+    links: LinkChoice = AS_BEFORE,
 ) -> str:
     """SimGrid platform (DTD 4.1) of `nodes` hosts of `cores` cores on interconnect `net`,
-    wired as `topology`, each host with the OS noise `noise_name` (mpi/noise.py)."""
+    wired as `topology`, each host with the OS noise `noise_name` (mpi/noise.py), its links as
+    `links` chooses (links.py: the bandwidth's end, rails, a shared on-node channel)."""
     check_shape(nodes, cores)
     wires = wiring(topology, net, nodes)
-    cluster = {
-        "id": net.name,
-        "prefix": NODE_PREFIX,
-        "suffix": "",
-        "radical": f"0-{wires.hosts - 1}",
-        "speed": f"{HOST_SPEED:.0f}f",
-        "core": str(cores),
-        "bw": f"{net.bandwidth:.15g}Bps",
-        "lat": f"{wires.link_latency:.15g}s",
-        "sharing_policy": "SPLITDUPLEX",
-        "loopback_bw": f"{LOOPBACK_BANDWIDTH:.15g}Bps",
-        "loopback_lat": f"{LOOPBACK_LATENCY:.15g}s",
-        **wires.attributes,
-    }
-    attributes = "\n           ".join(f"{key}={quoteattr(value)}" for key, value in cluster.items())
+    bandwidth = net.bandwidth_at(links.bandwidth_end) * links.rails
+    if links.node_channel:
+        if topology != "crossbar":
+            raise PlatformError(
+                "a shared on-node channel is written for the crossbar only (SimGrid 3.32 gives a "
+                "fat-tree's or torus' <cluster> a per-pair loopback): choose topology = crossbar"
+            )
+        zone = node_channel_zone(net.name, wires, cores, bandwidth, links.node_channel)
+    else:
+        cluster = {
+            "id": net.name,
+            "prefix": NODE_PREFIX,
+            "suffix": "",
+            "radical": f"0-{wires.hosts - 1}",
+            "speed": f"{HOST_SPEED:.0f}f",
+            "core": str(cores),
+            "bw": f"{bandwidth:.15g}Bps",
+            "lat": f"{wires.link_latency:.15g}s",
+            "sharing_policy": "SPLITDUPLEX",
+            "loopback_bw": f"{LOOPBACK_BANDWIDTH:.15g}Bps",
+            "loopback_lat": f"{LOOPBACK_LATENCY:.15g}s",
+            **wires.attributes,
+        }
+        attributes = "\n           ".join(
+            f"{key}={quoteattr(value)}" for key, value in cluster.items()
+        )
+        zone = f"  <cluster {attributes}/>\n"
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         f"<!-- esmperf platform {net.name}: {net.title}, {nodes} nodes x {cores} cores, "
-        f"{wires.shape} (docs/simulate.md) -->\n"
+        f"{wires.shape}{links_note(links)} (docs/simulate.md) -->\n"
         '<platform version="4.1">\n'
         '<zone id="world" routing="Full">\n'
-        f"  <cluster {attributes}/>\n"
+        f"{zone}"
         f"{noise.platform_elements(noise_name, noise_seed, wires.hosts, NODE_PREFIX)}"
         "</zone>\n"
         "</platform>\n"
     )
+
+
+def links_note(links: LinkChoice) -> str:
+    """What the platform file's comment adds for the link knobs ('' for the defaults)."""
+    notes = [f"{links.bandwidth_end} end of the bandwidth"] if links.bandwidth_end != "low" else []
+    notes += [f"{links.rails} rails"] if links.rails != 1 else []
+    notes += ["a shared on-node channel"] if links.node_channel else []
+    return "".join(f", {note}" for note in notes)
+
+
+def node_channel_zone(
+    name: str, wires: Wiring, cores: int, bandwidth: float, channel: float
+) -> str:
+    """The crossbar <cluster> written out as the StarZone it is (SimGrid's routing="Cluster":
+    per host its split-duplex link to the switch), with each host's on-node route through two
+    links: the per-pair loopback (FATPIPE: each message its own copy rate) and the node's
+    memory channel (SHARED: every message of the node at once). Six lines per node."""
+    lines = [f'  <zone id="{name}" routing="Cluster">']
+    for node in range(wires.hosts):
+        host = f"{NODE_PREFIX}{node}"
+        lines += [
+            f'    <host id="{host}" speed="{HOST_SPEED:.0f}f" core="{cores}"/>',
+            f'    <link id="{name}_link_{node}" bandwidth="{bandwidth:.15g}Bps" '
+            f'latency="{wires.link_latency:.15g}s" sharing_policy="SPLITDUPLEX"/>',
+            f'    <host_link id="{host}" up="{name}_link_{node}_UP" '
+            f'down="{name}_link_{node}_DOWN"/>',
+            f'    <link id="{name}_copy_{node}" bandwidth="{LOOPBACK_BANDWIDTH:.15g}Bps" '
+            f'latency="{LOOPBACK_LATENCY:.15g}s" sharing_policy="FATPIPE"/>',
+            f'    <link id="{name}_memory_{node}" bandwidth="{channel:.15g}Bps" latency="0s"/>',
+        ]
+    for node in range(wires.hosts):
+        lines.append(
+            f'    <route src="{NODE_PREFIX}{node}" dst="{NODE_PREFIX}{node}">'
+            f'<link_ctn id="{name}_copy_{node}"/><link_ctn id="{name}_memory_{node}"/></route>'
+        )
+    return "\n".join([*lines, "  </zone>"]) + "\n"
 
 
 def hostfile(ranks: int, ranks_per_node: int) -> str:
@@ -376,7 +494,8 @@ def platform_name(
     topology: str = "crossbar",
     noise_name: str = "none",
     noise_seed: int = 0,
+    links: LinkChoice = AS_BEFORE,
 ) -> str:
     wired = "" if topology == "crossbar" else f"-{topology}"  # the crossbar keeps its old names
     noisy = "" if noise_name == "none" else f"-noise-{noise_name}-seed{noise_seed}"
-    return f"{net.name}{wired}-{nodes}n{cores}c{noisy}"
+    return f"{net.name}{wired}-{nodes}n{cores}c{noisy}{links.suffix()}"

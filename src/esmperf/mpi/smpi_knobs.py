@@ -3,6 +3,7 @@ options, the platform file and hostfile of the simulated cluster, and the variab
 core reads for the machine, computation and fold knobs. The knobs of a real interconnect are
 not simulated (SMPI_NOT_SIMULATED says why)."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from esmperf.mpi import machines, ns3_network, offload, platforms, tcp_model
@@ -15,6 +16,7 @@ from esmperf.mpi.knobs import (
     Unsupported,
     check_knob,
 )
+from esmperf.mpi.links import LinkChoice, node_channel_rate
 
 # The smpirun options of every simulated run: SMPI's reference speed equal to the hosts' (a
 # measured burst costs what it cost here), the simulated time printed at the end (stderr),
@@ -49,6 +51,10 @@ SMPI_AT_SCALE = (
 # ranks, unless the knob of the collective chooses another (docs/simulate.md, "What a
 # simulation costs").
 SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
+# The smpi model's factors were calibrated against a TCP cluster's line rate: its bandwidth
+# factor for messages of 65472 bytes or more is 0.940694 (SimGrid 3.32's default smpi/bw-factor,
+# src/simgrid/sg_config.cpp), TCP's framing (1448 / 1538 = 0.9415, mpi/links.py). Under it the
+# Ethernet platforms keep their line rate, so that the framing is not taken off twice.
 SMPI_NETWORK_MODELS = {
     "cm02": ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"),
     "smpi": ("--cfg=network/model:SMPI",),
@@ -97,6 +103,9 @@ def smpi_setting(
         )
     platforms.check_shape(platforms.nodes_for(ranks, ranks_per_node), ranks_per_node)
     net = platforms.interconnect(chosen["platform"])
+    line_rate = chosen["network_model"] == "smpi" and net.wire_rate != net.bandwidth
+    if line_rate:  # SimGrid's SMPI factors take TCP's framing off the line rate themselves
+        net = replace(net, bandwidth=net.wire_rate)
     nodes = platforms.nodes_for(ranks, ranks_per_node)
     topology = chosen["topology"]
     noise_name, noise_seed = chosen["noise"], int(chosen["noise_seed"])
@@ -112,8 +121,10 @@ def smpi_setting(
             "OS noise is written into CM02 platforms only, not yet into ns-3's: "
             "choose network_model = cm02 or noise = none"
         )
-    shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed)
+    choice = link_choice(chosen)
+    shape = (net, nodes, ranks_per_node, topology, noise_name, noise_seed, choice)
     stem = platforms.platform_name(*shape) + ("-ns3" if ns3 else "")
+    stem += "-line-rate" if line_rate else ""
     xml = platform_dir / f"{stem}.xml"
     hosts = platform_dir / f"{stem}-{ranks}ranks.hosts"
     args = [
@@ -156,6 +167,30 @@ def smpi_setting(
         ),
     )
     return KnobSetting(env, tuple(args), files)
+
+
+def link_choice(chosen: dict[str, str]) -> LinkChoice:
+    """The link knobs (mpi/links.py): Unsupported with the reason where they cannot apply."""
+    shared = chosen["node_channel"] == "shared"
+    if chosen["network_model"] == "ns3" and (chosen["rails"] != "1" or shared):
+        raise Unsupported(
+            "rails and node_channel are written into the cm02 and smpi models' platforms, "
+            "not into ns-3's: choose network_model = cm02 or rails = 1 and node_channel = per_pair"
+        )
+    if not shared:
+        return LinkChoice(chosen["bandwidth_end"], int(chosen["rails"]))
+    if chosen["machine"] == "none":
+        raise Unsupported(
+            "node_channel = shared is the node's memory bandwidth: choose a machine "
+            f"({', '.join(machines.MACHINES)})"
+        )
+    if chosen["topology"] != "crossbar":
+        raise Unsupported(
+            "node_channel = shared is written for the crossbar only (SimGrid 3.32 gives a "
+            "fat-tree's or torus' <cluster> a per-pair loopback): choose topology = crossbar"
+        )
+    memory = machines.machine(chosen["machine"]).bandwidth
+    return LinkChoice(chosen["bandwidth_end"], int(chosen["rails"]), node_channel_rate(memory))
 
 
 def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:

@@ -117,6 +117,8 @@ def add_simulate_command(commands: Any) -> None:
         help="Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
         "platforms; default none: SMPI's CPU algorithms)",
     )
+    for flag, metavar, what in LINK_FLAGS:
+        simulate.add_argument(flag, type=split_list, metavar=metavar, help=what)
     simulate.add_argument(
         "--network-model",
         type=split_list,
@@ -160,6 +162,24 @@ def add_simulate_command(commands: Any) -> None:
         help="print the configurations and their smpirun commands; run nothing",
     )
     simulate.set_defaults(handler=_simulate)
+
+
+# The link knobs (mpi/links.py, docs/simulate.md "Links as built"): flag, values, help.
+LINK_FLAGS = (
+    (
+        "--bandwidth-end",
+        "low,high",
+        "the end of an interconnect's bandwidth range (an adapter's PCIe payload size, "
+        "128 or 256 B; default low)",
+    ),
+    ("--rails", "1,2", "adapters per node, striped as Open MPI does (default 1)"),
+    (
+        "--node-channel",
+        "per_pair,shared",
+        "on-node messages: each pair its own loopback, or also the node's memory shared "
+        "(needs --machine; default per_pair)",
+    ),
+)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -211,6 +231,10 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["noise_seed"] = args.noise_seed
     if args.offload:
         knobs["offload"] = args.offload
+    for flag, _, _ in LINK_FLAGS:
+        name = flag.removeprefix("--").replace("-", "_")
+        if getattr(args, name):
+            knobs[name] = getattr(args, name)
     block: dict[str, Any] = {
         "workload": args.workload,
         "stack": [SMPI],
