@@ -154,45 +154,46 @@ def test_cm02_tcp_waits_the_rto_where_ns3_does_and_is_cm02_elsewhere(
     smpi: Stack, tmp_path: Path
 ) -> None:
     """bench/incast on GigE, one sender a node, the low buffer (28 frames), 2 rounds alike.
-    8 x 8 KiB: first windows of 3 segments, 7 x 3 = 21 stored of 24 (the port forwards one
-    sender's share as it arrives), no loss: CM02's 0.626 ms (ns-3: 0.968 ms, its per-message
-    connection set-up and close). 11 x 8 KiB: 30 > 28, the 11th flow waits Linux's 200 ms RTO
-    and finishes alone: 200.167 ms (ns-3: 200.920). 4 x 256 KiB: first windows fit, but each
-    flow's share of the buffer and the 8.2 packets in flight, 36.2 / 4 = 9.1, is under the
-    recovery window (10.56): one RTO, 202.198 ms (ns-3: 201.918); 3 x 256 KiB share 12.1 each:
-    none, 6.392 ms (ns-3: 6.967). The high buffer (690 frames), 16 x 32 KiB: CM02's 4.298 ms."""
+    GigE at its framed rate, 117.7 MB/s (mpi/links.py). 8 x 8 KiB: first windows of 3
+    segments, 7 x 3 = 21 stored of 24 (the port forwards one sender's share as it arrives), no
+    loss: CM02's 0.659 ms (ns-3: 0.968 ms, its per-message connection set-up and close).
+    11 x 8 KiB: 30 > 28, the 11th flow waits Linux's 200 ms RTO and finishes alone: 200.171 ms
+    (ns-3: 200.920). 4 x 256 KiB: first windows fit, but each flow's share of the buffer and the
+    7.75 packets in flight, 35.75 / 4 = 8.9, is under the recovery window (10.56): one RTO,
+    202.328 ms (ns-3: 201.918); 3 x 256 KiB share 11.9 each: none, 6.783 ms (ns-3: 6.967). The
+    high buffer (690 frames), 16 x 32 KiB: CM02's 4.559 ms."""
     assert (
         incast(smpi, 8, 8192, tmp_path, network_model="cm02-tcp")
-        == [pytest.approx(6.26346e-04, rel=1e-6)] * 2
+        == [pytest.approx(6.590603e-04, rel=1e-6)] * 2
     )
-    assert incast(smpi, 8, 8192, tmp_path) == [pytest.approx(6.26346e-04, rel=1e-6)] * 2
+    assert incast(smpi, 8, 8192, tmp_path) == [pytest.approx(6.590603e-04, rel=1e-6)] * 2
     assert (
         incast(smpi, 11, 8192, tmp_path, network_model="cm02-tcp")
-        == [pytest.approx(2.00167082e-01, rel=1e-8)] * 2
+        == [pytest.approx(2.00171251e-01, rel=1e-8)] * 2
     )
-    assert incast(smpi, 11, 8192, tmp_path) == [pytest.approx(8.23722e-04, rel=1e-6)] * 2
+    assert incast(smpi, 11, 8192, tmp_path) == [pytest.approx(8.687041e-04, rel=1e-6)] * 2
     assert (
         incast(smpi, 4, 262144, tmp_path, network_model="cm02-tcp")
-        == [pytest.approx(2.02197802e-01, rel=1e-8)] * 2
+        == [pytest.approx(2.02328190e-01, rel=1e-8)] * 2
     )
     assert (
         incast(smpi, 3, 262144, tmp_path, network_model="cm02-tcp")
-        == [pytest.approx(6.392234e-03, rel=1e-6)] * 2
+        == [pytest.approx(6.783325e-03, rel=1e-6)] * 2
     )
     high = incast(smpi, 16, 32768, tmp_path, network_model="cm02-tcp", switch_buffer="high")
-    assert high == incast(smpi, 16, 32768, tmp_path) == [pytest.approx(4.29841e-03, rel=1e-6)] * 2
+    assert high == incast(smpi, 16, 32768, tmp_path) == [pytest.approx(4.559360e-03, rel=1e-6)] * 2
 
 
 def test_cm02_tcp_counts_what_the_port_stores_from_its_sender_links(
     smpi: Stack, tmp_path: Path
 ) -> None:
-    """12 flows of 8 KiB into rank 0's port. From 12 nodes (one rank a node) they arrive at
-    12 x the port's rate and it stores 11/12 of their 36 first-window packets, 33 > 28: one
-    RTO. From 4 nodes (3 ranks a node: ranks 1 and 2 share rank 0's node, no port) it stores
-    3/4, 27: no loss, CM02's round. (Derived, not checked against ns-3: its nodes' own queues
+    """12 flows of 4 KiB (3 segments: too short for rule 2's share) into rank 0's port. From
+    12 nodes (one rank a node) they arrive at 12 x the port's rate and it stores 11/12 of their
+    36 first-window packets, 33 > 28: one RTO. From 4 nodes (3 ranks a node: ranks 1 and 2
+    share rank 0's node, no port) it stores 3/4, 27: no loss, CM02's round. (Derived, not checked against ns-3: its nodes' own queues
     drop too, docs/simulate.md.)"""
-    rounds = incast(smpi, 12, 8192, tmp_path, network_model="cm02-tcp")
-    assert rounds == [pytest.approx(2.0016721e-01, rel=1e-8)] * 2
-    four_nodes = incast(smpi, 14, 8192, tmp_path, 3, network_model="cm02-tcp")
-    assert four_nodes == incast(smpi, 14, 8192, tmp_path, 3)
+    rounds = incast(smpi, 12, 4096, tmp_path, network_model="cm02-tcp")
+    assert rounds == [pytest.approx(2.00136582e-01, rel=1e-8)] * 2
+    four_nodes = incast(smpi, 14, 4096, tmp_path, 3, network_model="cm02-tcp")
+    assert four_nodes == incast(smpi, 14, 4096, tmp_path, 3)
     assert four_nodes[0] < 2e-3
