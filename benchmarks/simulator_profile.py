@@ -26,8 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
-from esmperf.launch.smpirun import counter_arguments, message_counter  # noqa: E402
-from esmperf.launch.smpirun import simulated_messages, simulated_time  # noqa: E402
+from esmperf.launch.smpirun import (  # noqa: E402
+    counter_arguments,
+    message_counter,
+    simulated_messages,
+    simulated_time,
+)
 from esmperf.mpi.build import build_dir  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
@@ -53,6 +57,7 @@ VARIANTS = {
     "base": (),
     "no-counter": (),  # the base without the message counter: what counting costs
     "privatization-dlopen": ("--cfg=smpi/privatization:dlopen",),
+    "privatization-mmap": ("--cfg=smpi/privatization:mmap",),
     "privatization-no": ("--cfg=smpi/privatization:no",),
     "precision-1e-9": ("--cfg=surf/precision:1e-9",),
     "precision-1e-5": ("--cfg=surf/precision:1e-5",),
@@ -94,6 +99,15 @@ GROUPS = (
     ("allocation", r"malloc|free|_int_|operator new|operator delete|cfree|tcache"),
 )
 
+# symbols whose time with their callees' says what a part costs
+INCLUSIVE = (
+    r"^(smpi_switch_data_segment|__mmap|mmap64|munmap|__munmap|do_syscall_64|"
+    r"simgrid::kernel::lmm::System::solve|simgrid::kernel::lmm::MaxMin::do_solve|"
+    r"simgrid::kernel::context::.*swap.*|raw_swapcontext|"
+    r"simgrid::kernel::activity::MailboxImpl::.*|simgrid::smpi::Request::match_.*|"
+    r"simgrid::kernel::EngineImpl::run|asm_exc_page_fault)"
+)
+
 
 def command_for(
     stack, case: dict, ranks: int, steps: int, variant: str, wrapper: list[str], workdir: Path
@@ -108,12 +122,14 @@ def command_for(
     return mpirun_command(stack, ranks, program, launcher), env
 
 
-def one_run(stack, case: dict, ranks: int, steps: int, variant: str, perf: str) -> dict:
+def one_run(
+    stack, case: dict, ranks: int, steps: int, variant: str, perf: str, keep: Path | None
+) -> dict:
     counter = [] if variant == "no-counter" else counter_arguments(stack)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         wrapper = counter
-        perf_out = workdir / "perf.out"
+        perf_out = (keep or workdir) / f"perf-{perf}-{variant}.out"
         if perf == "record":
             preload = f" env LD_PRELOAD={message_counter(stack)}" if counter else ""
             wrapper = ["-wrapper", f"perf record -F 499 -g -o {perf_out} --{preload}"]
@@ -124,8 +140,9 @@ def one_run(stack, case: dict, ranks: int, steps: int, variant: str, perf: str) 
         command, env = command_for(stack, case, ranks, steps, variant, wrapper, workdir)
         done = execute(command, env, workdir, timeout=float("inf"))
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        if done.returncode not in (0, 2) or not lines:
-            raise SystemExit(f"{variant} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        if done.returncode not in (0, 2) or not lines:  # e.g. a deadlock: say so, go on
+            why = next((x for x in reversed(done.stderr.splitlines()) if "INFO" in x), "")
+            return {"variant": variant, "cpu": done.cpu_time, "failed": why.strip()}
         result = json.loads(lines[-1])
         run = {
             "variant": variant,
@@ -145,51 +162,55 @@ def one_run(stack, case: dict, ranks: int, steps: int, variant: str, perf: str) 
         return run
 
 
-def perf_groups(data: Path) -> dict:
-    """Self time by symbol (perf report, no children), and summed into GROUPS."""
+def perf_report(data: Path, children: bool) -> list[tuple[float, str, str]]:
+    """(percent, dso, symbol) of perf's report: self time, or with callees' (children)."""
+    option = "--children" if children else "--no-children"
+    command = ["perf", "report", "-i", str(data), option, "--sort", "dso,sym", "--stdio"]
     report = subprocess.run(
-        [
-            "perf",
-            "report",
-            "-i",
-            str(data),
-            "--no-children",
-            "--sort",
-            "dso,sym",
-            "--stdio",
-            "-g",
-            "none",
-            "--percent-limit",
-            "0.05",
-        ],
+        [*command, "-g", "none", "--percent-limit", "0.05"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    symbols = []
+    pattern = (
+        r"\s*([0-9.]+)%\s+" + (r"[0-9.]+%\s+" if children else "") + r"(\S+)\s+\[[.k]\]\s+(.*)"
+    )
+    rows = []
     for line in report.splitlines():
-        match = re.match(r"\s*([0-9.]+)%\s+(\S+)\s+\[[.k]\]\s+(.*)", line)
+        match = re.match(pattern, line)
         if match:
-            symbols.append((float(match.group(1)), f"{match.group(2)} {match.group(3).strip()}"))
+            rows.append((float(match.group(1)), match.group(2), match.group(3).strip()))
+    return rows
+
+
+def group_of(dso: str, symbol: str) -> str:
+    """The part of the simulator (GROUPS) a symbol's self time belongs to; the kernel's
+    memory-management work is privatization's, the rest of the kernel its own group."""
+    kernel = dso == "[kernel.kallsyms]"
+    for group, pattern in GROUPS:
+        if kernel and group != "privatization and memory maps":
+            continue
+        if re.search(pattern, symbol) or re.search(pattern, dso):
+            return group
+    return "kernel, other" if kernel else "other"
+
+
+def perf_groups(data: Path) -> dict:
+    """Self time by symbol (perf report, no children), summed into GROUPS; and the inclusive
+    time (children) of the symbols in INCLUSIVE (frame-pointer call chains: exact from the
+    kernel up to the system call's libc wrapper, partial in libsimgrid, built without them)."""
+    symbols = perf_report(data, children=False)
     groups: dict[str, float] = {}
-    for share, symbol in symbols:
-        dso, _, name = symbol.partition(" ")
-        group = next(
-            (
-                g
-                for g, pattern in GROUPS
-                if re.search(
-                    pattern,
-                    name
-                    if dso != "[kernel.kallsyms]" or g == "privatization and memory maps"
-                    else "~",
-                )
-                or re.search(pattern, dso)
-            ),
-            "kernel, other" if dso == "[kernel.kallsyms]" else "other",
-        )
-        groups[group] = groups.get(group, 0.0) + share
-    return {"groups": groups, "top": symbols[:30]}
+    for share, dso, symbol in symbols:
+        group = group_of(dso, symbol)
+        groups[group] = round(groups.get(group, 0.0) + share, 2)
+    inclusive = {
+        f"{dso} {symbol}": share
+        for share, dso, symbol in perf_report(data, children=True)
+        if re.search(INCLUSIVE, symbol)
+    }
+    top = [f"{share:.2f} {dso} {symbol}" for share, dso, symbol in symbols[:40]]
+    return {"groups": groups, "top": top, "inclusive": inclusive}
 
 
 def main() -> None:
@@ -208,6 +229,7 @@ def main() -> None:
         help="run the base under perf record or perf stat",
     )
     parser.add_argument("--json", type=Path, help="append every run's figures here")
+    parser.add_argument("--keep", type=Path, help="keep perf's output in this directory")
     args = parser.parse_args()
     stack = discover_stacks().by_id("smpi")
     case = CASES[args.case]
@@ -220,11 +242,11 @@ def main() -> None:
             if variant not in VARIANTS:
                 raise SystemExit(f"unknown variant {variant} (variants: {', '.join(VARIANTS)})")
             perf = args.perf if variant == "base" and args.perf != "none" else "none"
-            run = one_run(stack, case, ranks, args.steps, variant, perf)
+            run = one_run(stack, case, ranks, args.steps, variant, perf, args.keep)
             runs.setdefault(variant, []).append(run)
             print(
-                f"  {variant}: {run['cpu']:.1f} s CPU, simulated {run['simulated']}, "
-                f"{run['messages']} messages, load {run['load']:.1f}",
+                f"  {variant}: {run['cpu']:.1f} s CPU, simulated {run.get('simulated')}, "
+                f"{run.get('messages')} messages, {run.get('failed', 'ok')}",
                 file=sys.stderr,
             )
             if args.json:
@@ -237,6 +259,10 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     base = runs.get("base", [None])[0]
     for variant, reps in runs.items():
+        reps = [r for r in reps if "failed" not in r] or reps
+        if "failed" in reps[0]:
+            print(f"| {variant} | {reps[0]['cpu']:.1f} | failed: {reps[0]['failed']} | | | |")
+            continue
         simulated = reps[0]["simulated"]
         change = f"{simulated / base['simulated'] - 1:+.2e}" if base else ""
         print(

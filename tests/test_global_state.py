@@ -90,3 +90,20 @@ def test_a_program_without_mutable_globals_simulates_alike_without_privatization
         assert done.returncode == 0, done.stderr[-2000:]
         times.append(done.stdout.strip().splitlines()[-1])
     assert times[0] == times[1]  # the result line: every one-way time, to the last digit
+
+
+def test_privatization_by_dlopen_or_mmap_gives_the_same_simulated_times(tmp_path: Path) -> None:
+    """Below SMPI_MMAP_RANKS a simulated rank's globals are a dlopen'd copy of the program, from
+    it a data segment mapped in at every switch (smpi_knobs.py): the same run either way."""
+    from ocean_smpi import FOLD, MODEL, result_of, simulate, smpi_stack
+
+    stack = smpi_stack("pflotran")
+    args = ("--size", "S", "--steps", "1")
+    results = [
+        result_of(
+            simulate(stack, tmp_path, "pflotran", 32, 8, args, env=MODEL | FOLD, flags=flags)
+        )
+        for flags in ((), ("--cfg=smpi/privatization:mmap",))
+    ]
+    assert results[0]["simulated_time"] == results[1]["simulated_time"]
+    assert results[0]["wall"] == results[1]["wall"] and results[0]["comm"] == results[1]["comm"]
