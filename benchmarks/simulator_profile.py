@@ -70,33 +70,45 @@ VARIANTS = {
 # first pattern that matches a "dso symbol" line wins
 GROUPS = (
     (
-        "privatization and memory maps",
-        r"smpi_switch_data_segment|mmap|munmap|mprotect|"
-        r"vma|page|pte|pmd|tlb|memcg|lru|folio|fault|rmap|mm_|clear_page|copy_page",
+        "privatization (data segment mapped in at each switch)",
+        r"smpi_switch_data_segment|mmap|munmap|mprotect|vma|page|pte|pmd|tlb|memcg|lru|folio|"
+        r"fault|rmap|mm_|clear_page|copy_page|fget|prepend_path|touch_atime|d_path",
+    ),
+    (
+        "dlopen's copy of the program per rank (files, symbols)",
+        r"ext4|find_get_block|recently_deleted|__pi_memcpy|copy_file|jbd2|_slab|inode|dentry|"
+        r"^_dl_|^strcmp$|do_lookup|check_match",
+    ),
+    (
+        "CPU clock readings (SMPI times every burst between MPI calls)",
+        r"clock_gettime|posix_cpu_clock|task_sched_runtime|_raw_spin_unlock_irqrestore|"
+        r"smpi_bench_|threadtimer|update_rq_clock|sched_clock",
     ),
     (
         "context switching",
-        r"[Cc]ontext|swapcontext|raw_swap|ActorImpl::(yield|resume)|"
-        r"sigprocmask|simcall|Maestro|run_all_actors|schedule",
+        r"[Cc]ontext|swapcontext|raw_swap|ActorImpl::(yield|resume)|sigprocmask|simcall|"
+        r"Maestro|run_all_actors|schedule",
     ),
     (
         "network model solver (lmm)",
-        r"lmm::|maxmin|Constraint|Variable|Element|"
-        r"NetworkCm02|NetworkModel|LinkImpl|resource::|Action|next_occurring_event|"
-        r"update_actions|solve|share_resources|heap|Heap",
+        r"lmm::|maxmin|Constraint|Variable|Element|NetworkCm02|NetworkModel|LinkImpl|"
+        r"resource::|Action|next_occurring_event|update_actions|solve|share_resources|[Hh]eap",
     ),
     (
         "mailboxes and detached-send lists",
-        r"MailboxImpl|CommImpl|comm_|_List_node|list<|"
-        r"std::__cxx11::list|ActivityImpl",
+        r"MailboxImpl|CommImpl|comm_|_List_node|list<|std::__cxx11::list|ActivityImpl",
     ),
     (
         "MPI matching and SMPI requests",
-        r"smpi::|Request::|smpi_|Datatype|Comm::|colls::|"
-        r"Coll_|PMPI_|MPI_",
+        r"smpi::|Request::|smpi_|Datatype|Comm::|colls::|Coll_|PMPI_|MPI_",
     ),
-    ("the workload's own code", r"^(homme|pflotran|libm)"),
-    ("allocation", r"malloc|free|_int_|operator new|operator delete|cfree|tcache"),
+    ("the workload's own code", r"^(homme|pflotran|libm|smpitmp)"),
+    ("the kernel's scheduler (other processes)", r"irqentry_exit|finish_task_switch|schedule"),
+    (
+        "allocation and copies",
+        r"malloc|free|_int_|operator new|operator delete|cfree|tcache|unlink_chunk|memmove|memcpy",
+    ),
+    ("reference counts and casts", r"intrusive_ptr|dynamic_cast|get_actor_by_pid"),
 )
 
 # symbols whose time with their callees' says what a part costs
@@ -188,7 +200,7 @@ def group_of(dso: str, symbol: str) -> str:
     memory-management work is privatization's, the rest of the kernel its own group."""
     kernel = dso == "[kernel.kallsyms]"
     for group, pattern in GROUPS:
-        if kernel and group != "privatization and memory maps":
+        if kernel and not group.startswith(("privatization", "CPU clock", "dlopen", "the kernel")):
             continue
         if re.search(pattern, symbol) or re.search(pattern, dso):
             return group
@@ -230,7 +242,11 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="append every run's figures here")
     parser.add_argument("--keep", type=Path, help="keep perf's output in this directory")
+    parser.add_argument("--regroup", type=Path, help="only group a kept perf record's samples")
     args = parser.parse_args()
+    if args.regroup:
+        print(json.dumps(perf_groups(args.regroup), indent=1))
+        return
     stack = discover_stacks().by_id("smpi")
     case = CASES[args.case]
     if stack is None or not (build_dir(stack) / "apps" / case["program"][0]).is_dir():

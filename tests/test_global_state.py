@@ -100,9 +100,7 @@ def test_privatization_by_dlopen_or_mmap_gives_the_same_simulated_times(tmp_path
     stack = smpi_stack("pflotran")
     args = ("--size", "S", "--steps", "1")
     results = [
-        result_of(
-            simulate(stack, tmp_path, "pflotran", 32, 8, args, env=MODEL | FOLD, flags=flags)
-        )
+        result_of(simulate(stack, tmp_path, "pflotran", 32, 8, args, env=MODEL | FOLD, flags=flags))
         for flags in ((), ("--cfg=smpi/privatization:mmap",))
     ]
     assert results[0]["simulated_time"] == results[1]["simulated_time"]
