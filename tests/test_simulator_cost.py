@@ -93,6 +93,8 @@ def test_the_console_text_gives_medians_and_microseconds_per_message() -> None:
         "1,000 messages, 0.5 s simulated, 0.2 s CPU, 200 us CPU per message"
     )
     assert simulator_cost_text([{"kind": "measure", "status": "ok"}]) == ""
+    slow = [{"kind": "measure", "status": "ok", "simulator_cpu_per_message": 3.8765e-3}]
+    assert simulator_cost_text(slow) == "3,876 us CPU per message"
 
 
 def test_a_store_from_before_gains_the_simulator_cost_columns(tmp_path: Path) -> None:

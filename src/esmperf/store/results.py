@@ -263,5 +263,7 @@ def simulator_cost_text(repetitions: Iterable[dict[str, Any]]) -> str:
     if cpu is not None:
         parts.append(f"{cpu:.3g} s CPU")
     if per_message is not None:
-        parts.append(f"{per_message * 1e6:.3g} us CPU per message")
+        micro = per_message * 1e6
+        parts.append(f"{micro:,.0f}" if micro >= 100 else f"{micro:.3g}")
+        parts[-1] += " us CPU per message"
     return ", ".join(parts)
