@@ -105,3 +105,24 @@ def test_privatization_by_dlopen_or_mmap_gives_the_same_simulated_times(tmp_path
     ]
     assert results[0]["simulated_time"] == results[1]["simulated_time"]
     assert results[0]["wall"] == results[1]["wall"] and results[0]["comm"] == results[1]["comm"]
+
+
+def test_the_smpi_build_prints_each_programs_mutable_globals(monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from esmperf import cli
+
+    stack = smpi_built(Path("apps") / "homme" / "homme")
+    directory = build_dir(stack)
+    printed = io.StringIO()
+    monkeypatch.setattr(cli, "console", Console(file=printed, width=200))
+    programs = [directory / "apps" / "homme" / "homme", directory / "bench" / "pingpong"]
+    cli._print_mutable_globals(programs, directory)
+    lines = printed.getvalue().splitlines()
+    assert lines[0] == "  mutable globals (smpi/privatization:no is safe only with none):"
+    assert (
+        lines[1].startswith("    apps/homme/homme: 4") and "workload core 3: comm, fold" in lines[1]
+    )
+    assert lines[2] == "    bench/pingpong: none"
