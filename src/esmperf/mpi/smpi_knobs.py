@@ -39,8 +39,9 @@ SMPI_AT_SCALE = (
 # at every switch between ranks. dlopen costs memory (0.53 MB a rank more: a copy of the
 # program's file; each copy 5-6 memory maps, past Linux's 65,530 near 11,000 ranks), mmap a
 # system call and page faults at each switch: 61 % of the CPU of pflotran 100^3 folded on 384
-# ranks (33.1 -> 12.8 s), 24 % of homme ne120 on 1,024 (9.6 -> 7.3 s), simulated times equal to
-# the bit (docs/simulate.md, "Where the simulator's time goes"; benchmarks/simulator_profile.py).
+# ranks (33.1 -> 12.8 s), 24 % of homme ne120 on 1,024 (9.6 -> 7.3 s) and 34 % on 3,456 (52.4 ->
+# 34.6 s, 0.86 -> 2.72 GB), simulated times equal to the bit (docs/simulate.md, "Where the
+# simulator's time goes"; benchmarks/simulator_profile.py).
 SMPI_MMAP_RANKS = 4096
 SMPI_MMAP = "--cfg=smpi/privatization:mmap"
 # And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
