@@ -52,9 +52,11 @@ def simulate(
     env: dict[str, str] | None = None,
     timeout: float = 600,
     program: str | None = None,
+    flags: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """The workload on `ranks` simulated ranks, network only (computation off), unfolded
-    unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks)."""
+    unless `env` folds it (ESM_FOLD=1: the fold knob's auto would fold from 32 ranks);
+    `flags`: smpirun options after the knobs' (SimGrid keeps an option's last value)."""
     setting = knob_setting(
         stack,
         {"computation": "off", "platform": "ib-qdr", "fold": "off"},
@@ -65,7 +67,7 @@ def simulate(
     )
     write_files(setting)
     argv = [str(build_dir(stack) / "apps" / workload / (program or workload)), *args]
-    command = mpirun_command(stack, ranks, argv, setting.launcher_args)
+    command = mpirun_command(stack, ranks, argv, (*setting.launcher_args, *flags))
     full_env = (
         run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | (env or {})
     )

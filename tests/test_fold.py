@@ -19,7 +19,7 @@ from esmperf.mpi import machines
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, Unsupported
-from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE
+from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE, SMPI_MMAP, SMPI_MMAP_RANKS
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.findings import connection_findings
 from esmperf.store.results import RunResult
@@ -298,6 +298,11 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
     large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
     assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
     assert large.launcher_args[-len(SMPI_AT_SCALE) :] == SMPI_AT_SCALE
+    # each rank's globals by dlopen (smpirun's default) until SMPI_MMAP_RANKS, then by mmap
+    assert not any("privatization" in arg for arg in large.launcher_args)
+    before = knob_setting(smpi, {}, SMPI_MMAP_RANKS - 1, 2, 8, tmp_path / "platforms")
+    mapped = knob_setting(smpi, {}, SMPI_MMAP_RANKS, 2, 8, tmp_path / "platforms")
+    assert SMPI_MMAP not in before.launcher_args and mapped.launcher_args[-1] == SMPI_MMAP
     # Bruck's allgather and a ring allgatherv at scale (the allreduce stays SMPI's), unless
     # the knob of the collective chooses another
     assert {"--cfg=smpi/allgather:bruck", "--cfg=smpi/allgatherv:mpich_ring"} <= set(

@@ -144,14 +144,15 @@ def test_bench_options_reach_the_library(stack, options):
 
 
 def test_simulated_at_scale_ends_cleanly(tmp_path):
-    """From 32 simulated ranks the smpi stack privatizes each rank's globals by mmap: the
-    library's process-wide tables must not be destroyed once per rank at exit (they were: a
-    double free, exit 134, after a correct result)."""
+    """From SMPI_MMAP_RANKS simulated ranks the smpi stack privatizes each rank's globals by
+    mmap (here forced on 32): the library's process-wide tables must not be destroyed once per
+    rank at exit (they were: a double free, exit 134, after a correct result)."""
     from ocean_smpi import result_of, simulate, smpi_stack
 
     smpi = smpi_stack("redist", "redist-bench")
     args = ("--size", "S", "--steps", "1", "--repeats", "1", "--peers", "none")
-    done = simulate(smpi, tmp_path, "redist", 32, 1, args, program="redist-bench")
+    mmap = ("--cfg=smpi/privatization:mmap",)
+    done = simulate(smpi, tmp_path, "redist", 32, 1, args, program="redist-bench", flags=mmap)
     assert "--cfg=smpi/privatization:mmap" in " ".join(done.args)
     assert done.returncode == 0, done.stderr[-2000:]
     result = result_of(done)

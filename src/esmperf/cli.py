@@ -17,6 +17,7 @@ from rich.markup import escape
 from esmperf.errors import EsmperfError
 from esmperf.launch.mpirun import run_environment, stack_of_program
 from esmperf.mpi.build import build_dir, build_stack, profiler_library
+from esmperf.mpi.global_state import mutable_globals, summary
 from esmperf.mpi.stacks import Discovery, Stack, discover_stacks, library_name
 from esmperf.mpi.stacks_table import render_stacks
 from esmperf.paths import repo_root
@@ -176,6 +177,8 @@ def _build(args: argparse.Namespace) -> int:
             )
             for part in result.skipped():
                 console.print(f"  skipped {escape(part)}", soft_wrap=True, highlight=False)
+            if stack.simulated:
+                _print_mutable_globals(result.artifacts(), directory)
         else:
             failed.append(stack.id)
             console.print(f"[bold red]build failed[/] for {stack.id}; the end of {result.log}:")
@@ -186,6 +189,19 @@ def _build(args: argparse.Namespace) -> int:
             "see the output above and the logs in build/"
         )
     return 0
+
+
+def _print_mutable_globals(programs: list[Path], directory: Path) -> None:
+    """The smpi stack's build-time check: which programs keep mutable globals, so that each
+    simulated rank needs its own copy (docs/simulate.md, "Mutable global state")."""
+    console.print("  mutable globals (smpi/privatization:no is safe only with none):")
+    for program in programs:
+        found = summary(mutable_globals(program, directory))
+        console.print(
+            f"    {program.relative_to(directory)}: {escape(found)}",
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 def _profile(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
 """smpirun: the smpi stack's ranks on a simulated cluster, all in one process on this machine
 (SimGrid SMPI, docs/simulate.md); the run's time is the simulated one. Chosen for the smpi
-stack with --launcher local; a simulated cluster does not run under Slurm."""
+stack with --launcher local; a simulated cluster does not run under Slurm. The simulator
+(smpimain, not a simulated rank) gets the message counter preloaded (native/simcount), which
+prints how many messages the network model carried."""
 
 from __future__ import annotations
 
@@ -9,11 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from esmperf.launch.mpirun import MpirunLauncher
+from esmperf.mpi.build import build_dir
+from esmperf.mpi.stacks import Stack
 
 if TYPE_CHECKING:
     from esmperf.study.plan import PlannedRun
 
 SIMULATED_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
+SIMULATED_MESSAGES = re.compile(r"^esmsim: (\d+) messages$", re.MULTILINE)
 
 
 def simulated_time(stderr: str) -> float | None:
@@ -22,11 +27,37 @@ def simulated_time(stderr: str) -> float | None:
     return float(matches[-1]) if matches else None
 
 
+def simulated_messages(stderr: str) -> int | None:
+    """The messages the simulator's network model carried (the counter's last line), None
+    without the counter."""
+    matches = SIMULATED_MESSAGES.findall(stderr)
+    return int(matches[-1]) if matches else None
+
+
+def message_counter(stack: Stack) -> Path:
+    """Where the simulator's message counter is built (native/simcount)."""
+    return build_dir(stack) / "simcount" / "libesmsimcount.so"
+
+
+def counter_arguments(stack: Stack) -> list[str]:
+    """smpirun's options that preload the message counter into the simulator alone (not into
+    smpirun's shell and its helpers); none when it is not built."""
+    counter = message_counter(stack)
+    if not counter.is_file() or any(c.isspace() for c in str(counter)):
+        return []  # smpirun splits its -wrapper on blanks
+    return ["-wrapper", f"env LD_PRELOAD={counter}"]
+
+
 class SmpirunLauncher(MpirunLauncher):
     """smpirun with the platform, host file and --cfg flags of the run's knob setting (its
-    launcher_args, knobs.smpi_setting)."""
+    launcher_args, knobs.smpi_setting), and the simulator's message counter."""
 
     simulated = True
+
+    def command(self, planned: PlannedRun) -> list[str]:
+        assert planned.stack is not None
+        ranks = super().command(planned)
+        return [*ranks[:3], *counter_arguments(planned.stack), *ranks[3:]]
 
     def prepare(self, planned: PlannedRun, env: dict[str, str]) -> str | None:
         env["TMPDIR"] = str(planned.scratch)  # smpirun's per-rank copies of the program

@@ -27,18 +27,25 @@ SMPI_ALWAYS = (
     "--log=xbt_cfg.thres:warning",
 )
 # SimGrid tuned for thousands of simulated ranks, from FOLD_AUTO_RANKS ranks up (measured on
-# homme ne120 folded, docs/simulate.md "What a simulation costs"): each rank's globals copied by
-# mmap, not one dlopen of the program per rank (317 -> 201 MB at 1,024 ranks; dlopen would
-# pass Linux's 65,530 memory maps near 13,824 ranks); no detached small sends (SimGrid 3.32
-# removes a finished detached send from a list by scanning it: quadratic in the messages in
-# flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of smpirun's
-# 1e-9 (half the CPU time, simulated time within 0.02 %).
+# homme ne120 folded, docs/simulate.md "What a simulation costs"): no detached small sends
+# (SimGrid 3.32 removes a finished detached send from a list by scanning it: quadratic in the
+# messages in flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of
+# smpirun's 1e-9 (half the CPU time then, simulated time within 0.02 %).
 PRECISION = "--cfg=surf/precision:"
 SMPI_AT_SCALE = (
-    "--cfg=smpi/privatization:mmap",
     "--cfg=smpi/send-is-detached-thresh:0",
     f"{PRECISION}1e-8",
 )
+# Each rank's globals: below SMPI_MMAP_RANKS ranks smpirun's default, one dlopen'd copy of the
+# program per rank; from it one copy of the program's data segment per rank, mapped in by mmap
+# at every switch between ranks. dlopen costs memory (0.53 MB a rank more: a copy of the
+# program's file; each copy 5-6 memory maps, past Linux's 65,530 near 11,000 ranks), mmap a
+# system call and page faults at each switch: 61 % of the CPU of pflotran 100^3 folded on 384
+# ranks (33.1 -> 12.8 s), 24 % of homme ne120 on 1,024 (9.6 -> 7.3 s) and 34 % on 3,456 (52.4 ->
+# 34.6 s, 0.86 -> 2.72 GB), simulated times equal to the bit (docs/simulate.md, "Where the
+# simulator's time goes"; benchmarks/simulator_profile.py).
+SMPI_MMAP_RANKS = 4096
+SMPI_MMAP = "--cfg=smpi/privatization:mmap"
 # And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
 # theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
 # between every pair of ranks at once (ranks^2 flows in the network model); MPICH uses Bruck's
@@ -152,6 +159,8 @@ def smpi_setting(
         # under ns-3 the coarser solver precision loses flows that end together: SimGrid
         # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: tests/test_ns3.py)
         args.extend(arg for arg in SMPI_AT_SCALE if not (ns3 and arg.startswith(PRECISION)))
+    if ranks >= SMPI_MMAP_RANKS:
+        args.append(SMPI_MMAP)
     files = (
         (
             xml,

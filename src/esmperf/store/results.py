@@ -3,12 +3,22 @@ report, the findings, `esmperf compare` and the CLI tables read."""
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf import stats
 from esmperf.stats import SECONDS_PER_DAY
 from esmperf.store.database import Store
+
+# a simulated repetition's cost to the simulator, columns of the repetition table (schema.py;
+# filled by study/simulator_cost.py)
+SIMULATOR_COST_COLUMNS = (
+    "simulator_messages",  # messages started in the network model, collectives' included
+    "simulated_seconds",  # SimGrid's "Simulated time" of the whole run
+    "simulator_cpu_seconds",  # user + system CPU of smpirun and the simulator it waited for
+    "simulator_cpu_per_message",  # seconds: the CPU seconds over the messages
+)
 
 
 @dataclass
@@ -232,3 +242,28 @@ def killed_after_result_text(repetitions: list[dict[str, Any]]) -> str:
     else:
         what = f"{were} killed after {their} result (in MPI_Finalize or teardown)"
     return f"{count} {what}"
+
+
+def simulator_cost_text(repetitions: Iterable[dict[str, Any]]) -> str:
+    """ "1,234 messages, 0.0123 s simulated, 4.5 s CPU, 36.5 us CPU per message": the medians of
+    the measured repetitions that ran (the counts are exact, equal in every repetition of a
+    deterministic program); "" when none has a cost."""
+    measured = [r for r in repetitions if r.get("kind") == "measure" and r.get("status") == "ok"]
+
+    def median(column: str) -> float | None:
+        values = [float(r[column]) for r in measured if r.get(column) is not None]
+        return stats.median(values) if values else None
+
+    messages, simulated, cpu, per_message = (median(column) for column in SIMULATOR_COST_COLUMNS)
+    parts = []
+    if messages is not None:
+        parts.append(f"{messages:,.0f} messages")
+    if simulated is not None:
+        parts.append(f"{simulated:.4g} s simulated")
+    if cpu is not None:
+        parts.append(f"{cpu:.3g} s CPU")
+    if per_message is not None:
+        micro = per_message * 1e6
+        parts.append(f"{micro:,.0f}" if micro >= 100 else f"{micro:.3g}")
+        parts[-1] += " us CPU per message"
+    return ", ".join(parts)

@@ -27,6 +27,13 @@ ADDED_COLUMNS = (
     ("profile_rank", "appnum", "INTEGER"),
     ("profile_comm", "members", "VARCHAR"),
     ("profile_comm", "remote_members", "VARCHAR"),
+    # a simulated repetition's cost to the simulator (study/simulator_cost.py): the messages the
+    # network model carried, the simulated and the CPU seconds, CPU seconds per message; NULL
+    # for runs measured here and in stores from before
+    ("repetition", "simulator_messages", "BIGINT"),
+    ("repetition", "simulated_seconds", "DOUBLE"),
+    ("repetition", "simulator_cpu_seconds", "DOUBLE"),
+    ("repetition", "simulator_cpu_per_message", "DOUBLE"),
 )
 TAIL_CHARS = 20000  # how much of a run's stdout and stderr is kept
 
@@ -185,6 +192,10 @@ REPETITION_COLUMNS = (
     "profile_error",
     "killed_after_result",
     "round_number",
+    "simulator_messages",
+    "simulated_seconds",
+    "simulator_cpu_seconds",
+    "simulator_cpu_per_message",
 )
 SESSION_COLUMNS = (
     "session_id",

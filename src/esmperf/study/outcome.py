@@ -20,11 +20,16 @@ from rich.markup import escape
 from esmperf import stats
 from esmperf.profile.read import ProfileError, read_profile
 from esmperf.store.database import Store, results_dir
-from esmperf.store.results import HUNG_AFTER_RESULT, killed_after_result_text
+from esmperf.store.results import (
+    HUNG_AFTER_RESULT,
+    killed_after_result_text,
+    simulator_cost_text,
+)
 from esmperf.study import execute as execute_module
 from esmperf.study import world
 from esmperf.study.configuration import Configuration
 from esmperf.study.execute import PROGRAM_ERROR, Execution, RunInterrupted
+from esmperf.study.simulator_cost import cost_columns
 from esmperf.workloads import fom_from_result, numeric_metrics, parse_result_line, regex_fom
 
 if TYPE_CHECKING:
@@ -283,6 +288,8 @@ class Recorder:
         if planned.simulated:
             execution.simulated_time = planned.launcher.simulated_time(execution.stderr)
         row = {**self._row(planned, kind, rep, execution), **measured}
+        if planned.simulated:
+            row |= cost_columns(execution)
         status, reason, result = classify(execution, config)
         if config.launcher:  # as the launcher explains a failure (srun's MPI plug-in)
             status, reason = planned.launcher.failure(
@@ -401,14 +408,17 @@ class Recorder:
         unit = config.fom.unit if config.fom.source != "json" else ""
         unit = self.store.measured_unit(config.key) or unit
         flag = " [yellow](oversubscribed)[/]" if planned.oversubscribed else ""
+        repetitions = self.store.repetitions(config.key)
         if planned.simulated:
             flag = f" [cyan](simulated, {planned.nodes} node{'s' if planned.nodes > 1 else ''})[/]"
+            cost = simulator_cost_text(repetitions)
+            flag += f"; simulator: {escape(cost)}" if cost else ""
         spread = (
             f"{summary.confidence:.0%} CI {summary.ci_low:.4g}-{summary.ci_high:.4g}, n={summary.n}"
             if summary.n > 1
             else "one run: no CI"
         )
-        killed = killed_after_result_text(self.store.repetitions(config.key))
+        killed = killed_after_result_text(repetitions)
         killed = f"; [yellow]{escape(killed)}: their figures count[/]" if killed else ""
         self.console.print(
             f"[green]done[/] {escape(config.label)}: median {summary.median:.4g} {escape(unit)} "
