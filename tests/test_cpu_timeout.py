@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from esmperf.study import execute as execute_module
+from esmperf.study.classify import classify
 from esmperf.study.configuration import Configuration
 from esmperf.study.execute import execute, group_cpu_seconds
-from esmperf.study.outcome import classify
 
 BUSY = [sys.executable, "-c", "while True: pass"]
 IDLE = [sys.executable, "-c", "import time; time.sleep(60)"]

@@ -11,10 +11,10 @@ from rich.console import Console
 
 from esmperf.store.database import Store
 from esmperf.store.results import killed_after_result_text, load_results
+from esmperf.study.classify import classify as classify_repetition
 from esmperf.study.execute import Execution
 from esmperf.study.file import load_study
 from esmperf.study.orchestrate import run_study
-from esmperf.study.outcome import classify as classify_repetition
 from test_slurm import SLURM, fake_slurm, sbatch_calls  # noqa: F401 (fake_slurm: a fixture)
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115

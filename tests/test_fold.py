@@ -23,7 +23,7 @@ from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE, SMPI_MMAP, SMPI_MMAP_RANKS
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.findings import connection_findings
 from esmperf.store.results import RunResult
-from esmperf.study.outcome import last_message
+from esmperf.study.classify import last_message
 from esmperf.workloads import read_manifest
 
 STEPS = 10

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from esmperf.study.classify import verified_result_line
 from esmperf.study.execute import FinalizeGrace
-from esmperf.study.outcome import verified_result_line
 
 ENDED = "ended_after_result"  # the marker file, in the repetition's directory
 

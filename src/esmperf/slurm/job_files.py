@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from esmperf.slurm.batch_script import JobRep, JobSpec
 from esmperf.study import execute as execute_module
+from esmperf.study.classify import result_watch
 from esmperf.study.execute import Execution, tail
-from esmperf.study.outcome import MIN_BIN_SECONDS, TIMELINE_BINS, result_watch
+from esmperf.study.outcome import MIN_BIN_SECONDS, TIMELINE_BINS
 
 if TYPE_CHECKING:
     from esmperf.study.plan import PlannedRun

@@ -32,6 +32,7 @@ from esmperf.launch import launcher_for
 from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
+from esmperf.study.classify import result_watch
 from esmperf.study.configuration import Study
 from esmperf.study.execute import Interrupt, RunInterrupted, execute
 from esmperf.study.outcome import (
@@ -39,7 +40,6 @@ from esmperf.study.outcome import (
     Recorder,
     enough_repetitions,
     has_profile,
-    result_watch,
     timeline_bin_seconds,
 )
 from esmperf.study.plan import PlannedRun, plan_study
