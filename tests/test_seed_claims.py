@@ -557,6 +557,43 @@ compare = { nodes = 2 }
     assert (ib.verdict, ib.ours) == (REPRODUCED, 2.0)  # 20 over 10 steps/s
 
 
+def test_an_interconnect_claim_holds_each_end_of_the_tcp_band(tmp_path: Path) -> None:
+    """GigE simulated as TCP (network_model = cm02-tcp) at both ends of the switch-buffer band,
+    IB as CM02: a claim that varies the platform pairs each GigE end with the same IB run (how
+    a platform is simulated is part of it), one evaluation each; the claim is reproduced only
+    if it holds across the band."""
+    reference_file = tmp_path / "band.toml"
+    reference_file.write_text(
+        CLAIMS[: CLAIMS.index("[[claim]]")]
+        + """
+[[claim]]
+id = "ib-over-gige"
+kind = "ratio"
+text = "IB 2x GigE at 2 nodes"
+source = "slide 9"
+value = 2.0
+at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
+baseline = { platform = "gige" }
+compare = { platform = "ib-qdr" }
+"""
+    )
+    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
+    runs = [
+        Run(8, 10.0, knobs={**tcp, "switch_buffer": "high"}),
+        Run(8, 5.0, knobs={**tcp, "switch_buffer": "low"}),
+        Run(8, 20.0, knobs=IB),
+    ]
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        results = load_results(store)
+        found = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
+    assert sorted((e.ours, e.verdict) for e in found) == [
+        (2.0, REPRODUCED),
+        (4.0, NOT_REPRODUCED),
+    ]
+    assert summary_counts(found)[NOT_REPRODUCED] == 1  # not across the band
+
+
 def test_every_kind_is_covered() -> None:
     kinds = {line.split('"')[1] for line in CLAIMS.splitlines() if line.startswith("kind")}
     assert kinds == set(KINDS)

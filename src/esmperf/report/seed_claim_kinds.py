@@ -43,12 +43,10 @@ def ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
     if not baselines:
         return [missing(claim, side_a, evidence)]
     varied = keys_of(claim.baseline)
-    by_context = {curve_key(a, varied): a for a in baselines}
-    pairs = [
-        (by_context[curve_key(b, varied)], b)
-        for b in compared
-        if curve_key(b, varied) in by_context
-    ]
+    by_context: dict[str, list[RunResult]] = defaultdict(list)
+    for a in baselines:  # several where a side is simulated at both ends of a band
+        by_context[curve_key(a, varied)].append(a)
+    pairs = [(a, b) for b in compared for a in by_context.get(curve_key(b, varied), [])]
     values = [
         (a, b, qa, qb)
         for a, b in pairs

@@ -110,10 +110,18 @@ def describe(config: dict[str, Any]) -> str:
     return ", ".join(parts) or "any configuration"
 
 
+# How an interconnect is simulated: a claim that varies the platform compares each of these
+# settings of one side with the other side's (GigE as TCP at both ends of its switch-buffer
+# band, each against the same InfiniBand run: the claim's band, docs/seeds.md).
+PLATFORM_MODEL_KNOBS = frozenset({"network_model", "switch_buffer", "tcp_kernel"})
+
+
 def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> str:
     """The run's identity without the settings a claim varies (and without its rank count:
     the runs of one curve share it; a claim that varies the node count varies the rank count
-    with it, at the same ranks per node)."""
+    with it, at the same ranks per node); varying the platform varies how it is simulated."""
+    if "platform" in drop:
+        drop = drop | PLATFORM_MODEL_KNOBS
     identity = json.loads(result.identity)
     for key in drop:
         if key.startswith("options."):
