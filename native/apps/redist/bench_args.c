@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
-#include "esm.h"
+#include "bench_driver.h"
 
 static const esm_deck decks[] = {
     {"M", 512, 1024, 16, 0, 0, 50, "the seed's grid"},
@@ -151,9 +150,9 @@ void bench_parse(int argc, char **argv, config *c, int nranks)
         esm_cli_choice(cli, "single-copy", "on,off", "node-shared peers copy directly");
     c->options.single_copy = !strcmp(c->single_copy_text, "on");
     c->peers_text =
-        esm_cli_choice(cli, "peers", "all,none,alltoallw,petsc", "peers run beside ours");
-    c->peers[ALLTOALLW] = !strcmp(c->peers_text, "all") || !strcmp(c->peers_text, "alltoallw");
-    c->peers[PETSC] = !strcmp(c->peers_text, "all") || !strcmp(c->peers_text, "petsc");
+        esm_cli_choice(cli, "peers", "all,none,alltoallw,petsc,mct", "peers run beside ours");
+    for (int k = ALLTOALLW; k < METHODS; k++)
+        c->peers[k] = !strcmp(c->peers_text, "all") || !strcmp(c->peers_text, method_names[k]);
     c->verify_text =
         esm_cli_choice(cli, "verify", "each,last", "check after every run or the last");
     c->verify_each = !strcmp(c->verify_text, "each");

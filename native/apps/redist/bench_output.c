@@ -10,7 +10,7 @@
 
 #include "bench_driver.h"
 
-const char *const method_names[METHODS] = {"ours", "copy", "alltoallw", "petsc"};
+const char *const method_names[METHODS] = {"ours", "copy", "alltoallw", "petsc", "mct"};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -201,7 +201,10 @@ int report_run(const config *c, const machine *m, const method_result res[], con
         put_values(r, "redist.run_s_repeats", res[OURS].run, R);
         put_values(r, "redist.store_s_repeats", res[OURS].store, R);
     }
-    if (!res[ALLTOALLW].enabled && !res[PETSC].enabled)
+    int any_peer = 0;
+    for (int k = ALLTOALLW; k < METHODS; k++)
+        any_peer = any_peer || res[k].enabled;
+    if (!any_peer)
         esm_result_json(r, "peers", "{}");
     for (int k = ALLTOALLW; k < METHODS; k++) {
         if (!res[k].enabled)

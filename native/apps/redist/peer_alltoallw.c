@@ -92,4 +92,5 @@ static const char *unavailable(const bench *b)
     return NULL;
 }
 
-const peer_ops alltoallw_peer = {"alltoallw", setup, run, destroy, unavailable};
+const peer_ops alltoallw_peer = {"alltoallw", setup,       run, destroy,
+                                 unavailable, NULL, NULL, NULL, NULL};
