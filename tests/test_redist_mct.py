@@ -41,10 +41,11 @@ def test_mct_peer_moves_every_value_exactly(stack, ranks, layout):
 
 @pytest.mark.skipif(not MCT_INSTALLED, reason="MCT not installed: run `make setup`")
 @pytest.mark.parametrize("stack", OPENMPI, ids=lambda s: s.id)
-def test_mct_peer_beside_the_others_on_the_small_size(stack):
-    """--peers all: MCT beside MPI_Alltoallw (and PETSc) on the S grid at 2 ranks, each checked."""
-    result = bench(stack, 2, "--size", "S", "--steps", "1", "--repeats", "1")
+def test_mct_peer_beside_alltoallw_on_the_small_size(stack):
+    """--peers alltoallw,mct: both in one run on the S grid at 2 ranks, each checked; no PETSc."""
+    result = bench(stack, 2, "--size", "S", "--steps", "1", "--repeats", "1", "--peers", "alltoallw,mct")
     peers = result["peers"]
+    assert sorted(peers) == ["alltoallw", "mct"]
     assert peers["mct"]["available"] and peers["mct"]["max_abs"] == 0
     assert peers["alltoallw"]["available"] and peers["alltoallw"]["max_abs"] == 0
     assert peers["mct"]["ratio_to_ours"] > 0
