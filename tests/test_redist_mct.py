@@ -7,6 +7,7 @@ with why. Figures only: timings are never checked here."""
 from pathlib import Path
 
 import pytest
+
 from test_redist_bytes import DEBIAN, bench
 
 # Debian's MCT (liboasis3-dev, which `make setup` installs): without it the peer is not built.
@@ -37,13 +38,16 @@ def test_mct_peer_moves_every_value_exactly(stack, ranks, layout):
     assert peer["available"], peer.get("why")
     assert peer["passed"] and peer["max_abs"] == 0
     assert peer["store_s"]["median"] > 0 and peer["run_s"]["median"] > 0
+    assert len(peer["run_s_repeats"]) == len(peer["store_s_repeats"]) == 2  # --repeats 2
 
 
 @pytest.mark.skipif(not MCT_INSTALLED, reason="MCT not installed: run `make setup`")
 @pytest.mark.parametrize("stack", OPENMPI, ids=lambda s: s.id)
 def test_mct_peer_beside_alltoallw_on_the_small_size(stack):
     """--peers alltoallw,mct: both in one run on the S grid at 2 ranks, each checked; no PETSc."""
-    result = bench(stack, 2, "--size", "S", "--steps", "1", "--repeats", "1", "--peers", "alltoallw,mct")
+    result = bench(
+        stack, 2, "--size", "S", "--steps", "1", "--repeats", "1", "--peers", "alltoallw,mct"
+    )
     peers = result["peers"]
     assert sorted(peers) == ["alltoallw", "mct"]
     assert peers["mct"]["available"] and peers["mct"]["max_abs"] == 0

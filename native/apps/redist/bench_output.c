@@ -230,6 +230,10 @@ int report_run(const config *c, const machine *m, const method_result res[], con
         esm_result_bool(r, path, res[k].passed);
         strcpy(end, ".max_abs");
         esm_result_real(r, path, res[k].max_error);
+        strcpy(end, ".run_s_repeats"); /* per repeat: ratios to another method in the same repeat */
+        put_values(r, path, res[k].run, R);
+        strcpy(end, ".store_s_repeats");
+        put_values(r, path, res[k].store, R);
     }
     return esm_result_finish(r);
 }
