@@ -175,8 +175,8 @@ void bench_parse(int argc, char **argv, config *c, int nranks)
     c->single_copy_text =
         esm_cli_choice(cli, "single-copy", "on,off", "node-shared peers copy directly");
     c->options.single_copy = !strcmp(c->single_copy_text, "on");
-    c->peers_text = esm_cli_text(cli, "peers", "all",
-                                 "peers run beside ours: all, none or a list of alltoallw,petsc,mct");
+    c->peers_text = esm_cli_text(
+        cli, "peers", "all", "peers run beside ours: all, none or a list of alltoallw,petsc,mct");
     parse_peers(cli, c);
     c->verify_text =
         esm_cli_choice(cli, "verify", "each,last", "check after every run or the last");

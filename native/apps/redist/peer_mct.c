@@ -114,7 +114,15 @@ static void destroy(peer *p)
     free(p);
 }
 
-const peer_ops mct_peer = {"mct", setup, run, destroy, unavailable, start, stop, prepare, deliver};
+const peer_ops mct_peer = {.name = "mct",
+                           .setup = setup,
+                           .run = run,
+                           .destroy = destroy,
+                           .unavailable = unavailable,
+                           .start = start,
+                           .stop = stop,
+                           .prepare = prepare,
+                           .deliver = deliver};
 
 #else /* no MCT in this build */
 
@@ -143,6 +151,7 @@ static void destroy(peer *p)
     (void)p;
 }
 
-const peer_ops mct_peer = {"mct", setup, run, destroy, unavailable, NULL, NULL, NULL, NULL};
+const peer_ops mct_peer = {
+    .name = "mct", .setup = setup, .run = run, .destroy = destroy, .unavailable = unavailable};
 
 #endif

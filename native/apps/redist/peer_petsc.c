@@ -161,4 +161,10 @@ static void destroy(peer *p)
 
 #endif
 
-const peer_ops petsc_peer = {"petsc", setup, run, destroy, unavailable, start, stop, NULL, NULL};
+const peer_ops petsc_peer = {.name = "petsc",
+                             .setup = setup,
+                             .run = run,
+                             .destroy = destroy,
+                             .unavailable = unavailable,
+                             .start = start,
+                             .stop = stop};
