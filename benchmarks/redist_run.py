@@ -3,19 +3,47 @@ bound and the peers, as in ESMF_BundleRedist() (lower is better).
 
     .venv/bin/python benchmarks/redist_run.py [--stacks openmpi,mpich] [--ranks 4,2]
                                               [--repeats 10] [--steps 50] [--memory shared,private]
+                                              [--peers all|alltoallw,mct|...]
 
 Each configuration is one redist-bench run: per repeat, the route store (max over ranks), then 50
 runs (each the max over ranks after a barrier; every destination value checked after every run)
 whose mean is the repeat's run time; the copy bound (every rank memcpy's its destination bundle's
-bytes, concurrently) and the peers (MPI_Alltoallw with subarray types; PETSc VecScatter where
-built) timed the same way in the same repeat. Printed: median [min..max] over the repeats, the
-ratio to the copy bound (target <= 2.5 on 4 ranks) and each peer's time as a ratio to ours
-(> 1: ours is faster). More ranks than cores are oversubscribed: their timings say so.
+bytes, concurrently) and the peers (MPI_Alltoallw with subarray types; PETSc VecScatter and MCT's
+Rearranger where built) timed the same way in the same repeat. Printed: median [min..max] over
+the repeats, the ratio to the copy bound (target <= 2.5 on 4 ranks), each peer's time as a ratio
+to ours (> 1: ours is faster), MCT's run time over MPI_Alltoallw's in the same repeat (the
+anchor; median [min..max] of the repeats' ratios), and each peer's store (set-up). More ranks than cores are oversubscribed: their timings
+say so.
 """
 
 import argparse
+import statistics
 
 from redist_common import load, run_bench, span, stacks
+
+PEERS = {"alltoallw": "Alltoallw", "petsc": "PETSc", "mct": "MCT"}
+
+
+def peer_columns(peers: dict) -> tuple[list[str], list[str]]:
+    """Per peer its run (ms) and ratio to ours, then MCT / Alltoallw (the anchor); per peer its
+    store (ms). A peer not run or not available: "-"."""
+    available = {name: p for name, p in peers.items() if p.get("available")}
+    runs, stores = [], []
+    for name in PEERS:
+        p = available.get(name)
+        runs += [span(p["run_s"], 1e3), f"{p['ratio_to_ours']:.2f}"] if p else ["-", "-"]
+        stores.append(span(p["store_s"], 1e3, 3) if p else "-")
+    a, m = available.get("alltoallw"), available.get("mct")
+    if a and m:  # within each repeat, so that the machine's drift between repeats cancels
+        ratios = [t / u for t, u in zip(m["run_s_repeats"], a["run_s_repeats"], strict=True)]
+        runs.append(span(median_spread(ratios), 1, 2))
+    else:
+        runs.append("-")
+    return runs, stores
+
+
+def median_spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def main() -> None:
@@ -28,17 +56,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--memory", default="shared,private")
     parser.add_argument("--size", default="M")
+    parser.add_argument("--peers", default="all", help="all, none, or e.g. alltoallw,mct")
     parser.add_argument(
         "--extra", default="", help="more redist-bench options, e.g. '--single-copy off'"
     )
     args = parser.parse_args()
     print(load())
-    print(
-        "\n| stack | ranks | memory | run (ms) | copy bound (ms) | ratio to copy | GB/s | "
-        "Alltoallw (ms) | ratio to ours | PETSc (ms) | ratio to ours | store (us) | Alltoallw set-up (us) | "
-        "PETSc set-up (s) | check | load |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    names = list(PEERS.values())
+    header = [
+        "stack", "ranks", "memory", "run (ms)", "copy bound (ms)", "ratio to copy", "GB/s",
+        *(f"{n}{what}" for n in names for what in (" (ms)", " / ours")),
+        "MCT / Alltoallw", "store (ms)", *(f"{n} store (ms)" for n in names), "check", "load",
+    ]  # fmt: skip
+    print("\n| " + " | ".join(header) + " |\n" + "|---" * len(header) + "|")
     for stack in stacks(args.stacks):
         for ranks in map(int, args.ranks.split(",")):
             for memory in args.memory.split(","):
@@ -53,39 +83,32 @@ def main() -> None:
                     str(args.steps),
                     "--memory",
                     memory,
+                    "--peers",
+                    args.peers,
                     *args.extra.split(),
                 )
-                red, peers = r["redist"], r["peers"]
-
-                def peer(name: str, peers: dict = peers) -> tuple[str, str]:
-                    p = peers.get(name, {})
-                    if not p.get("available"):
-                        return "-", "-"
-                    return span(p["run_s"], 1e3), f"{p['ratio_to_ours']:.2f}"
-
-                a_ms, a_ratio = peer("alltoallw")
-                p_ms, p_ratio = peer("petsc")
-                a_store = (
-                    span(peers["alltoallw"]["store_s"], 1e6, 0)
-                    if peers.get("alltoallw", {}).get("available")
-                    else "-"
-                )
-                p_store = (
-                    span(peers["petsc"]["store_s"], 1, 2)
-                    if peers.get("petsc", {}).get("available")
-                    else "-"
-                )
+                red = r["redist"]
+                runs, stores = peer_columns(r["peers"])
                 over = " (oversubscribed)" if r["machine"]["oversubscribed"] else ""
-                print(
-                    f"| {stack.id} | {ranks}{over} | {memory} | {span(red['run_s'], 1e3)} | "
-                    f"{span(red['copy_s'], 1e3)} | {red['copy_ratio']:.2f} | {red['bandwidth_GBps']:.2f} | "
-                    f"{a_ms} | {a_ratio} | {p_ms} | {p_ratio} | {span(red['store_s'], 1e6, 0)} | {a_store} | "
-                    f"{p_store} | {'PASS' if r['verification']['passed'] else 'FAIL'} | {r['machine']['load_1min']:.2f} |",
-                    flush=True,
-                )
+                cells = [
+                    stack.id,
+                    f"{ranks}{over}",
+                    memory,
+                    span(red["run_s"], 1e3),
+                    span(red["copy_s"], 1e3),
+                    f"{red['copy_ratio']:.2f}",
+                    f"{red['bandwidth_GBps']:.2f}",
+                    *runs,
+                    span(red["store_s"], 1e3, 3),
+                    *stores,
+                    "PASS" if r["verification"]["passed"] else "FAIL",
+                    f"{r['machine']['load_1min']:.2f}",
+                ]
+                print("| " + " | ".join(cells) + " |", flush=True)
     print(
         f"\n(lower is better; ratios to ours > 1: ours faster) command: redist-bench --size {args.size} "
-        f"--repeats {args.repeats} --steps {args.steps} --memory <memory> {args.extra}; {load()}"
+        f"--repeats {args.repeats} --steps {args.steps} --memory <memory> --peers {args.peers} "
+        f"{args.extra}; {load()}"
     )
 
 

@@ -14,10 +14,11 @@ DEBIAN_PACKAGES=(build-essential gfortran cmake ninja-build python3-venv
                  chromium strace  # chromium renders the HTML report in a test; strace checks TCP transport
                  libsimgrid-dev  # SimGrid SMPI (smpicc, smpiff, smpirun): `esmperf simulate`
                  otf2-tools)  # otf2-print reads `esmperf export --format otf2` in the tests
-# Installed without their recommends: PETSc, the redistribution benchmark's peer (VecScatter);
-# Slurm 22.05 and munge, for the private slurmctld + slurmd the tests start as this user
-# (tests/real_slurm.py, with its own slurm.conf and munge key: the system's are not used).
-DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev slurmctld slurmd munge)
+# Installed without their recommends: PETSc and MCT (liboasis3-dev ships it), the redistribution
+# benchmark's peers (VecScatter, the Rearranger); Slurm 22.05 and munge, for the private
+# slurmctld + slurmd the tests start as this user (tests/real_slurm.py, with its own slurm.conf
+# and munge key: the system's are not used).
+DEBIAN_PACKAGES_NO_RECOMMENDS=(libpetsc-real3.18-dev liboasis3-dev slurmctld slurmd munge)
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

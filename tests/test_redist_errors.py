@@ -90,6 +90,11 @@ BENCH_ERRORS = [  # esm_cli.h's wording, as every workload's (docs/workloads.md)
     (["--src-parts", "2x0", "--dst-parts", "1x2"], "invalid value --src-parts 2x0: give blocks"),
     (["--store-ranks", "4,x", "--mode", "store-scaling"], "invalid value --store-ranks 4,x"),
     (["--steps", "0"], "error: invalid value --steps 0: use an integer in [1, 1000000]"),
+    (
+        ["--peers", "alltoallw,mtc"],
+        "error: invalid value --peers alltoallw,mtc: use all, none or a comma-separated list of "
+        "alltoallw, petsc, mct",
+    ),
 ]
 
 

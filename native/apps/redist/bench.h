@@ -9,7 +9,7 @@
 #include "esm_redist.h"
 
 enum { MAX_REPEATS = 1000, MAX_STORE_RANKS = 64 };
-enum { OURS, COPY, ALLTOALLW, PETSC, METHODS };
+enum { OURS, COPY, ALLTOALLW, PETSC, MCT, METHODS };
 
 /* The command line (bench_args.c). */
 typedef struct {
@@ -19,7 +19,7 @@ typedef struct {
     esm_type type;
     int src_parts[3], dst_parts[3];
     esm_route_options options;
-    int peers[METHODS]; /* which of alltoallw, petsc */
+    int peers[METHODS]; /* which of alltoallw, petsc, mct */
     const char *peers_text, *mode, *type_text, *comm_text, *pack_text, *bundle_text, *local_text,
         *single_copy_text, *verify_text, *memory_text;
     int verify_each, shared_memory;
@@ -84,13 +84,19 @@ typedef struct {
     void (*destroy)(peer *state);
     /* Why this peer cannot run here (NULL when it can), asked before any setup. */
     const char *(*unavailable)(const bench *b);
+    /* Optional (NULL: none). The library's own start, once after MPI_Init and before any setup,
+     * and its end before MPI_Finalize. */
+    void (*start)(const bench *b);
+    void (*stop)(void);
+    /* Optional, for a peer whose fields live in its own storage (MCT's attribute vectors), both
+     * untimed and called around each checked run: prepare copies the source bundle in and
+     * poisons (NaN) the peer's destination, deliver copies its destination into b->dst. */
+    void (*prepare)(const bench *b, peer *state);
+    void (*deliver)(const bench *b, peer *state);
 } peer_ops;
 
 extern const peer_ops alltoallw_peer;
 extern const peer_ops petsc_peer;
-
-/* PETSc needs initialising once after MPI_Init and finalising before MPI_Finalize. */
-void petsc_start(void);
-void petsc_stop(void);
+extern const peer_ops mct_peer;
 
 #endif

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
-#include "esm.h"
+#include "bench_driver.h"
 
 static const esm_deck decks[] = {
     {"M", 512, 1024, 16, 0, 0, 50, "the seed's grid"},
@@ -96,6 +95,32 @@ static void check_layouts(esm_cli *cli, const config *c, int nranks)
     }
 }
 
+/* --peers: all, none, or a comma-separated list of peer names (alltoallw,mct). */
+static void parse_peers(esm_cli *cli, config *c)
+{
+    int all = !strcmp(c->peers_text, "all");
+    if (all || !strcmp(c->peers_text, "none")) {
+        for (int k = ALLTOALLW; k < METHODS; k++)
+            c->peers[k] = all;
+        return;
+    }
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", c->peers_text);
+    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
+        int k = ALLTOALLW;
+        while (k < METHODS && strcmp(t, method_names[k]))
+            k++;
+        if (k == METHODS) {
+            esm_cli_problem(cli,
+                            "invalid value --peers %s: use all, none or a comma-separated list of "
+                            "alltoallw, petsc, mct",
+                            c->peers_text);
+            return;
+        }
+        c->peers[k] = 1;
+    }
+}
+
 void bench_parse(int argc, char **argv, config *c, int nranks)
 {
     memset(c, 0, sizeof *c);
@@ -150,10 +175,9 @@ void bench_parse(int argc, char **argv, config *c, int nranks)
     c->single_copy_text =
         esm_cli_choice(cli, "single-copy", "on,off", "node-shared peers copy directly");
     c->options.single_copy = !strcmp(c->single_copy_text, "on");
-    c->peers_text =
-        esm_cli_choice(cli, "peers", "all,none,alltoallw,petsc", "peers run beside ours");
-    c->peers[ALLTOALLW] = !strcmp(c->peers_text, "all") || !strcmp(c->peers_text, "alltoallw");
-    c->peers[PETSC] = !strcmp(c->peers_text, "all") || !strcmp(c->peers_text, "petsc");
+    c->peers_text = esm_cli_text(
+        cli, "peers", "all", "peers run beside ours: all, none or a list of alltoallw,petsc,mct");
+    parse_peers(cli, c);
     c->verify_text =
         esm_cli_choice(cli, "verify", "each,last", "check after every run or the last");
     c->verify_each = !strcmp(c->verify_text, "each");

@@ -6,7 +6,7 @@
 #include "bench.h"
 #include "esm.h"
 
-extern const char *const method_names[METHODS]; /* "ours", "copy", "alltoallw", "petsc" */
+extern const char *const method_names[METHODS]; /* "ours", "copy", "alltoallw", "petsc", "mct" */
 
 /* One method's figures over the repeats: store and run times (max over ranks), its check. */
 typedef struct {

@@ -10,7 +10,7 @@
 
 #include "bench_driver.h"
 
-const char *const method_names[METHODS] = {"ours", "copy", "alltoallw", "petsc"};
+const char *const method_names[METHODS] = {"ours", "copy", "alltoallw", "petsc", "mct"};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -201,7 +201,10 @@ int report_run(const config *c, const machine *m, const method_result res[], con
         put_values(r, "redist.run_s_repeats", res[OURS].run, R);
         put_values(r, "redist.store_s_repeats", res[OURS].store, R);
     }
-    if (!res[ALLTOALLW].enabled && !res[PETSC].enabled)
+    int any_peer = 0;
+    for (int k = ALLTOALLW; k < METHODS; k++)
+        any_peer = any_peer || res[k].enabled;
+    if (!any_peer)
         esm_result_json(r, "peers", "{}");
     for (int k = ALLTOALLW; k < METHODS; k++) {
         if (!res[k].enabled)
@@ -227,6 +230,10 @@ int report_run(const config *c, const machine *m, const method_result res[], con
         esm_result_bool(r, path, res[k].passed);
         strcpy(end, ".max_abs");
         esm_result_real(r, path, res[k].max_error);
+        strcpy(end, ".run_s_repeats"); /* per repeat: ratios to another method in the same repeat */
+        put_values(r, path, res[k].run, R);
+        strcpy(end, ".store_s_repeats");
+        put_values(r, path, res[k].store, R);
     }
     return esm_result_finish(r);
 }

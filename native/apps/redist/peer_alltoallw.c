@@ -92,4 +92,8 @@ static const char *unavailable(const bench *b)
     return NULL;
 }
 
-const peer_ops alltoallw_peer = {"alltoallw", setup, run, destroy, unavailable};
+const peer_ops alltoallw_peer = {.name = "alltoallw",
+                                 .setup = setup,
+                                 .run = run,
+                                 .destroy = destroy,
+                                 .unavailable = unavailable};

@@ -25,11 +25,12 @@ struct peer {
         }                                                                                          \
     } while (0)
 
-void petsc_start(void)
+static void start(const bench *b)
 {
+    (void)b;
     PetscInitializeNoArguments();
 }
-void petsc_stop(void)
+static void stop(void)
 {
     PetscFinalize();
 }
@@ -132,8 +133,11 @@ static void destroy(peer *p)
 #define ESM_PETSC_WHY "PETSc was not found when this stack was built"
 #endif
 
-void petsc_start(void) {}
-void petsc_stop(void) {}
+static void start(const bench *b)
+{
+    (void)b;
+}
+static void stop(void) {}
 static const char *unavailable(const bench *b)
 {
     (void)b;
@@ -157,4 +161,10 @@ static void destroy(peer *p)
 
 #endif
 
-const peer_ops petsc_peer = {"petsc", setup, run, destroy, unavailable};
+const peer_ops petsc_peer = {.name = "petsc",
+                             .setup = setup,
+                             .run = run,
+                             .destroy = destroy,
+                             .unavailable = unavailable,
+                             .start = start,
+                             .stop = stop};

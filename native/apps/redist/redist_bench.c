@@ -1,5 +1,6 @@
 /* redist-bench: the ESMF bundle-redistribution benchmark (P. Li, 2007; ../shared/seeds/003) on
- * libesmredist, with MPI_Alltoallw and PETSc VecScatter as peers in the same run.
+ * libesmredist, with MPI_Alltoallw, PETSc VecScatter and MCT's Rearranger as peers in the same
+ * run.
  *
  * As the seed: a 3D grid (512x1024x16 by default) and a bundle of 8 double fields filled with
  * sums of sine waves of different frequencies and amplitudes; a source and a destination block
@@ -86,6 +87,8 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
         if (check ||
             c->verify_each) /* NaN: an element never written fails; the copy bound gets the same */
             memset(b->dst, 0xff, dst_bytes);
+        if (check && ops && ops->prepare) /* the peer's own storage: source in, destination NaN */
+            ops->prepare(b, state);
         MPI_Barrier(b->comm);
         if (s >= 0) { /* the timed runs, per method */
             region(1, "timed");
@@ -118,6 +121,8 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
         }
         if (s >= 0)
             times[s] = t;
+        if (check && ops && ops->deliver)
+            ops->deliver(b, state);
         if (check) {
             double e = check_destination(b, w);
             if (!(e <= *worst))
@@ -162,7 +167,7 @@ static int run_mode(const config *c, const machine *m)
     memset(res, 0, sizeof res);
     res[OURS].enabled = res[OURS].available = 1;
     res[COPY].enabled = res[COPY].available = !store_only;
-    const peer_ops *ops[METHODS] = {NULL, NULL, &alltoallw_peer, &petsc_peer};
+    const peer_ops *ops[METHODS] = {NULL, NULL, &alltoallw_peer, &petsc_peer, &mct_peer};
     for (int k = ALLTOALLW; k < METHODS; k++) {
         res[k].enabled = c->peers[k] && !store_only;
         const char *why = res[k].enabled ? ops[k]->unavailable(&b) : "not asked for (--peers)";
@@ -170,9 +175,9 @@ static int run_mode(const config *c, const machine *m)
         if (why)
             snprintf(res[k].why, sizeof res[k].why, "%s", why);
     }
-    int petsc_started = res[PETSC].available;
-    if (petsc_started)
-        petsc_start();
+    for (int k = ALLTOALLW; k < METHODS; k++)
+        if (res[k].available && ops[k]->start)
+            ops[k]->start(&b);
     if (!store_only) {
         size_t src_bytes = (size_t)b.src_count * b.nfields * b.esz,
                dst_bytes = (size_t)b.dst_count * b.nfields * b.esz;
@@ -233,8 +238,9 @@ static int run_mode(const config *c, const machine *m)
         }
     }
     wall = MPI_Wtime() - wall;
-    if (petsc_started)
-        petsc_stop();
+    for (int k = ALLTOALLW; k < METHODS; k++)
+        if (res[k].available && ops[k]->stop)
+            ops[k]->stop();
     /* totals over ranks */
     int64_t moved = 0, messages = 0, route_bytes_max = 0, segments_max = 0;
     int peers_max = 0, single_copy = 0;
