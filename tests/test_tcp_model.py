@@ -2,18 +2,24 @@
 native/simnet/esm_tcp_model.cpp): the kernel's CPU cost per byte (tcp_kernel) and incast
 (network_model = cm02-tcp). Every simulated time exact (network only, CM02: deterministic)."""
 
+import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi import platforms
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import Unsupported
-from esmperf.mpi.stacks import Stack
+from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.store.database import Store
+from esmperf.study.file import study_from_dict
+from esmperf.study.orchestrate import run_study
+from esmperf.workloads import load_workloads
 from ocean_smpi import smpi_built
 
 R815_KERNEL_RATE = 2.2e9 / 8  # Opteron 6174 at 2.2 GHz, 8 cycles a byte: 275 MB/s
@@ -197,3 +203,32 @@ def test_cm02_tcp_counts_what_the_port_stores_from_its_sender_links(
     four_nodes = incast(smpi, 14, 4096, tmp_path, 3, network_model="cm02-tcp")
     assert four_nodes == incast(smpi, 14, 4096, tmp_path, 3)
     assert four_nodes[0] < 2e-3
+
+
+def test_a_study_run_of_cm02_tcp_has_the_plugin_and_the_message_counter(
+    smpi: Stack, tmp_path: Path
+) -> None:
+    """The study runner preloads the simulator's message counter through smpirun's -wrapper,
+    whose LD_PRELOAD replaced the environment's, so the TCP plugin was lost in studies (the
+    seed studies' Ethernet blocks ran as plain CM02): both are preloaded. 11 x 8 KiB into one
+    GigE port, 2 rounds: one RTO each (as test_cm02_tcp_waits_the_rto_where_ns3_does...)."""
+    block = {
+        "name": "incast",
+        "command": [str(build_dir(smpi) / "bench" / "incast"), "2", "8192"],
+        "stack": "smpi",
+        "ranks": [12],
+        "ranks_per_node": 1,
+        "knobs": {"platform": ["gige"], "network_model": ["cm02-tcp"], "computation": ["off"]},
+        "repeats": {"warmup": 0, "min": 1, "max": 1},
+    }
+    study = study_from_dict({"name": "tcp", "matrix": [block]}, "test")
+    store_path = tmp_path / "tcp.duckdb"
+    outcome = run_study(
+        study, store_path, discover_stacks().stacks, load_workloads(), Console(file=io.StringIO())
+    )
+    assert outcome.complete == 1
+    with Store(store_path, read_only=True) as store:
+        [rep] = store.rows("SELECT stdout, simulator_messages FROM repetition")
+    rounds = json.loads(rep["stdout"].strip().splitlines()[-1])["round_s"]
+    assert rounds == [pytest.approx(2.00171251e-01, rel=1e-8)] * 2
+    assert rep["simulator_messages"] > 0

@@ -39,13 +39,16 @@ def message_counter(stack: Stack) -> Path:
     return build_dir(stack) / "simcount" / "libesmsimcount.so"
 
 
-def counter_arguments(stack: Stack) -> list[str]:
+def counter_arguments(stack: Stack, preload: str = "") -> list[str]:
     """smpirun's options that preload the message counter into the simulator alone (not into
-    smpirun's shell and its helpers); none when it is not built."""
+    smpirun's shell and its helpers), before what the run's environment preloads already
+    (`preload`: the TCP model's plugin, mpi/tcp_model.py; the wrapper's LD_PRELOAD replaces
+    the environment's); none when it is not built."""
     counter = message_counter(stack)
-    if not counter.is_file() or any(c.isspace() for c in str(counter)):
+    preloads = ":".join(filter(None, (str(counter), preload)))
+    if not counter.is_file() or any(c.isspace() for c in preloads):
         return []  # smpirun splits its -wrapper on blanks
-    return ["-wrapper", f"env LD_PRELOAD={counter}"]
+    return ["-wrapper", f"env LD_PRELOAD={preloads}"]
 
 
 class SmpirunLauncher(MpirunLauncher):
@@ -57,7 +60,8 @@ class SmpirunLauncher(MpirunLauncher):
     def command(self, planned: PlannedRun) -> list[str]:
         assert planned.stack is not None
         ranks = super().command(planned)
-        return [*ranks[:3], *counter_arguments(planned.stack), *ranks[3:]]
+        preload = planned.env.get("LD_PRELOAD", "")
+        return [*ranks[:3], *counter_arguments(planned.stack, preload), *ranks[3:]]
 
     def prepare(self, planned: PlannedRun, env: dict[str, str]) -> str | None:
         env["TMPDIR"] = str(planned.scratch)  # smpirun's per-rank copies of the program
