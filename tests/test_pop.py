@@ -258,7 +258,8 @@ def test_folded_run_follows_its_size_s_recorded_history(tmp_path):
     real = pop(first_stack(), 2)
     free = result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, MODEL))
     folded = [result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, MODEL | FOLD)) for _ in "ab"]
-    assert folded[0]["params"]["history"] == "S" and "history" not in free["params"]
+    assert folded[0]["params"]["history"] == "S at 4 ranks, 11 solves"
+    assert "history" not in free["params"]
     history = real["solver"]["iteration_history"]
     assert history == free["solver"]["iteration_history"] == "170/160/160"
     assert folded[0]["solver"]["iteration_history"] == history

@@ -371,8 +371,12 @@ static int report(pop_run *run)
     esm_result_real(r, "params.tolerance", run->tolerance);
     esm_result_int(r, "params.check", run->check_every);
     esm_result_int(r, "params.iterations", run->fixed_iterations);
-    if (run->history)
-        esm_result_text(r, "params.history", run->history->deck);
+    if (run->history) {
+        char from[96];
+        snprintf(from, sizeof from, "%s at %d ranks, %d solves", run->history->deck,
+                 run->history->ranks, run->history->steps);
+        esm_result_text(r, "params.history", from);
+    }
     esm_result_int(r, "params.sample_iterations", run->sample);
     esm_result_real(r, "params.dt", g->dt);
     esm_report_decomp(r, &g->d);
