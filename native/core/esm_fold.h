@@ -13,7 +13,8 @@
  *    (ESM_KERNEL_SAMPLES, keyed by the kernel's name), then charge its cost per point
  *    without running it. With the cost measured, each rank's own first call of a kernel runs
  *    too, unsampled: it warms that rank's arrays. Control flow that depends on values (a solver's convergence test) must not
- *    depend on them when folded: esm_folded() tells the workload to fix its iteration counts.
+ *    depend on them when folded: esm_folded() tells the workload to make the iteration
+ *    counts a free-running run made (esm_fold_history below) or fixed ones.
  *
  * The node model (folded or not, SMPI only, when the launcher gives a node): a kernel's
  * simulated time is max(measured time / core speed, bytes / (node bandwidth / ranks on the
