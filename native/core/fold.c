@@ -155,6 +155,10 @@ int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int
                      h->deck, h->ranks, at);
         counts[k++] = (int)count;
     }
+    if (k == 0) /* a folded run told 0 iterations would test convergence */
+        esm_fail("the %s history at %d ranks: step %ld has no counts: record it again "
+                 "(scripts/fold_history.py)",
+                 h->deck, h->ranks, step + 1);
     return k;
 }
 
