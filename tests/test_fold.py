@@ -128,6 +128,17 @@ def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tm
     assert record["fold"]["field_bytes"] == record["fold"]["field_bytes_held"] == field_bytes(4)
 
 
+def test_a_recorded_history_is_the_nearest_rank_counts_and_repeats_its_last_step(smpi, tmp_path):
+    """fold_test.c's histories: deck T at 4 and 16 ranks. The nearest by ratio (8 ranks: a tie,
+    the lower), none for another deck; a step past the 3 recorded repeats the last."""
+    record = result_of(fold_test(smpi, tmp_path, 2, 2, {}, computation="off"))
+    assert record["history"] == {
+        "nearest": "1:4 5:4 8:4 9:16 100:16",
+        "none_for_other_decks": True,
+        "steps": "1/2 2/7/7/7",
+    }
+
+
 def test_folded_and_full_runs_send_the_same_and_take_the_same_simulated_time(smpi, tmp_path):
     model = {
         "ESM_KERNEL_COST": "model",

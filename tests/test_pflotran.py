@@ -527,6 +527,53 @@ def test_folded_run_communicates_and_takes_the_time_of_a_full_run(smpi, tmp_path
     assert "fields" not in folded and isinstance(full["verification"]["passed"], bool)
 
 
+def test_folded_run_follows_the_recorded_history_of_its_deck(smpi, tmp_path):
+    """Deck S on 4 ranks, 2 steps: the free-running run converges; the folded one makes the
+    counts the free-running run recorded at 4 ranks made (fold_history.c), Newton by Newton,
+    so both send the same and, with the deterministic cost model, take the same simulated
+    time; run again, the same time to the bit."""
+    args = ("--size", "S", "--steps", "2")
+    free = simulate(smpi, tmp_path, 4, 4, FOLD_MODEL, *args)
+    folded = [simulate(smpi, tmp_path, 4, 4, FOLD_MODEL | {"ESM_FOLD": "1"}, *args) for _ in "ab"]
+    assert free["params"]["iterations_from"] == "convergence"
+    assert folded[0]["params"]["iterations_from"] == "history"
+    assert folded[0]["params"]["history"] == "S at 4 ranks, 50 steps"
+    history = free["newton"]["iteration_history"]
+    assert history.count("/") == 1 and len(history.split()) > 2 * FOLDED_COUNTS[0]
+    assert folded[0]["newton"]["iteration_history"] == history
+    assert folded[0]["comm_per_rank"] == free["comm_per_rank"]
+    assert folded[0]["simulated_time"] == folded[1]["simulated_time"] == free["simulated_time"]
+    assert folded[0]["wall"] == folded[1]["wall"] == free["wall"]
+
+
+def test_fold_check_compares_against_a_free_running_run(smpi, tmp_path):
+    """benchmarks/fold_accuracy.py on S, 2 steps, 4 ranks, computation modelled: the free run
+    converges, the folded one follows the 4-rank history: the same messages and allreduces,
+    and the same simulated time (ratio 1 exactly)."""
+    out = tmp_path / "fold.json"
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "fold_accuracy.py"
+    command = [sys.executable, str(script), "--workloads", "pflotran", "--sizes", "pflotran:S"]
+    command += ["--steps", "2", "--ranks", "4", "--json", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = json.loads(out.read_text())
+    assert (record["size"], record["steps"], record["ranks"]) == ("S", 2, 4)
+    assert record["messages_folded"] == record["messages_free"] > 0
+    assert record["allreduces_folded"] == record["allreduces_free"] > 0
+    assert record["iterations_from"] == {"free": "convergence", "folded": "history"}
+    assert record["ratio"] == 1.0
+
+
+def test_folded_run_takes_the_history_of_the_nearest_rank_count(smpi, tmp_path):
+    """5 ranks: S's 4-rank history (nearer by ratio than 8); a grid of its own: none, the
+    constant counts."""
+    folded = simulate(smpi, tmp_path, 5, 5, {"ESM_FOLD": "1"}, "--size", "S", "--steps", "1")
+    assert folded["params"]["history"] == "S at 4 ranks, 50 steps"
+    own_grid = simulate(smpi, tmp_path, 5, 5, {"ESM_FOLD": "1"}, *GRID_16, "--steps", "1")
+    assert own_grid["params"]["iterations_from"] == "constant (no history for these settings)"
+    assert "history" not in own_grid["params"]
+
+
 def test_folded_run_defaults_to_the_measured_iteration_counts(smpi, tmp_path):
     record = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, *GRID_16, "--steps", "1")
     params = record["params"]

@@ -249,10 +249,21 @@ def test_sampling_needs_a_folded_run_and_whole_checks(tmp_path):
     assert "use a multiple of --check 10" in error_of(uneven, "pop")
 
 
-def test_folded_run_takes_its_size_s_iteration_count(tmp_path):
-    """Without --iterations a folded solve runs the count a full run of its size needs."""
+def test_folded_run_follows_its_size_s_recorded_history(tmp_path):
+    """Without --iterations a folded run makes, solve by solve (warm-up included), the
+    iterations a free-running run of its size made (fold_history.c): the free run's messages
+    and, with the deterministic cost model, its simulated time; run again, the same to the
+    bit. A solver other than the recorded ChronGear gets the size's fixed count."""
     smpi = smpi_stack("pop")
-    full = pop(first_stack(), 2)
-    folded = result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, FOLD))
-    assert folded["params"]["iterations"] == full["solver"]["iterations_max"] == 160
-    assert folded["solver"]["iterations"] == 160 * folded["steps"]
+    real = pop(first_stack(), 2)
+    free = result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, MODEL))
+    folded = [result_of(simulate(smpi, tmp_path, "pop", 4, 2, QUICK, MODEL | FOLD)) for _ in "ab"]
+    assert folded[0]["params"]["history"] == "S at 4 ranks, 11 solves"
+    assert "history" not in free["params"]
+    history = real["solver"]["iteration_history"]
+    assert history == free["solver"]["iteration_history"] == "170/160/160"
+    assert folded[0]["solver"]["iteration_history"] == history
+    assert folded[0]["comm_per_rank"] == free["comm_per_rank"]
+    assert folded[0]["simulated_time"] == folded[1]["simulated_time"] == free["simulated_time"]
+    pcsi = result_of(simulate(smpi, tmp_path, "pop", 4, 2, (*QUICK, "--solver", "pcsi"), FOLD))
+    assert pcsi["params"]["iterations"] == 210 and "history" not in pcsi["params"]

@@ -13,7 +13,8 @@
  *    (ESM_KERNEL_SAMPLES, keyed by the kernel's name), then charge its cost per point
  *    without running it. With the cost measured, each rank's own first call of a kernel runs
  *    too, unsampled: it warms that rank's arrays. Control flow that depends on values (a solver's convergence test) must not
- *    depend on them when folded: esm_folded() tells the workload to fix its iteration counts.
+ *    depend on them when folded: esm_folded() tells the workload to make the iteration
+ *    counts a free-running run made (esm_fold_history below) or fixed ones.
  *
  * The node model (folded or not, SMPI only, when the launcher gives a node): a kernel's
  * simulated time is max(measured time / core speed, bytes / (node bandwidth / ranks on the
@@ -75,6 +76,29 @@ void esm_kernel_end(esm_kernel *k);
  * simulated clock by `seconds` without sending anything. The skipped iterations' messages are
  * not in the run's counts (the workload reports how many iterations it simulated). */
 void esm_fold_skip(double seconds);
+
+/* A recorded history (docs/simulate.md, "Folded iteration counts"): the iteration counts a
+ * free-running run of a deck made, step by step, for a folded run (which cannot test
+ * convergence) to make the same solver work. `counts` is the text a run reports them in: steps
+ * separated by '/', a step's counts by ' ' (PFLOTRAN: the Krylov iterations of each Newton
+ * iteration, so as many counts as Newton iterations; POP: the barotropic solve's, one a step).
+ * Recorded by scripts/fold_history.py into the workload's fold_history.c. */
+typedef struct esm_fold_history {
+    const char *deck;   /* recorded on this deck's own grid */
+    int ranks;          /* at this rank count */
+    int steps;          /* steps recorded */
+    const char *counts; /* "12 10 9/8 7/..." */
+} esm_fold_history;
+
+/* Of the n histories, the one of `deck` recorded at the rank count nearest `ranks` (by
+ * ratio; a tie: the lower), or NULL if `deck` has none. */
+const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
+                                                 const char *deck, int ranks);
+/* Step `step`'s counts (0-based) into counts[0..max-1]; their number. A step past the recorded
+ * ones repeats the last recorded step. */
+int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int max);
+/* Append a step's k counts to *text (NULL at first; the caller frees it) in that form. */
+void esm_fold_history_append(char **text, const int *counts, int k);
 
 /* What folding and the node model did on this rank, for the result line ("fold": calls run,
  * calls charged unrun, simulated seconds charged by the kernels and by skipped iterations). */

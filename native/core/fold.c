@@ -119,6 +119,62 @@ void esm_fold_report(struct esm_result *r)
     esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
 }
 
+const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
+                                                 const char *deck, int ranks)
+{
+    const esm_fold_history *best = NULL;
+    double best_distance = 0;
+    for (int k = 0; k < n; k++) {
+        if (strcmp(histories[k].deck, deck))
+            continue;
+        double distance = fabs(log((double)histories[k].ranks / ranks));
+        if (!best || distance < best_distance - 1e-12 ||
+            (distance < best_distance + 1e-12 && histories[k].ranks < best->ranks))
+            best = &histories[k], best_distance = distance;
+    }
+    return best;
+}
+
+int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int max)
+{
+    const char *at = h->counts;
+    for (long s = step < h->steps ? step : h->steps - 1; s > 0; s--) {
+        at = strchr(at, '/');
+        if (!at)
+            esm_fail("the %s history at %d ranks has fewer steps than its %d: record it again "
+                     "(scripts/fold_history.py)",
+                     h->deck, h->ranks, h->steps);
+        at++;
+    }
+    int k = 0;
+    for (char *end; *at && *at != '/'; at = end) {
+        long count = strtol(at, &end, 10);
+        if (end == at || count < 1 || k == max)
+            esm_fail("the %s history at %d ranks: bad counts near \"%.20s\": record it again "
+                     "(scripts/fold_history.py)",
+                     h->deck, h->ranks, at);
+        counts[k++] = (int)count;
+    }
+    if (k == 0) /* a folded run told 0 iterations would test convergence */
+        esm_fail("the %s history at %d ranks: step %ld has no counts: record it again "
+                 "(scripts/fold_history.py)",
+                 h->deck, h->ranks, step + 1);
+    return k;
+}
+
+void esm_fold_history_append(char **text, const int *counts, int k)
+{
+    size_t used = *text ? strlen(*text) : 0;
+    *text = realloc(*text, used + 12 * (size_t)k + 2);
+    if (!*text)
+        esm_fail("out of memory for the iteration history");
+    if (used)
+        (*text)[used++] = '/';
+    (*text)[used] = '\0';
+    for (int c = 0; c < k; c++)
+        used += sprintf(*text + used, c ? " %d" : "%d", counts[c]);
+}
+
 #ifdef ESM_SMPI
 /* A value shared by every simulated rank of this process under `name`/`key` (SMPI keeps the
  * table; the ranks run one at a time, so no lock). */

@@ -23,6 +23,32 @@ static void *build_table(const void *context)
     return table;
 }
 
+/* Recorded histories (esm_fold.h): which one a rank count gets, and a step's counts, past
+ * the recorded steps too, in the text form they are recorded in. */
+static void check_histories(esm_result *r)
+{
+    static const esm_fold_history histories[] = {
+        {"T", 16, 3, "1/2 2/7"}, {"T", 4, 2, "3 4/5"}, {"U", 8, 1, "9"}};
+    char nearest[64] = "";
+    const int asked[] = {1, 5, 8, 9, 100};
+    for (int a = 0, used = 0; a < 5; a++) {
+        const esm_fold_history *h = esm_fold_history_nearest(histories, 3, "T", asked[a]);
+        used += snprintf(nearest + used, sizeof nearest - used, "%s%d:%d", a ? " " : "", asked[a],
+                         h->ranks);
+    }
+    esm_result_text(r, "history.nearest", nearest);
+    esm_result_bool(r, "history.none_for_other_decks",
+                    !esm_fold_history_nearest(histories, 3, "V", 8));
+    char *steps = NULL;
+    for (long s = 0; s < 5; s++) {
+        int counts[4];
+        int k = esm_fold_history_step(&histories[0], s, counts, 4);
+        esm_fold_history_append(&steps, counts, k);
+    }
+    esm_result_text(r, "history.steps", steps);
+    free(steps);
+}
+
 int main(int argc, char **argv)
 {
     esm_init(&argc, &argv, "esm_fold_test");
@@ -62,6 +88,7 @@ int main(int argc, char **argv)
     if (esm_folded())
         esm_result_bool(r, "fields_shared", address[0] == -address[1]);
     esm_result_bool(r, "table_owned", esm_shared_owned());
+    check_histories(r);
     esm_result_verification(r,
                             work == (double)steps * (1000.0 * ranks + 50.0 * ranks * (ranks - 1)),
                             "work summed over ranks and steps");

@@ -49,6 +49,11 @@ krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer)
     return k;
 }
 
+void krylov_fix_iterations(krylov *k, int iterations)
+{
+    k->settings.fixed_iterations = iterations;
+}
+
 void krylov_free(krylov *k)
 {
     for (int i = 0; i < k->nvectors; i++)

@@ -100,6 +100,8 @@ newton_outcome newton_solve(run *r)
         transport_jacobian(&r->t, &r->A);
         esm_timer_stop(&r->jacobian);
         newton_rhs(r);
+        if (r->krylov_counts)
+            krylov_fix_iterations(r->ksp, r->krylov_counts[out.iterations]);
         esm_timer_start(&r->linear);
         esm_phase_begin("krylov");
         krylov_outcome linear;
@@ -112,6 +114,7 @@ newton_outcome newton_solve(run *r)
         esm_phase_end("krylov");
         esm_timer_stop(&r->linear);
         out.linear_iterations += linear.iterations;
+        out.linear[out.iterations < HISTORY ? out.iterations : HISTORY - 1] = linear.iterations;
         out.linear_failed |= !linear.converged;
         double limit = update_limit(r);
         newton_update(r, limit);

@@ -36,11 +36,30 @@ static const esm_deck decks[] = {
 };
 enum { NDECKS = sizeof decks / sizeof decks[0] };
 
-/* A folded run's fixed iteration counts (its values mean nothing, so it cannot test for
- * convergence): Newton iterations per step and BiCGStab iterations per Newton iteration of a
- * full 100_100_100 run, measured on one rank (docs/pflotran.md, "The folded defaults": steps
- * 5-12 of 50 made 2 and 15-15.5; steps 1-4 more Newton and fewer BiCGStab iterations). */
+/* A folded run cannot test for convergence (its values mean nothing): it follows the recorded
+ * history of its deck (fold_history.c: a free-running run's Newton and Krylov counts, step by
+ * step, at the nearest rank count recorded). Where none applies (a grid, case, solver or
+ * tolerance other than the deck's defaults) it makes these fixed counts: Newton iterations
+ * per step and BiCGStab iterations per Newton iteration of steps 5-12 of a full 100_100_100
+ * run on one rank (docs/pflotran.md, "The folded counts"). */
 enum { FOLDED_NEWTON_ITERATIONS = 2, FOLDED_KRYLOV_ITERATIONS = 15 };
+
+/* The options a recorded history was made with at their defaults: any given, it does not
+ * apply (the rank grid changes block Jacobi's blocks, so --px/--py/--pz too). */
+static const char *const history_settings[] = {
+    "case",     "solver",  "library",     "dt",         "rate-constant",
+    "ksp-rtol", "restart", "newton-rtol", "newton-max", "nx",
+    "ny",       "nz",      "px",          "py",         "pz"};
+
+/* A folded run's history: its deck's nearest if every setting it depends on is the default. */
+static const esm_fold_history *history_for(const esm_cli *cli, const esm_deck *deck)
+{
+    for (unsigned s = 0; s < sizeof history_settings / sizeof *history_settings; s++)
+        if (esm_cli_given(cli, history_settings[s]))
+            return NULL;
+    return esm_fold_history_nearest(pflotran_fold_histories, pflotran_fold_history_count,
+                                    deck->name, esm_ranks());
+}
 
 /* Under SimGrid SMPI the STREAM triad would time this machine, not the simulated node (whose
  * bandwidth the node model takes from the machine preset), with arrays held by every simulated
@@ -142,11 +161,20 @@ static options parse_options(int argc, char **argv)
     o.newton.fixed_iterations = (int)esm_cli_int(
         cli, "newton-iterations", folded ? FOLDED_NEWTON_ITERATIONS : 0, folded, HISTORY - 1,
         "Newton iterations per step, fixed, no convergence test (0: until converged; folded "
-        "runs need a count, default a full 100_100_100 run's mean)");
+        "runs need counts: default the deck's recorded history, else 2)");
     o.ksp.fixed_iterations = (int)esm_cli_int(
         cli, "krylov-iterations", folded ? FOLDED_KRYLOV_ITERATIONS : 0, folded, 100000,
         "Krylov iterations per Newton iteration, fixed, no convergence test (0: until "
-        "converged; folded runs need a count, default a full 100_100_100 run's mean)");
+        "converged; folded runs need counts: default the deck's recorded history, else 15)");
+    bool counts_given =
+        esm_cli_given(cli, "newton-iterations") || esm_cli_given(cli, "krylov-iterations");
+    o.history = folded && !counts_given ? history_for(cli, o.deck) : NULL;
+    o.iterations_from = !folded        ? "convergence"
+                        : counts_given ? "command line"
+                        : o.history    ? "history"
+                                       : "constant (no history for these settings)";
+    if (o.history)
+        o.newton.fixed_iterations = o.ksp.fixed_iterations = 0;
     const char *axis = "xyz";
     for (int a = 0; a < 3; a++) {
         char name[8], help[64];
@@ -257,6 +285,11 @@ static record time_steps(run *r, const options *o)
     for (long step = 0; step < o->steps; step++) {
         esm_timer_start(&r->step);
         transport_begin_step(&r->t);
+        if (o->history) { /* a folded run follows the step's recorded counts */
+            r->newton.fixed_iterations =
+                esm_fold_history_step(o->history, step, r->history_step, HISTORY - 1);
+            r->krylov_counts = r->history_step;
+        }
         esm_phase_begin("newton");
         newton_outcome n = newton_solve(r);
         esm_phase_end("newton");
@@ -269,6 +302,7 @@ static record time_steps(run *r, const options *o)
         h.linear += n.linear_iterations;
         h.newton_most = n.iterations > h.newton_most ? n.iterations : h.newton_most;
         h.failed_steps += !n.converged;
+        esm_fold_history_append(&h.iteration_history, n.linear, n.iterations);
         h.linear_failures += n.linear_failed;
         h.times[step] = (step + 1) * o->dt;
         h.ca_change[step] = r->t.conc[CA] - ca_start;
@@ -297,6 +331,6 @@ int main(int argc, char **argv)
     report(&r, &o, &h, stream, result);
     int status = esm_result_finish(result);
     tear_down(&r);
-    free(h.times), free(h.ca_change);
+    free(h.times), free(h.ca_change), free(h.iteration_history);
     esm_exit(status);
 }

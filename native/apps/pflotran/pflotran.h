@@ -186,6 +186,8 @@ krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer);
 void krylov_free(krylov *k);
 /* Solve A x = b with x starting from 0, preconditioned on the left by A's block ILU(0). */
 krylov_outcome krylov_solve(krylov *k, block_matrix *A, const double *b, double *x);
+/* The next solves make exactly `iterations` (> 0), as settings.fixed_iterations. */
+void krylov_fix_iterations(krylov *k, int iterations);
 
 /* ---- PETSc cross-check --------------------------------------------------------------- */
 
@@ -216,6 +218,7 @@ typedef struct newton_outcome {
     bool converged, linear_failed;
     const char *reason;
     double residual[HISTORY]; /* ||F|| before each iteration, and after the last */
+    int linear[HISTORY];      /* Krylov iterations of each Newton iteration */
 } newton_outcome;
 
 /* Everything one run holds. */
@@ -227,6 +230,8 @@ typedef struct run {
     krylov *ksp;
     petsc_solver *petsc;
     newton_settings newton;
+    const int *krylov_counts; /* following a recorded history: each Newton iteration's */
+    int history_step[HISTORY]; /* the step's counts, from the history */
     double *x, *f, *dx, *rhs, *rate, *dissolved;
     esm_timer step, residual, jacobian, factor, product, precondition, dots, linear;
 } run;
@@ -240,7 +245,13 @@ typedef struct options {
     krylov_settings ksp;
     newton_settings newton;
     int n[3], p[3]; /* cells and ranks along x, y, z (0: the deck's, chosen) */
+    const esm_fold_history *history; /* a folded run's iteration counts, step by step */
+    const char *iterations_from;     /* where a folded run's counts come from */
 } options;
+
+/* The recorded histories (fold_history.c, written by scripts/fold_history.py). */
+extern const esm_fold_history pflotran_fold_histories[];
+extern const int pflotran_fold_history_count;
 
 /* What the time steps leave for verification and report. */
 typedef struct record {
@@ -250,6 +261,7 @@ typedef struct record {
     double *times, *ca_change; /* at the end of each step; Ca++ gained by cell 0 */
     double wall;              /* the time steps, slowest rank */
     esm_counts before, after; /* the core's counts at the start and end of the time steps */
+    char *iteration_history;  /* each step's Krylov counts per Newton (esm_fold_history_append) */
 } record;
 
 typedef struct inventory {

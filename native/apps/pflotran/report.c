@@ -52,6 +52,13 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_real(result, "params.newton_rtol", o->newton.rtol);
     esm_result_int(result, "params.newton_iterations", o->newton.fixed_iterations);
     esm_result_int(result, "params.krylov_iterations", o->ksp.fixed_iterations);
+    esm_result_text(result, "params.iterations_from", o->iterations_from);
+    if (o->history) {
+        char from[96];
+        snprintf(from, sizeof from, "%s at %d ranks, %d steps", o->history->deck, o->history->ranks,
+                 o->history->steps);
+        esm_result_text(result, "params.history", from);
+    }
 
     esm_result_int(result, "newton.iterations", h->newton);
     esm_result_int(result, "newton.most_in_a_step", h->newton_most);
@@ -63,6 +70,8 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
         used += snprintf(history + used, sizeof history - used, "%s%.6e", k ? "," : "",
                          h->first.residual[k]);
     esm_result_text(result, "newton.first_step_residuals", history);
+    esm_result_text(result, "newton.iteration_history",
+                    h->iteration_history ? h->iteration_history : "");
 
     esm_timer *timers[] = {&r->step,   &r->residual, &r->jacobian,     &r->factor,
                            &r->linear, &r->product,  &r->precondition, &r->dots};

@@ -64,4 +64,6 @@ solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iter
 void solver_bounds(solver *sv, space *s, int steps, const double *start_vector);
 /* Solve A x = b from the guess in x. Collective. */
 solve_stats solver_solve(solver *sv, space *s, const double *b, double *x);
+/* The next solves make exactly `iterations` (> 0), sampled as solver_create's `sample` says. */
+void solver_fix_iterations(solver *sv, int iterations, int sample);
 #endif

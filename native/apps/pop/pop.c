@@ -11,8 +11,9 @@
  *      (a manufactured solution), so every solve is checked against the exact answer.
  * Verified: the barotropic error |eta - eta*| / |eta*| at every step, tracer content
  * conserved to round-off, tracers within their initial range.
- * Folded under SMPI (esm_fold.h): fields shared, kernels charged, every solve a fixed number
- * of iterations (folded_iterations below), not verified (docs/ocean.md, "Seed scale"). */
+ * Folded under SMPI (esm_fold.h): fields shared, kernels charged, each solve the iterations
+ * the deck's recorded history made (fold_history.c), else a fixed number (folded_iterations
+ * below), not verified (docs/ocean.md, "Seed scale"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,21 @@ static const struct {
     {"tenth", 1020, 5500},
 };
 
+/* The options a recorded history was made with at their defaults (ChronGear; the rank count,
+ * blocks, layout and distribution give the same bits, barotropic.h): any given, it does not
+ * apply. */
+static const char *const history_settings[] = {"solver", "grid",       "tolerance",
+                                               "check",  "iterations", "max-iterations"};
+
+static const esm_fold_history *history_for(const esm_cli *cli, const esm_deck *deck)
+{
+    for (unsigned s = 0; s < sizeof history_settings / sizeof *history_settings; s++)
+        if (esm_cli_given(cli, history_settings[s]))
+            return NULL;
+    return esm_fold_history_nearest(pop_fold_histories, pop_fold_history_count, deck->name,
+                                    esm_ranks());
+}
+
 static int folded_iterations_of(const esm_deck *deck, const char *solver)
 {
     for (unsigned d = 0; d < sizeof folded_iterations / sizeof *folded_iterations; d++)
@@ -78,6 +94,8 @@ typedef struct pop_run {
     esm_distribution distribution;
     int nx, ny, nz, bx, by, check_every, max_iterations, lanczos, fixed_iterations, sample;
     bool blocks_given;                       /* --block: else the deck's, or fewer if needed */
+    const esm_fold_history *history;         /* folded: each solve's iterations, recorded */
+    char *iteration_history;                 /* each solve's (esm_fold_history_append) */
     double tolerance;
     pop_grid g;
     pop_operator op;
@@ -133,7 +151,8 @@ static void parse(pop_run *run, int argc, char **argv)
     run->stream_name = esm_cli_choice(cli, "stream", "on,off", "measure the STREAM triad roofline");
     esm_cli_end(cli);
     run->distribution = strcmp(distribution, "sfc") ? ESM_DIST_CARTESIAN : ESM_DIST_SFC;
-    if (esm_folded() && !run->fixed_iterations) {
+    run->history = esm_folded() && !run->fixed_iterations ? history_for(cli, run->deck) : NULL;
+    if (esm_folded() && !run->fixed_iterations && !run->history) {
         run->fixed_iterations = folded_iterations_of(run->deck, run->solver_name);
         if (!run->fixed_iterations)
             esm_fail("a folded run needs a fixed solver iteration count and size %s has none: "
@@ -221,9 +240,15 @@ static void barotropic(pop_run *run, long step, bool timed)
     }
     esm_timer_stop(&run->t_rhs);
 
+    if (run->history) {
+        int count;
+        esm_fold_history_step(run->history, step, &count, 1);
+        solver_fix_iterations(run->sv, count, run->sample);
+    }
     esm_timer_start(&run->t_solver);
     solve_stats st = solver_solve(run->sv, s, run->b, run->x);
     esm_timer_stop(&run->t_solver);
+    esm_fold_history_append(&run->iteration_history, &st.iterations, 1);
 
     if (esm_kernel_begin(&error, (double)s->n, 3.0 * sizeof(double) * s->n)) {
         for (long p = 0; p < s->n; p++)
@@ -346,6 +371,12 @@ static int report(pop_run *run)
     esm_result_real(r, "params.tolerance", run->tolerance);
     esm_result_int(r, "params.check", run->check_every);
     esm_result_int(r, "params.iterations", run->fixed_iterations);
+    if (run->history) {
+        char from[96];
+        snprintf(from, sizeof from, "%s at %d ranks, %d solves", run->history->deck,
+                 run->history->ranks, run->history->steps);
+        esm_result_text(r, "params.history", from);
+    }
     esm_result_int(r, "params.sample_iterations", run->sample);
     esm_result_real(r, "params.dt", g->dt);
     esm_report_decomp(r, &g->d);
@@ -359,6 +390,7 @@ static int report(pop_run *run)
     esm_result_int(r, "solver.iterations_max", run->iterations_max);
     esm_result_int(r, "solver.iterations_simulated", run->iterations_simulated);
     esm_result_int(r, "solver.checks", run->checks);
+    esm_result_text(r, "solver.iteration_history", run->iteration_history);
 
     esm_stream stream = {0};
     if (!strcmp(run->stream_name, "on"))

@@ -64,4 +64,8 @@ double pop_tracers_bytes(const pop_grid *g);
 /* Global tracer content sum(T vol) and range over active cells (collective). */
 void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2]);
 void pop_tracers_range(const pop_tracers *tr, const pop_grid *g, double low[2], double high[2]);
+/* The recorded histories (fold_history.c, written by scripts/fold_history.py): each solve's
+ * iterations, one a step, warm-up included. */
+extern const esm_fold_history pop_fold_histories[];
+extern const int pop_fold_history_count;
 #endif

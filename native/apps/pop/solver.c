@@ -98,6 +98,12 @@ solver *solver_create(solver_kind kind, space *s, double tolerance, int max_iter
     return sv;
 }
 
+void solver_fix_iterations(solver *sv, int iterations, int sample)
+{
+    sv->iterations = sv->max_iterations = iterations;
+    sv->sample = iterations > sample ? sample : 0;
+}
+
 /* Start: r = b - A x, and whether x already solves it. */
 static int start(solver *sv, space *s, const double *b, double *x, double *bb, solve_stats *st)
 {
