@@ -134,8 +134,8 @@ void coupling_interval(cesm_run *run, const cesm_info *info)
         esm_timer_start(&run->t_atm);
         esm_group_enter(run->g_atm);
         atm_run(&run->atm, (const double *const *)run->x2a);
-        atm_export(&run->atm, run->info_atm.seconds + run->info_atm.dt,
-                   run->info_atm.interval + 1, run->info_atm.dt, run->a2x);
+        atm_export(&run->atm, run->info_atm.seconds + run->info_atm.dt, run->info_atm.interval + 1,
+                   run->info_atm.dt, run->a2x);
         esm_group_leave();
         esm_timer_stop(&run->t_atm);
         barrier(run, run->g_atm);

@@ -97,7 +97,7 @@ int main(void)
            "\"north_september\": %.4f, \"south_february\": %.4f, \"south_september\": %.4f}, "
            "\"polar_row_mkm2_max\": %.4f}}\n",
            land / earth, ice_area(&ocn, march, 0) / 1e12, ice_area(&ocn, september, 0) / 1e12,
-           ice_area(&ocn, seconds_of_day(31 + 14.0), 1) / 1e12,
-           ice_area(&ocn, september, 1) / 1e12, largest_row / 1e12);
+           ice_area(&ocn, seconds_of_day(31 + 14.0), 1) / 1e12, ice_area(&ocn, september, 1) / 1e12,
+           largest_row / 1e12);
     return 0;
 }
