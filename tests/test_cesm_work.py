@@ -35,12 +35,23 @@ def test_sunlit_columns_per_rank_are_exact(maps):
     assert maps["sunlit"] == {"5400": [8, 8, 16], "27000": [16, 0, 16]}
 
 
+def test_sunlit_columns_of_cam_s_latitude_bands_are_exact(maps):
+    """CAM's ranks own latitude bands: the same grid's columns dealt in two contiguous pieces,
+    rank 0 the southern rows (67.5 S, 22.5 S). At 01:30 on the June solstice (declination
+    23.44) the sun is up where cos(hour angle) > -tan(lat) tan(23.44): none at 67.5 S, |h| <
+    79.7 at 22.5 S, |h| < 100.3 at 22.5 N, every column at 67.5 N; the hour angles are 22.5,
+    67.5, 112.5 and 157.5 from noon, two columns each: 0 + 4 and 4 + 8."""
+    assert maps["sunlit_bands_june"] == [4, 12]
+
+
 def test_radiation_steps_and_even_deals(maps):
     """iradsw = -1 is hourly: with a 30-minute step CAM's radiation_do runs the shortwave on
-    steps 0, 3, 5, 7, ...; with an hourly step, every one. 10 dealt to 4: 3, 3, 2, 2."""
+    steps 0, 3, 5, 7, ...; with an hourly step, every one. 10 dealt to 4: 3, 3, 2, 2,
+    starting at 0, 3, 6, 8."""
     assert maps["radiation_due_1800"] == [1, 0, 0, 1, 0, 1, 0, 1]
     assert maps["radiation_due_3600"] == [1, 1, 1, 1]
     assert maps["share_10_over_4"] == [3, 3, 2, 2]
+    assert maps["first_10_over_4"] == [0, 3, 6, 8]
 
 
 def test_ice_points_per_rank_are_exact(maps):

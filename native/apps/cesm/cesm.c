@@ -7,6 +7,9 @@
  *   lnd  soil heat bucket on the atmosphere grid's land points
  *   ice  zero-layer sea-ice thermodynamics on the ocean grid
  *   ocn  slab mixed-layer ocean with lateral diffusion, on the ocean grid (other continents' mask)
+ * Where each works (work.c, --work): sea ice under the climatological ice cover, radiation on
+ * the sunlit columns every CAM radiation step, land and ocean on their points; the kernels are
+ * charged by those points as CESM's decompositions share them among the ranks.
  * Processor sets (--layout): atm, lnd, ice and the coupler share the first ranks; the ocean runs
  * on the same ranks after them (sequential) or concurrently on the last ranks (concurrent).
  *

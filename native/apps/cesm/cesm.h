@@ -118,6 +118,7 @@ bool cesm_icy(double lat, const double edge[2]);
 double cesm_cos_zenith(double lat, double lon, double seconds);
 bool cesm_radiation_due(long step, double dt);        /* CAM's radiation_do('sw') */
 long cesm_share(long total, int ranks, int rank);     /* an even deal of `total` */
+long cesm_share_first(long total, int ranks, int rank); /* where a contiguous share starts */
 long cesm_icy_points(const cesm_points *pts, const double edge[2]);
-long cesm_sunlit_columns(const cesm_grid *g, double seconds);
+long cesm_sunlit_columns(const cesm_grid *g, double seconds, long first, long count);
 #endif

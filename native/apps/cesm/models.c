@@ -116,14 +116,18 @@ static esm_kernel k_atm = {.name = "cesm.atm.substep"}, k_ocn = {.name = "cesm.o
 
 /* CAM's shortwave (radiation_tend): the top-of-atmosphere sunlight S0 cos(zenith) on the
  * sunlit columns (those CAM hands to RRTMG_SW), zero on the others. The cost is charged as
- * CAM's physics decomposition shares it: load-balanced chunks (phys_loadbalance = 2, its
- * day/night twin pairs) give each rank an even deal of the sunlit columns; bytes: a sunlit
- * column reads its latitude and longitude and writes its shortwave, a dark one writes zero. */
+ * CAM 1.0 shares it: its physics chunks are made of each process's own dynamics columns
+ * (phys_loadbalance = 0, the default) and the FV dynamics owns latitude bands, so a rank's
+ * columns are an even contiguous piece of the columns in latitude order, and its radiation
+ * the sunlit ones among them (a polar band is all day or all night near a solstice). Bytes:
+ * a sunlit column reads its latitude and longitude and writes its shortwave, a dark one
+ * writes zero. */
 static void atm_radiation(atm_model *m, double seconds)
 {
-    long day = cesm_sunlit_columns(m->g, seconds), columns = m->g->nx * (long)m->g->ny;
-    long mine = m->uniform ? m->pts.n : cesm_share(day, esm_ranks(), esm_rank());
-    long dark = m->uniform ? 0 : cesm_share(columns - day, esm_ranks(), esm_rank());
+    long columns = m->g->nx * (long)m->g->ny, own = cesm_share(columns, esm_ranks(), esm_rank());
+    long first = cesm_share_first(columns, esm_ranks(), esm_rank());
+    long mine = m->uniform ? m->pts.n : cesm_sunlit_columns(m->g, seconds, first, own);
+    long dark = m->uniform ? 0 : own - mine;
     m->work_radiation += mine;
     if (esm_kernel_begin(&k_rad, (double)(mine + dark), 24.0 * mine + 8.0 * dark)) {
         for (long p = 0; p < m->pts.n; p++) {

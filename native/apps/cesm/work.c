@@ -98,10 +98,16 @@ bool cesm_radiation_due(long step, double dt)
 }
 
 /* The share of `total` equal pieces that rank `rank` of `ranks` gets when they are dealt out
- * evenly (CAM's load-balanced physics chunks; CLM's grid cells dealt round-robin to clumps). */
+ * evenly (CLM's grid cells dealt to clumps), and where its piece starts when the pieces are
+ * contiguous (CAM's columns in latitude-band order). */
 long cesm_share(long total, int ranks, int rank)
 {
     return total / ranks + (rank < total % ranks);
+}
+
+long cesm_share_first(long total, int ranks, int rank)
+{
+    return rank * (total / ranks) + (rank < total % ranks ? rank : total % ranks);
 }
 
 long cesm_icy_points(const cesm_points *pts, const double edge[2])
@@ -112,9 +118,10 @@ long cesm_icy_points(const cesm_points *pts, const double edge[2])
     return n;
 }
 
-/* The columns of g with the sun above the horizon: cesm_cos_zenith's products, each row's
- * and each column's factors computed once. */
-long cesm_sunlit_columns(const cesm_grid *g, double seconds)
+/* The columns with the sun above the horizon among `count` columns of g from column `first`
+ * (global index i + nx j): cesm_cos_zenith's products, each row's and each column's factors
+ * computed once. */
+long cesm_sunlit_columns(const cesm_grid *g, double seconds, long first, long count)
 {
     double d2r = M_PI / 180.0;
     double declination = OBLIQUITY * d2r * sin(2 * M_PI * seconds / (360.0 * 86400.0));
@@ -124,10 +131,9 @@ long cesm_sunlit_columns(const cesm_grid *g, double seconds)
     for (int i = 0; i < g->nx; i++)
         hour[i] = cos(day + cesm_lon(g, i) * d2r - M_PI);
     long n = 0;
-    for (int j = 0; j < g->ny; j++) {
-        double a = sin(g->lat[j] * d2r) * sd, b = cos(g->lat[j] * d2r) * cd;
-        for (int i = 0; i < g->nx; i++)
-            n += a + b * hour[i] > 0.0;
+    for (long c = first; c < first + count; c++) {
+        int i = (int)(c % g->nx), j = (int)(c / g->nx);
+        n += sin(g->lat[j] * d2r) * sd + cos(g->lat[j] * d2r) * cd * hour[i] > 0.0;
     }
     free(hour);
     return n;

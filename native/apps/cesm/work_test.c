@@ -55,8 +55,12 @@ int main(void)
     double at[] = {5400.0, 27000.0}; /* 01:30 and 07:30 on the equinox */
     for (int k = 0; k < 2; k++)
         printf("%s\"%.0f\": [%ld, %ld, %ld]", k ? ", " : "", at[k], sunlit(&small, 0, 4, at[k]),
-               sunlit(&small, 4, 8, at[k]), cesm_sunlit_columns(&small, at[k]));
-    printf("}, \"radiation_due_1800\": [");
+               sunlit(&small, 4, 8, at[k]), cesm_sunlit_columns(&small, at[k], 0, 32));
+    /* 01:30 on the June solstice, the columns dealt in two contiguous pieces (CAM's bands) */
+    double june = 90 * 86400.0 + 5400.0;
+    printf("}, \"sunlit_bands_june\": [%ld, %ld", cesm_sunlit_columns(&small, june, 0, 16),
+           cesm_sunlit_columns(&small, june, 16, 16));
+    printf("], \"radiation_due_1800\": [");
     for (long s = 0; s < 8; s++)
         printf("%s%d", s ? ", " : "", cesm_radiation_due(s, 1800.0));
     printf("], \"radiation_due_3600\": [");
@@ -64,6 +68,8 @@ int main(void)
         printf("%s%d", s ? ", " : "", cesm_radiation_due(s, 3600.0));
     printf("], \"share_10_over_4\": [%ld, %ld, %ld, %ld]", cesm_share(10, 4, 0),
            cesm_share(10, 4, 1), cesm_share(10, 4, 2), cesm_share(10, 4, 3));
+    printf(", \"first_10_over_4\": [%ld, %ld, %ld, %ld]", cesm_share_first(10, 4, 0),
+           cesm_share_first(10, 4, 1), cesm_share_first(10, 4, 2), cesm_share_first(10, 4, 3));
 
     double march = seconds_of_day(31 + 28 + 15.5), september = seconds_of_day(243 + 15.0);
     printf(", \"extent_mkm2\": {\"north_march\": %.4f, \"south_september\": %.4f}",
