@@ -7,6 +7,9 @@
  *   lnd  soil heat bucket on the atmosphere grid's land points
  *   ice  zero-layer sea-ice thermodynamics on the ocean grid
  *   ocn  slab mixed-layer ocean with lateral diffusion, on the ocean grid (other continents' mask)
+ * Where each works (work.c, --work): sea ice under the climatological ice cover, radiation on
+ * the sunlit columns every CAM radiation step, land and ocean on their points; the kernels are
+ * charged by those points as CESM's decompositions share them among the ranks.
  * Processor sets (--layout): atm, lnd, ice and the coupler share the first ranks; the ocean runs
  * on the same ranks after them (sequential) or concurrently on the last ranks (concurrent).
  *
@@ -67,6 +70,10 @@ static void parse(cesm_run *run, int argc, char **argv)
         (int)esm_cli_int(cli, "atm-substeps", 3, 1, 100, "atmosphere steps per coupling interval");
     run->ocn_substeps =
         (int)esm_cli_int(cli, "ocn-substeps", 2, 1, 100, "ocean steps per coupling interval");
+    run->work = esm_cli_choice(cli, "work", "physics,uniform",
+                               "what each component's kernels are charged for: the points the "
+                               "physics works on (ice, daylight, land, ocean as CESM's "
+                               "decompositions share them), or every point every call");
     run->fault = esm_cli_choice(cli, "fault", "none,map,leak",
                                 "inject a fault the verification must catch: a wrong map weight, "
                                 "an ocean point that drops its forcing");
@@ -206,6 +213,7 @@ static void set_up(cesm_run *run)
                    run->dt);
         lnd_create(&run->lnd, &run->atm_g, run->land_fraction, run->block[1][0], run->block[1][1]);
         ice_create(&run->ice, &run->ocn_g, run->block[2][0], run->block[2][1]);
+        run->atm.uniform = run->lnd.uniform = run->ice.uniform = !strcmp(run->work, "uniform");
         esm_group_leave();
     }
     if (run->in_ocn) {
@@ -240,7 +248,11 @@ static void set_up(cesm_run *run)
     file_plan_create(&run->r_cpl, "cpl", &run->ocn_g, &run->cpl.o, run->ocn_g.active, 2, 0);
 
     /* initial exchanges (the driver's init phase): the atmosphere's and ocean's states */
-    atm_export(&run->atm, 0.0, run->a2x);
+    if (run->in_atm) {
+        esm_group_enter(run->g_atm);
+        atm_export(&run->atm, 0.0, 0, run->dt, run->a2x);
+        esm_group_leave();
+    }
     esm_rearrange(run->cpl.a2c, (const double *const *)run->a2x, run->cpl.a2x);
     ocn_export(&run->ocn, run->o2x);
     esm_rearrange(run->cpl.o2c, (const double *const *)run->o2x, run->cpl.o2x);
@@ -254,6 +266,15 @@ static void set_up(cesm_run *run)
     run->t_barrier = (esm_timer){.name = "barrier", .phase = true};
     run->t_bcast = (esm_timer){.name = "bcast", .phase = true};
     run->t_io = (esm_timer){.name = "io", .phase = true};
+}
+
+void cesm_work_mine(const cesm_run *run, long out[CESM_WORK_N])
+{
+    out[CESM_WORK_ATM] = run->atm.work;
+    out[CESM_WORK_RAD] = run->atm.work_radiation;
+    out[CESM_WORK_LND] = run->lnd.work;
+    out[CESM_WORK_ICE] = run->ice.work;
+    out[CESM_WORK_OCN] = run->ocn.work;
 }
 
 int main(int argc, char **argv)
@@ -280,6 +301,7 @@ int main(int argc, char **argv)
             run.counts0 = *esm_counts_mine();
             run.rc0 = esm_rearrange_counts_mine();
             run.gc0 = esm_group_counts_mine();
+            cesm_work_mine(&run, run.work0);
             run.wall = esm_wtime();
             esm_timed_begin();
         }
@@ -300,6 +322,7 @@ int main(int argc, char **argv)
     run.counts1 = *esm_counts_mine();
     run.rc1 = esm_rearrange_counts_mine();
     run.gc1 = esm_group_counts_mine();
+    cesm_work_mine(&run, run.work1);
     energies(&run, e1);
     esm_exit(report(&run, e0, e1, constant_error));
 }

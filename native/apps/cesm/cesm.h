@@ -41,6 +41,7 @@ typedef struct cesm_grid {
     double *area;            /* ny: m^2 of a cell of row j */
     unsigned char *active;   /* nx * ny: ocean points (ocean grid), every point (atmosphere) */
     long nactive;
+    long *row_active;        /* ny: active points of each row */
 } cesm_grid;
 
 void cesm_grid_atm(cesm_grid *g, int nx, int ny);
@@ -106,7 +107,18 @@ typedef struct cesm_info {
 double *cesm_values(long n);
 void cesm_values_into(double *dst[], long n, int nfields);
 
-double cesm_insolation(double lat, double seconds);  /* W m-2, daily mean, seasonal */
 double cesm_wind(double lat);                         /* m s-1 */
 double cesm_exchange(double wind);                    /* W m-2 K-1 */
+
+/* Where the components work (work.c; docs/cesm.md, "Where the components work"). */
+double cesm_calendar_day(double seconds);             /* of a 365-day year, 0: 1 January */
+double cesm_ice_extent(int hemisphere, double seconds); /* m^2; 0 north, 1 south (NSIDC) */
+void cesm_ice_edges(const cesm_grid *ocn, double seconds, double edge[2]);
+bool cesm_icy(double lat, const double edge[2]);
+double cesm_cos_zenith(double lat, double lon, double seconds);
+bool cesm_radiation_due(long step, double dt);        /* CAM's radiation_do('sw') */
+long cesm_share(long total, int ranks, int rank);     /* an even deal of `total` */
+long cesm_share_first(long total, int ranks, int rank); /* where a contiguous share starts */
+long cesm_icy_points(const cesm_points *pts, const double edge[2]);
+long cesm_sunlit_columns(const cesm_grid *g, double seconds, long first, long count);
 #endif

@@ -5,11 +5,15 @@
 #define DRIVER_H
 #include "coupler.h"
 
+/* The points each component worked on so far on this rank (the models' `work`): atmosphere
+ * dynamics, its radiation's sunlit columns, land, sea ice, ocean (0 off a component's set). */
+enum { CESM_WORK_ATM, CESM_WORK_RAD, CESM_WORK_LND, CESM_WORK_ICE, CESM_WORK_OCN, CESM_WORK_N };
+
 typedef struct cesm_run {
     const esm_deck *deck;
     long steps, warmup;
     double dt, ocean_fraction;
-    const char *layout, *barriers, *output, *output_dir, *fault;
+    const char *layout, *barriers, *output, *output_dir, *fault, *work;
     int atm_substeps, ocn_substeps, ranks, cpl_ranks, ocn_first, ocn_ranks;
     int block[4][2];               /* bx, by of the atmosphere, land, sea ice and ocean */
     cesm_grid atm_g, ocn_g;
@@ -32,7 +36,10 @@ typedef struct cesm_run {
     esm_counts counts0, counts1;
     esm_rearrange_counts rc0, rc1;
     esm_group_counts gc0, gc1;
+    long work0[CESM_WORK_N], work1[CESM_WORK_N]; /* cesm_work_mine at timing start, end */
 } cesm_run;
+
+void cesm_work_mine(const cesm_run *run, long out[CESM_WORK_N]);
 
 /* One coupling interval of the driver (ccsm_comp_mod's run loop, the ocean lagged by one). */
 void coupling_interval(cesm_run *run, const cesm_info *info);

@@ -18,6 +18,7 @@ static void grid_rows(cesm_grid *g)
         g->area[j] = r2 * dlon_rad * (sind(g->lat_edge[j + 1]) - sind(g->lat_edge[j]));
     }
     g->active = esm_calloc((size_t)g->nx * g->ny, 1);
+    g->row_active = esm_calloc(g->ny, sizeof *g->row_active);
 }
 
 double cesm_lon(const cesm_grid *g, int i)
@@ -37,6 +38,8 @@ void cesm_grid_atm(cesm_grid *g, int nx, int ny)
     for (long p = 0; p < (long)nx * ny; p++)
         g->active[p] = 1;
     g->nactive = (long)nx * ny;
+    for (int j = 0; j < ny; j++)
+        g->row_active[j] = nx;
 }
 
 /* The ocean: offset by 0.37 of a column from the date line, rows refined towards the equator
@@ -58,6 +61,7 @@ void cesm_grid_ocn(cesm_grid *g, int nx, int ny)
             if (!esm_geo_land(cesm_lon(g, i), g->lat[j])) {
                 g->active[i + (long)nx * j] = 1;
                 g->nactive++;
+                g->row_active[j]++;
             }
 }
 
@@ -153,14 +157,6 @@ void cesm_map_apply(cesm_map *m, const double *const src[], double *const dst[],
             dst[f][r] = by > 0 ? sum / by : 0.0;
         }
     esm_kernel_end(&k_map);
-}
-
-/* Daily-mean insolation with a seasonal cycle (a 360-day year, northern summer at day 90). */
-double cesm_insolation(double lat, double seconds)
-{
-    double x = sind(lat), p2 = 0.5 * (3 * x * x - 1),
-           season = sin(2 * M_PI * seconds / (360.0 * 86400.0));
-    return fmax(0.0, 0.25 * SOLAR * (1.0 - 0.48 * p2 + 0.8 * x * season));
 }
 
 double cesm_wind(double lat)

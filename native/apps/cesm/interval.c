@@ -103,7 +103,9 @@ void coupling_interval(cesm_run *run, const cesm_info *info)
         rearrange(run, c->c2i, c->x2i, run->x2i);
         barrier(run, run->g_atm);
         esm_timer_start(&run->t_ice);
-        ice_run(&run->ice, (const double *const *)run->x2i, run->i2x, run->info_ice.dt);
+        double edge[2];
+        cesm_ice_edges(&run->ocn_g, run->info_ice.seconds, edge);
+        ice_run(&run->ice, (const double *const *)run->x2i, run->i2x, run->info_ice.dt, edge);
         esm_timer_stop(&run->t_ice);
         barrier(run, run->g_atm);
         rearrange(run, c->i2c, run->i2x, c->i2x);
@@ -113,7 +115,9 @@ void coupling_interval(cesm_run *run, const cesm_info *info)
         rearrange(run, c->c2l, c->a2x, run->x2l);
         barrier(run, run->g_atm);
         esm_timer_start(&run->t_lnd);
+        esm_group_enter(run->g_atm);
         lnd_run(&run->lnd, (const double *const *)run->x2l, run->l2x, run->info_lnd.dt);
+        esm_group_leave();
         esm_timer_stop(&run->t_lnd);
         barrier(run, run->g_atm);
         rearrange(run, c->l2c, run->l2x, c->l2x);
@@ -130,7 +134,8 @@ void coupling_interval(cesm_run *run, const cesm_info *info)
         esm_timer_start(&run->t_atm);
         esm_group_enter(run->g_atm);
         atm_run(&run->atm, (const double *const *)run->x2a);
-        atm_export(&run->atm, run->info_atm.seconds + run->info_atm.dt, run->a2x);
+        atm_export(&run->atm, run->info_atm.seconds + run->info_atm.dt, run->info_atm.interval + 1,
+                   run->info_atm.dt, run->a2x);
         esm_group_leave();
         esm_timer_stop(&run->t_atm);
         barrier(run, run->g_atm);

@@ -98,25 +98,56 @@ void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, 
     meridional(g, DIFFUSIVITY_ATM * m->dt, &m->ky_n, &m->ky_s);
     points_of(&m->d, g, NULL, NULL, &m->l, &m->pts, &m->at);
     m->olr = cesm_values(m->pts.n);
+    m->g = g;
+    m->lon = esm_calloc(m->pts.n + 1, sizeof *m->lon); /* private: steers the radiation */
+    m->sw = cesm_values(m->pts.n);
     for (long p = 0; p < m->pts.n; p++) {
         double c = cos(rad(m->pts.lat[p]));
         m->t[m->at[p]] = -15.0 + 40.0 * c * c;
-    }
-}
-
-void atm_export(const atm_model *m, double seconds, double *const a2x[])
-{
-    for (long p = 0; p < m->pts.n; p++) {
-        a2x[A2X_T][p] = m->t[m->at[p]];
-        a2x[A2X_SW][p] = cesm_insolation(m->pts.lat[p], seconds);
-        a2x[A2X_WIND][p] = cesm_wind(m->pts.lat[p]);
+        m->lon[p] = cesm_lon(g, (int)(m->pts.global[p] % g->nx));
     }
 }
 
 /* The models' kernels, for folding (esm_fold.h): charged after their first calls when
  * folded. Bytes by the byte model: the doubles (and indices) a point reads and writes. */
 static esm_kernel k_atm = {.name = "cesm.atm.substep"}, k_ocn = {.name = "cesm.ocn.substep"},
-                  k_lnd = {.name = "cesm.lnd.run"}, k_ice = {.name = "cesm.ice.run"};
+                  k_lnd = {.name = "cesm.lnd.run"}, k_ice = {.name = "cesm.ice.run"},
+                  k_rad = {.name = "cesm.atm.radiation"};
+
+/* CAM's shortwave (radiation_tend): the top-of-atmosphere sunlight S0 cos(zenith) on the
+ * sunlit columns (those CAM hands to RRTMG_SW), zero on the others. The cost is charged as
+ * CAM 1.0 shares it: its physics chunks are made of each process's own dynamics columns
+ * (phys_loadbalance = 0, the default) and the FV dynamics owns latitude bands, so a rank's
+ * columns are an even contiguous piece of the columns in latitude order, and its radiation
+ * the sunlit ones among them (a polar band is all day or all night near a solstice). Bytes:
+ * a sunlit column reads its latitude and longitude and writes its shortwave, a dark one
+ * writes zero. */
+static void atm_radiation(atm_model *m, double seconds)
+{
+    long columns = m->g->nx * (long)m->g->ny, own = cesm_share(columns, esm_ranks(), esm_rank());
+    long first = cesm_share_first(columns, esm_ranks(), esm_rank());
+    long mine = m->uniform ? m->pts.n : cesm_sunlit_columns(m->g, seconds, first, own);
+    long dark = m->uniform ? 0 : own - mine;
+    m->work_radiation += mine;
+    if (esm_kernel_begin(&k_rad, (double)(mine + dark), 24.0 * mine + 8.0 * dark)) {
+        for (long p = 0; p < m->pts.n; p++) {
+            double c = cesm_cos_zenith(m->pts.lat[p], m->lon[p], seconds);
+            m->sw[p] = c > 0.0 ? SOLAR * c : 0.0;
+        }
+        esm_kernel_end(&k_rad);
+    }
+}
+
+void atm_export(atm_model *m, double seconds, long step, double dt, double *const a2x[])
+{
+    if (cesm_radiation_due(step, dt))
+        atm_radiation(m, seconds);
+    for (long p = 0; p < m->pts.n; p++) {
+        a2x[A2X_T][p] = m->t[m->at[p]];
+        a2x[A2X_SW][p] = m->sw[p];
+        a2x[A2X_WIND][p] = cesm_wind(m->pts.lat[p]);
+    }
+}
 
 void atm_run(atm_model *m, const double *const x2a[])
 {
@@ -124,6 +155,7 @@ void atm_run(atm_model *m, const double *const x2a[])
     long sj = m->l.stride_j;
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
+        m->work += m->pts.n;
         if (esm_kernel_begin(&k_atm, (double)m->pts.n, 64.0 * m->pts.n)) {
             for (long p = 0; p < m->pts.n; p++) {
                 long q = m->at[p];
@@ -214,6 +246,7 @@ void ocn_run(ocn_model *m, const double *const x2o[], double *const o2x[])
         frazil[p] = 0.0;
     for (int s = 0; s < m->substeps; s++) {
         esm_halo_update(m->halo, (double *const[]){m->t});
+        m->work += m->pts.n;
         if (esm_kernel_begin(&k_ocn, (double)m->pts.n, 72.0 * m->pts.n)) {
             for (long p = 0; p < m->pts.n; p++) {
                 long q = m->at[p];
@@ -273,8 +306,10 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
                                                   .is_ocean = has_land,
                                                   .context = &context});
     unsigned char *land = esm_calloc((size_t)atm->nx * atm->ny, 1);
-    for (long p = 0; p < (long)atm->nx * atm->ny; p++)
+    for (long p = 0; p < (long)atm->nx * atm->ny; p++) {
         land[p] = land_fraction[p] > 0.0;
+        m->total += land[p];
+    }
     points_of(&m->d, atm, land, land_fraction, NULL, &m->pts, NULL);
     free(land);
     m->t = cesm_values(m->pts.n);
@@ -289,7 +324,11 @@ void lnd_create(lnd_model *m, const cesm_grid *atm, const double *land_fraction,
  * one reported to the coupler, so what the land loses the atmosphere gains. */
 void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], double dt)
 {
-    if (esm_kernel_begin(&k_lnd, (double)m->pts.n, 80.0 * m->pts.n)) {
+    /* CLM deals its land grid cells round-robin to clumps, one or more per rank
+     * (decompInitMod): an even share each, whatever blocks the proxy's points came in */
+    long mine = m->uniform ? m->pts.n : cesm_share(m->total, esm_ranks(), esm_rank());
+    m->work += mine;
+    if (esm_kernel_begin(&k_lnd, (double)mine, 80.0 * mine)) {
         for (long p = 0; p < m->pts.n; p++) {
             double sw = (1.0 - ALBEDO_LND) * x2l[X2L_SW][p];
             double flux = cesm_exchange(x2l[X2L_WIND][p]) * (m->t[p] - x2l[X2L_T][p]);
@@ -323,17 +362,26 @@ void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by)
     points_of(&m->d, ocn, ocn->active, NULL, NULL, &m->pts, NULL);
     m->h = cesm_values(m->pts.n);
     m->sw = cesm_values(m->pts.n);
+    double edge[2];
+    cesm_ice_edges(ocn, 0.0, edge); /* the ice starts where the climatology has it */
     for (long p = 0; p < m->pts.n; p++)
-        m->h[p] = 2.0 * fmin(1.0, fmax(0.0, (fabs(m->pts.lat[p]) - 58.0) / 12.0));
+        m->h[p] = cesm_icy(m->pts.lat[p], edge) ? 2.0 : 0.0;
 }
 
 /* Per point, over one coupling interval: new ice from frazil; with ice, the surface temperature
  * from SW + F_cond = k (Ts - Ta) (clamped at 0 C, the excess melting the top), basal growth by
  * conduction minus the ocean's heat; ice melted beyond zero thickness returns its heat to the
  * ocean. Exports (cell means): fraction, flux to the air, heat into the ocean, surface T. */
-void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt)
+void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt,
+             const double edge[2])
 {
-    if (esm_kernel_begin(&k_ice, (double)m->pts.n, 112.0 * m->pts.n)) {
+    /* CICE's thermodynamics runs on the cells with ice only (its icells lists); an ice-free
+     * cell reads its thickness and frazil and writes its four exports (48 B), an icy one
+     * reads and writes 112 B. The ice is where the climatology (work.c) has it now, on the
+     * proxy's CICE blocks: a rank whose blocks hold no ice does little. */
+    long icy = m->uniform ? m->pts.n : cesm_icy_points(&m->pts, edge);
+    m->work += icy;
+    if (esm_kernel_begin(&k_ice, (double)m->pts.n, 112.0 * icy + 48.0 * (m->pts.n - icy))) {
         for (long p = 0; p < m->pts.n; p++) {
             double h = m->h[p] - x2i[X2I_FRAZIL][p] / ICE_LATENT;
             double frac = h > 0 ? fmin(1.0, h / ICE_FULL) : 0.0, ta = x2i[X2I_T][p],

@@ -6,10 +6,15 @@
 #define MODELS_H
 #include "cesm.h"
 
-/* Atmosphere: a one-layer energy-balance model on the atmosphere grid: heat capacity,
+/* Each model counts the points it worked on (`work`, summed over its calls) and charges its
+ * kernels by them: by the physics (work.c), or, `uniform`, every point every call.
+ *
+ * Atmosphere: a one-layer energy-balance model on the atmosphere grid: heat capacity,
  * outgoing longwave A + B T, the surface heat flux from the coupler, zonal advection by a
  * solid-body wind (upwind) and diffusion (the zonal diffusivity falls as cos^2 latitude, a
- * polar filter), in flux form: conservative. Sub-stepped; one halo update per sub-step. */
+ * polar filter), in flux form: conservative. Sub-stepped; one halo update per sub-step.
+ * Shortwave radiation (what it exports to the surfaces) as CAM's: every radiation step, on
+ * the sunlit columns only, held in between. */
 typedef struct atm_model {
     esm_decomp d;
     esm_layout l;
@@ -21,6 +26,10 @@ typedef struct atm_model {
     cesm_points pts;
     long *at;                   /* layout offset of each point */
     double *olr;                /* per point: J lost to space so far (a ledger, see cesm.h) */
+    const cesm_grid *g;
+    double *lon, *sw;           /* per point: longitude; shortwave at the surface, W m-2 */
+    bool uniform;
+    long work, work_radiation;  /* dynamics points; sunlit columns charged to this rank */
 } atm_model;
 
 /* Ocean: a slab mixed layer on the ocean grid, lateral diffusion between ocean cells (no flux
@@ -37,6 +46,7 @@ typedef struct ocn_model {
     cesm_points pts;
     long *at;
     bool leak;                  /* fault injection: drop the forcing of one point */
+    long work;
 } ocn_model;
 
 /* Land: a soil heat bucket per land point of the atmosphere grid (area times land fraction). */
@@ -45,6 +55,9 @@ typedef struct lnd_model {
     cesm_points pts;
     double *t;
     double *sw;                 /* per point: J of sunlight absorbed so far */
+    long total;                 /* land points of the whole grid */
+    bool uniform;
+    long work;                  /* points charged to this rank (CLM's even deal) */
 } lnd_model;
 
 /* Sea ice: zero-layer thermodynamics (Semtner) per ocean point: thickness h (cell mean),
@@ -55,6 +68,8 @@ typedef struct ice_model {
     cesm_points pts;
     double *h;
     double *sw;                 /* per point: J of sunlight absorbed so far */
+    bool uniform;
+    long work;                  /* points under the climatological ice cover */
 } ice_model;
 
 enum { A2X_T, A2X_SW, A2X_WIND, A2X_N };            /* atmosphere exports */
@@ -67,7 +82,8 @@ enum { X2O_HEAT, X2O_N };
 enum { O2X_T, O2X_FRAZIL, O2X_N };
 
 void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, double dt);
-void atm_export(const atm_model *m, double seconds, double *const a2x[]);
+/* The state and shortwave at model time `seconds`, CAM step `step` of `dt` seconds. */
+void atm_export(atm_model *m, double seconds, long step, double dt, double *const a2x[]);
 void atm_run(atm_model *m, const double *const x2a[]);
 void atm_energy(const atm_model *m, esm_sum *e);
 
@@ -81,7 +97,9 @@ void lnd_run(lnd_model *m, const double *const x2l[], double *const l2x[], doubl
 void lnd_energy(const lnd_model *m, esm_sum *e);
 
 void ice_create(ice_model *m, const cesm_grid *ocn, int bx, int by);
-void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt);
+/* `edge`: the climatological ice edges now (cesm_ice_edges). */
+void ice_run(ice_model *m, const double *const x2i[], double *const i2x[], double dt,
+             const double edge[2]);
 void ice_energy(const ice_model *m, esm_sum *e);
 
 /* The points of a decomposition's local blocks where `active` (NULL: all), in block, row,

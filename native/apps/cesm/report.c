@@ -36,6 +36,38 @@ static void checksum_of(esm_result *r, const char *name, const cesm_points *pts,
     esm_result_text(r, path, hex);
 }
 
+/* Per component: the points each of its ranks worked on per timed interval, min, mean and
+ * max over its ranks, and their load balance mean / max (the POP metric's definition). */
+static void work_figures(esm_result *r, const cesm_run *run)
+{
+    static const char *names[CESM_WORK_N] = {"atm", "atm_radiation", "lnd", "ice", "ocn"};
+    double hi[CESM_WORK_N], lo[CESM_WORK_N]; /* max of v and of -v over the members */
+    long sum[2 * CESM_WORK_N];               /* points over the members; members */
+    for (int c = 0; c < CESM_WORK_N; c++) {
+        bool member = c == CESM_WORK_OCN ? run->in_ocn : run->in_atm;
+        double v = (double)(run->work1[c] - run->work0[c]) / run->steps;
+        hi[c] = member ? v : -1.0;
+        lo[c] = member ? -v : -1e300;
+        sum[c] = member ? run->work1[c] - run->work0[c] : 0;
+        sum[CESM_WORK_N + c] = member;
+    }
+    esm_global_max(hi, CESM_WORK_N);
+    esm_global_max(lo, CESM_WORK_N);
+    esm_global_sum_long(sum, 2 * CESM_WORK_N);
+    for (int c = 0; c < CESM_WORK_N; c++) {
+        double mean = (double)sum[c] / run->steps / sum[CESM_WORK_N + c];
+        char path[64];
+        snprintf(path, sizeof path, "work.%s.min", names[c]);
+        esm_result_real(r, path, -lo[c]);
+        snprintf(path, sizeof path, "work.%s.mean", names[c]);
+        esm_result_real(r, path, mean);
+        snprintf(path, sizeof path, "work.%s.max", names[c]);
+        esm_result_real(r, path, hi[c]);
+        snprintf(path, sizeof path, "work.%s.load_balance", names[c]);
+        esm_result_real(r, path, hi[c] > 0 ? mean / hi[c] : 1.0);
+    }
+}
+
 int report(cesm_run *run, const double e0[9], const double e1[9], double constant_error)
 {
     long steps = run->steps, intervals = run->steps + run->warmup;
@@ -154,6 +186,8 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
     esm_result_text(r, "params.barriers", run->barriers);
     esm_result_text(r, "params.output", run->output);
     esm_result_text(r, "params.fault", run->fault);
+    esm_result_text(r, "params.work", run->work);
+    work_figures(r, run);
     esm_result_int(r, "params.warmup", run->warmup);
     esm_result_real(r, "params.dt", run->dt);
     esm_result_int(r, "params.atm_nx", run->atm_g.nx);
