@@ -29,6 +29,7 @@ static struct {
     int node_ranks;        /* ranks on this rank's node */
     double node_bandwidth; /* bytes/s of a node, 0: no memory term */
     double core_speed;     /* relative to this machine */
+    double core_flops;     /* a core's peak flops/s at its clock, 0: no in-core term */
     long samples;          /* calls timed per kernel before it is charged unrun */
     long fields;           /* this rank's esm_field_alloc calls so far */
     bool shared_owned;
@@ -56,6 +57,7 @@ void esm_fold_setup(void)
     double per_node = env_real("ESM_NODE_RANKS", 0, 0);
     fold.node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
     fold.core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
+    fold.core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
     fold.samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
     const char *cost = getenv("ESM_KERNEL_COST");
     if (cost && *cost && strcmp(cost, "measured") && strcmp(cost, "model") && strcmp(cost, "off"))
@@ -68,8 +70,8 @@ void esm_fold_setup(void)
     fold.folded = false;
     fold.mode = KERNELS_RUN;
 #else
-    bool node_model =
-        per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 || fold.cost == COST_MODEL;
+    bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
+                      fold.core_flops > 0 || fold.cost == COST_MODEL;
     fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
 #endif
     int rank, ranks;
@@ -100,8 +102,9 @@ void esm_fold_report(struct esm_result *r)
          sum[4];
     double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
                          fold.counts.skipped_seconds},
-           extreme[3];
+           extreme[3], flops;
     MPI_Reduce(mine, sum, 4, MPI_LONG, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(&fold.counts.kernel_flops, &flops, 1, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
@@ -115,6 +118,8 @@ void esm_fold_report(struct esm_result *r)
     esm_result_int(r, "fold.node_ranks", fold.node_ranks);
     esm_result_real(r, "fold.node_bandwidth", fold.node_bandwidth);
     esm_result_real(r, "fold.core_speed", fold.core_speed);
+    esm_result_real(r, "fold.core_flops", fold.core_flops);
+    esm_result_real(r, "fold.kernel_flops", flops); /* over all ranks */
     const char *costs[] = {"measured", "model", "off"};
     esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
 }
@@ -202,15 +207,19 @@ static double cpu_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The node model: what `measured` seconds of a kernel moving `bytes` cost on the simulated
- * node (module comment of esm_fold.h). */
-static double simulated_seconds(double measured, double bytes)
+/* The node model: what `measured` seconds of a kernel doing `flops` and moving `bytes` cost
+ * on the simulated node (module comment of esm_fold.h): the in-core time overlaps the memory
+ * traffic, as the ECM model has a core's arithmetic overlap its data transfers. */
+static double simulated_seconds(double measured, double flops, double bytes)
 {
+    fold.counts.kernel_flops += flops;
     if (fold.cost == COST_OFF)
         return 0;
-    double compute = fold.cost == COST_MODEL ? 0 : measured / fold.core_speed;
+    double in_core = fold.cost == COST_MEASURED ? measured / fold.core_speed
+                     : fold.core_flops > 0      ? flops / fold.core_flops
+                                                : 0;
     double memory = fold.node_bandwidth > 0 ? bytes * fold.node_ranks / fold.node_bandwidth : 0;
-    return compute > memory ? compute : memory;
+    return in_core > memory ? in_core : memory;
 }
 
 static void charge(double seconds)
@@ -221,6 +230,11 @@ static void charge(double seconds)
 }
 
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
+{
+    return esm_kernel_begin_flops(k, points, bytes, k->flops * points);
+}
+
+bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
 {
     esm_fold_setup();
     if (fold.mode == KERNELS_RUN)
@@ -235,6 +249,7 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
     }
     k->points = points;
     k->bytes = bytes;
+    k->call_flops = flops;
     struct esm_kernel_model *m = k->model;
     /* A rank's first call of a kernel is the first to touch that rank's own arrays (page
      * faults, cold caches and TLB): a full run pays it once in thousands of calls, but the
@@ -246,7 +261,7 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
         return true;
     }
     fold.counts.kernel_calls_charged++;
-    charge(simulated_seconds(m->seconds / m->points * points, bytes));
+    charge(simulated_seconds(m->seconds / m->points * points, flops, bytes));
     smpi_bench_begin();
     return false;
 }
@@ -276,13 +291,18 @@ void esm_kernel_end(esm_kernel *k)
         m->points += k->points;
     }
     fold.counts.kernel_calls_run++;
-    charge(simulated_seconds(measured, k->bytes));
+    charge(simulated_seconds(measured, k->call_flops, k->bytes));
     smpi_bench_begin();
 }
 #else
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
 {
     (void)k, (void)points, (void)bytes;
+    return true;
+}
+bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
+{
+    (void)k, (void)points, (void)bytes, (void)flops;
     return true;
 }
 void esm_kernel_end(esm_kernel *k)
