@@ -62,9 +62,10 @@ bool esm_shared_owned(void);
  *     if (esm_kernel_begin(&k, points, bytes)) { ...body...; esm_kernel_end(&k); }
  * `points` is the work of this call (the cost model is linear in it), `bytes` the memory
  * traffic of this call by the workload's byte model (for the node model). `flops` is set in
- * the declaration, {.name = "pop.tracer", .flops = 12}: the floating-point operations (adds,
- * multiplies, divides, square roots each one) of one point of work, counted from the kernel's
- * code; 0 (not counted) gives the kernel no in-core term when its cost is modelled. */
+ * the declaration, {.name = "pop.tracer", .flops = 62}: the floating-point operations (adds,
+ * subtracts, multiplies, divides and libm calls each one) of one point of work, counted from
+ * the kernel's code; 0 (not counted) gives the kernel no in-core term when its cost is
+ * modelled. */
 typedef struct esm_kernel {
     const char *name;        /* "pop.tracer": one cost model per name over all ranks */
     double flops;            /* per point of work */

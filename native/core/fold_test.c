@@ -1,8 +1,9 @@
-/* Self-test of folding and the node model (esm_fold.h), run by tests/test_fold.py under SMPI
- * and on the real stacks: a ring of ranks, each with a field of its own (uneven) size, a
- * kernel over it each step and one global sum. The kernel is a triad (memory-bound: 2 flops
- * for 24 bytes a point) or a Horner polynomial of degree HORNER_DEGREE (compute-bound: 2 flops
- * a degree for 16 bytes a point), for the node model's frequency scaling. Prints one JSON result line with what
+/* Self-test of folding and the node model (esm_fold.h), run by tests/test_fold.py and
+ * tests/test_frequency.py under SMPI and on the real stacks: a ring of ranks, each with a field
+ * of its own (uneven) size, a kernel over it each step and one global sum. The kernel is a
+ * triad (--kernel triad, memory-bound: 2 flops for 24 bytes a point) or a Horner polynomial
+ * of degree HORNER_DEGREE (--kernel horner, compute-bound: 2 flops a degree for 16 bytes a
+ * point), for the node model's frequency scaling. Prints one JSON result line with what
  * folding must keep (the sum over ranks of the work done, the core's message counts) and
  * what it changes (kernel calls run and charged, whether fields are shared). */
 #include <stdint.h>
@@ -11,9 +12,9 @@
 #include <string.h>
 #include "esm.h"
 
-/* Rank r's field: 1000 + 100 r points, so that sizes differ between ranks. */
 enum { HORNER_DEGREE = 32 };
 
+/* Rank r's field: 1000 + 100 r points, so that sizes differ between ranks. */
 static long points_of(int rank)
 {
     return 1000 + 100L * rank;
