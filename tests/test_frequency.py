@@ -123,7 +123,9 @@ def test_frequency_refusals_name_the_fix(smpi, tmp_path):
         r"1400-2200 MHz\), not 2930: choose one of them or nominal$",
     ):
         setting(machine="dell-r815", frequency="2930")
-    with pytest.raises(Unsupported, match="juropa runs at 2930 MHz .*not 1400"):
+    with pytest.raises(
+        Unsupported, match="^juropa runs at its nominal 2930 MHz only .*, not 1400: choose nominal$"
+    ):
         setting(8, machine="juropa", frequency="1400")
     with pytest.raises(
         Unsupported, match="frequency = 1800 sets a simulated node's clock: choose a machine"

@@ -96,6 +96,11 @@ class Machine:
         if frequency == "nominal":
             return self.nominal_mhz
         mhz = int(frequency)
+        if mhz not in self.frequencies_mhz and len(self.frequencies_mhz) == 1:
+            raise FrequencyError(
+                f"{self.name} runs at its nominal {self.nominal_mhz} MHz only (no other clock "
+                f"of its CPU is cited), not {mhz}: choose nominal"
+            )
         if mhz not in self.frequencies_mhz:
             raise FrequencyError(
                 f"{self.name} runs at {', '.join(map(str, self.frequencies_mhz))} MHz "
