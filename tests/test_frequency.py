@@ -139,3 +139,43 @@ def test_frequency_refusals_name_the_fix(smpi, tmp_path):
         r"nominal, 1400, 1800, 2200, 2400, 2930\)",
     ):
         setting(machine="dell-r815", frequency="1900")
+
+
+# -- the workloads' counts (ESM_KERNEL_REPORT=1: each kernel's totals over all ranks) ------------
+
+# PFLOTRAN's flops per cell, counted from its code (native/apps/pflotran): an interior cell's six
+# faces, the calcite rate's 13, the 4x4 block operations (a block times a vector 32, a block
+# product 112, an inverse 144).
+PFLOTRAN_FLOPS_PER_CELL = {
+    "update": 1,  # exp
+    "begin_step": 1,  # 1 / [H+]
+    "rates": 13,
+    "residual": 6 * 4 * 3 + 13 + 1 + 12,  # 98
+    "jacobian": 6 * 3 + 13 + 20,  # 51
+    "matvec_local": 7 * 32,  # 224
+    "ilu_factor": 3 * (2 * 112 + 16) + 144,  # 864
+    "ilu_solve": 7 * 32,  # 224
+    "dot": 1,  # a multiply-add for every two elements read
+}
+
+
+def test_pflotran_kernels_charge_the_flops_counted_from_their_code(smpi, tmp_path):
+    knobs = {"computation": "off", "fold": "off"}
+    setting = knob_setting(smpi, knobs, 2, 2, 2, tmp_path / "platforms")
+    write_files(setting)
+    grid = ["--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1", "--stream-mb", "0"]
+    program = [str(build_dir(smpi) / "apps" / "pflotran" / "pflotran"), *grid]
+    command = mpirun_command(smpi, 2, program, setting.launcher_args)
+    model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_KERNEL_REPORT": "1"}
+    env = run_environment(smpi, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | model
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = [text for text in done.stdout.splitlines() if text.startswith('{"workload"')][-1]
+    kernels = json.loads(line)["fold"]["kernels"]["pflotran"]
+    for name, per_cell in PFLOTRAN_FLOPS_PER_CELL.items():
+        kernel = kernels[name]
+        assert kernel["calls"] > 0 and kernel["flops"] == per_cell * kernel["work"], name
+    # the vector kernels give their flops per element of a vector, their work per element of
+    # every vector they read or write: BiCGStab's s = r - alpha v, 2 flops over 3 vectors
+    half = kernels["bicgstab_s"]
+    assert half["flops"] * 3 == 2 * half["work"] and half["bytes"] == 8 * half["work"]

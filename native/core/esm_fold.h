@@ -34,6 +34,8 @@
  *                              only, so that simulated times are deterministic; off: charge
  *                              nothing (the smpi knob computation = off, the network alone)
  *   ESM_KERNEL_SAMPLES=K       calls timed per kernel before it is charged unrun (default 3)
+ *   ESM_KERNEL_REPORT=1        each kernel's calls, work, flops and bytes over all ranks in
+ *                              the result line ("fold.kernels.<name>")
  *
  * Everywhere else (real MPI builds; SMPI without folding or a node) esm_field_alloc is
  * esm_calloc, esm_shared builds a private copy, and kernels always run (a branch). */

@@ -17,6 +17,10 @@
 struct esm_kernel_model {
     long samples;          /* calls timed so far, over every rank */
     double seconds, points; /* their measured time and work */
+    /* every call of every rank, run or charged (ESM_KERNEL_REPORT=1) */
+    const char *name;
+    double calls, work, flops, bytes;
+    struct esm_kernel_model *next; /* the models in the order their kernels first ran */
 };
 
 /* How this run treats kernels, read once from the environment. */
@@ -33,6 +37,7 @@ static struct {
     long samples;          /* calls timed per kernel before it is charged unrun */
     long fields;           /* this rank's esm_field_alloc calls so far */
     bool shared_owned;
+    bool kernel_report; /* ESM_KERNEL_REPORT=1: each kernel's totals in the result line */
     esm_fold_counts counts;
 } fold;
 
@@ -59,6 +64,7 @@ void esm_fold_setup(void)
     fold.core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
     fold.core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
     fold.samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
+    fold.kernel_report = env_real("ESM_KERNEL_REPORT", 0, 0) != 0;
     const char *cost = getenv("ESM_KERNEL_COST");
     if (cost && *cost && strcmp(cost, "measured") && strcmp(cost, "model") && strcmp(cost, "off"))
         esm_fail("ESM_KERNEL_COST=%s: expected measured, model or off", cost);
@@ -93,6 +99,38 @@ const esm_fold_counts *esm_fold_counts_mine(void)
     return &fold.counts;
 }
 
+static void *shared_get(const char *name, const char *key);
+static void shared_set(const char *name, const char *key, void *value);
+
+/* The kernels' models, shared by every rank (each rank's own list would see only the kernels
+ * it ran first): a list head made once. */
+static struct esm_kernel_model **kernel_models(void)
+{
+    struct esm_kernel_model **head = shared_get("esm_kernel_list", "head");
+    if (!head) {
+        head = esm_calloc(1, sizeof *head);
+        shared_set("esm_kernel_list", "head", head);
+    }
+    return head;
+}
+
+/* Each kernel's calls, work, flops and bytes over every rank (after the ranks' last kernel:
+ * esm_fold_report's reductions have waited for them), at "fold.kernels.<name>". */
+static void kernel_report(struct esm_result *r)
+{
+    if (esm_rank() != 0)
+        return;
+    const char *fields[] = {"calls", "work", "flops", "bytes"};
+    for (struct esm_kernel_model *m = *kernel_models(); m; m = m->next) {
+        double values[] = {m->calls, m->work, m->flops, m->bytes};
+        for (int f = 0; f < 4; f++) {
+            char path[256];
+            snprintf(path, sizeof path, "fold.kernels.%s.%s", m->name, fields[f]);
+            esm_result_real(r, path, values[f]);
+        }
+    }
+}
+
 void esm_fold_report(struct esm_result *r)
 {
     if (fold.mode == KERNELS_RUN)
@@ -122,6 +160,8 @@ void esm_fold_report(struct esm_result *r)
     esm_result_real(r, "fold.kernel_flops", flops); /* over all ranks */
     const char *costs[] = {"measured", "model", "off"};
     esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
+    if (fold.kernel_report)
+        kernel_report(r);
 }
 
 #ifdef ESM_SMPI
@@ -244,6 +284,11 @@ bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double f
         k->model = shared_get("esm_kernel", k->name);
         if (!k->model) {
             k->model = esm_calloc(1, sizeof *k->model);
+            k->model->name = k->name;
+            struct esm_kernel_model **last = kernel_models();
+            while (*last)
+                last = &(*last)->next;
+            *last = k->model;
             shared_set("esm_kernel", k->name, k->model);
         }
     }
@@ -251,6 +296,7 @@ bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double f
     k->bytes = bytes;
     k->call_flops = flops;
     struct esm_kernel_model *m = k->model;
+    m->calls++, m->work += points, m->flops += flops, m->bytes += bytes;
     /* A rank's first call of a kernel is the first to touch that rank's own arrays (page
      * faults, cold caches and TLB): a full run pays it once in thousands of calls, but the
      * ranks take their turns, so the first samples over all ranks would all be first calls.
