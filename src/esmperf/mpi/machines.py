@@ -155,7 +155,7 @@ NEHALEM_FLOPS = (
     "Intel 64 and IA-32 Architectures Optimization Reference Manual (order 248966), Intel "
     "microarchitecture code name Nehalem: a 128-bit SSE floating-point multiply (port 0) and add "
     "(port 1) issued each cycle, 4 double-precision flops; Westmere is its 32 nm shrink. "
-    "Measured on a Westmere X5690: A. Vladimirov, 'Arithmetics on Intel's Sandy Bridge and "
+    "SSE2 add and multiply throughput measured on a Westmere X5690: A. Vladimirov, 'Arithmetics on Intel's Sandy Bridge and "
     "Westmere CPUs: not all FLOPs are created equal', Colfax International, 2012-04-30"
 )
 ZEN4_FLOPS = (
