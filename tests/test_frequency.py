@@ -179,3 +179,30 @@ def test_pflotran_kernels_charge_the_flops_counted_from_their_code(smpi, tmp_pat
     # every vector they read or write: BiCGStab's s = r - alpha v, 2 flops over 3 vectors
     half = kernels["bicgstab_s"]
     assert half["flops"] * 3 == 2 * half["work"] and half["bytes"] == 8 * half["work"]
+
+
+# Two kernels of each other workload, flops per point of work counted from their code.
+WORKLOAD_FLOPS = {
+    "pop": {"barotropic.apply": 17, "tracer": 62},  # 9-point operator; the tracer sweeps
+    "homme": {"sw_tendency": 113, "laplace_wk": 56},  # native/apps/homme/sweq.h
+    "hycom": {"cfl": 4, "layer_masses": 1 + 17},  # a level point; h x area and an exact sum
+}
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOAD_FLOPS))
+def test_workload_kernels_charge_the_flops_counted_from_their_code(smpi, tmp_path, workload):
+    setting = knob_setting(smpi, {"computation": "off"}, 2, 2, 2, tmp_path / "platforms")
+    write_files(setting)
+    program = [str(build_dir(smpi) / "apps" / workload / workload), "--size", "S"]
+    command = mpirun_command(smpi, 2, [*program, "--steps", "2"], setting.launcher_args)
+    model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_KERNEL_REPORT": "1"}
+    env = run_environment(smpi, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | model
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = [text for text in done.stdout.splitlines() if text.startswith('{"workload"')][-1]
+    kernels = json.loads(line)["fold"]["kernels"][workload]
+    for path, per_point in WORKLOAD_FLOPS[workload].items():
+        kernel = kernels
+        for part in path.split("."):
+            kernel = kernel[part]
+        assert kernel["calls"] > 0 and kernel["flops"] == per_point * kernel["work"], path
