@@ -208,6 +208,7 @@ def test_machine_knob_gives_the_core_its_node(smpi, tmp_path):
         "ESM_NODE_RANKS": "8",
         "ESM_NODE_BANDWIDTH": f"{node.bandwidth:.6g}",
         "ESM_CORE_SPEED": f"{node.core_speed:.6g}",
+        "ESM_CORE_FLOPS": "1.172e+10",  # 4 flops a cycle at 2.93 GHz
     }
     assert node.bandwidth == pytest.approx(2 * 3 * 8.533e9 * machines.STREAM_EFFICIENCY)
     model = knob_setting(

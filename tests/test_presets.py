@@ -87,6 +87,7 @@ def test_azure_hbv4_node_figures_are_exact() -> None:
         "ESM_NODE_RANKS": "4",
         "ESM_NODE_BANDWIDTH": "7.5e+11",
         "ESM_CORE_SPEED": "0.827586",
+        "ESM_CORE_FLOPS": "3.84e+10",  # Zen 4: 16 flops a cycle at 2.4 GHz
     }
     assert node.preconnect_limit(176) == 7108  # 688 GB / 176 ranks / 0.55 MB, + 1
     assert node.interconnects == ("ib-ndr",) and node.stream_source
@@ -112,7 +113,8 @@ def test_todays_presets_are_listed_by_knobs(smpi: Stack) -> None:  # noqa: F811
         "AWS Elastic Fabric Adapter (hpc6a, 100 Gb/s): 6.057 GB/s, 9.87 us between"
     )
     assert rows["machine", "azure-hbv4"] == (
-        "ESM_NODE_RANKS=1 ESM_NODE_BANDWIDTH=7.5e+11 ESM_CORE_SPEED=0.827586"
+        "ESM_NODE_RANKS=1 ESM_NODE_BANDWIDTH=7.5e+11 ESM_CORE_SPEED=0.827586 "
+        "ESM_CORE_FLOPS=3.84e+10"
     )
 
 

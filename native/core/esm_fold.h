@@ -17,19 +17,26 @@
  *    counts a free-running run made (esm_fold_history below) or fixed ones.
  *
  * The node model (folded or not, SMPI only, when the launcher gives a node): a kernel's
- * simulated time is max(measured time / core speed, bytes / (node bandwidth / ranks on the
- * node)): the core speed is relative to this machine, and ranks sharing a node share its
- * memory bandwidth, so a memory-bound kernel slows as ranks per node grow.
+ * simulated time is max(in-core time, bytes / (node bandwidth / ranks on the node)), the
+ * ECM model's overlap of in-core work with memory traffic (docs/simulate.md, "The computation
+ * model"). The in-core time is the measured time / core speed, or with the cost modelled the
+ * kernel's flops / the core's flops per second (flops per cycle x clock): it scales with
+ * 1/frequency, the memory term does not. Ranks sharing a node share its memory bandwidth, so a
+ * memory-bound kernel slows as ranks per node grow.
  *
  * Set by the launcher in the environment (src/esmperf/ knobs of the smpi stack):
  *   ESM_FOLD=1                 fold this run (SMPI builds only; elsewhere an error)
  *   ESM_NODE_RANKS=N           ranks per node (block placement: rank r on node r / N)
  *   ESM_NODE_BANDWIDTH=B       a node's memory bandwidth, bytes/s (its STREAM triad)
  *   ESM_CORE_SPEED=S           a simulated core's speed relative to this machine's (1: same)
- *   ESM_KERNEL_COST=measured   measured (default); model: charge only the bytes term, so that
- *                              simulated times are deterministic; off: charge nothing (the
- *                              smpi knob computation = off, the network alone)
+ *   ESM_CORE_FLOPS=F           a simulated core's peak flops/s at its clock (0: no in-core
+ *                              term in the modelled cost)
+ *   ESM_KERNEL_COST=measured   measured (default); model: charge the flops and bytes terms
+ *                              only, so that simulated times are deterministic; off: charge
+ *                              nothing (the smpi knob computation = off, the network alone)
  *   ESM_KERNEL_SAMPLES=K       calls timed per kernel before it is charged unrun (default 3)
+ *   ESM_KERNEL_REPORT=1        each kernel's calls, work, flops and bytes over all ranks in
+ *                              the result line ("fold.kernels.<name>")
  *
  * Everywhere else (real MPI builds; SMPI without folding or a node) esm_field_alloc is
  * esm_calloc, esm_shared builds a private copy, and kernels always run (a branch). */
@@ -57,17 +64,25 @@ bool esm_shared_owned(void);
 /* A compute kernel, declared once per call site (static), run as
  *     if (esm_kernel_begin(&k, points, bytes)) { ...body...; esm_kernel_end(&k); }
  * `points` is the work of this call (the cost model is linear in it), `bytes` the memory
- * traffic of this call by the workload's byte model (for the node model). */
+ * traffic of this call by the workload's byte model (for the node model). `flops` is set in
+ * the declaration, {.name = "pop.tracer", .flops = 62}: the floating-point operations (adds,
+ * subtracts, multiplies, divides and libm calls each one) of one point of work, counted from
+ * the kernel's code; 0 (not counted) gives the kernel no in-core term when its cost is
+ * modelled. */
 typedef struct esm_kernel {
     const char *name;        /* "pop.tracer": one cost model per name over all ranks */
+    double flops;            /* per point of work */
     /* below: the core's */
     struct esm_kernel_model *model;
-    double points, bytes, started;
+    double points, bytes, call_flops, started;
     long calls;      /* this rank's calls so far (the struct is per rank under SMPI) */
     bool warming_up; /* this call is the rank's first: run, charged, not sampled */
 } esm_kernel;
 
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes);
+/* The same for a kernel whose flops are not proportional to its points (a multi-vector dot
+ * product over a varying number of vectors): `flops` of this call instead of k->flops x points. */
+bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops);
 void esm_kernel_end(esm_kernel *k);
 
 /* Sampled loops (folded runs only): a loop of identical iterations whose count is fixed (a
@@ -101,10 +116,12 @@ int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int
 void esm_fold_history_append(char **text, const int *counts, int k);
 
 /* What folding and the node model did on this rank, for the result line ("fold": calls run,
- * calls charged unrun, simulated seconds charged by the kernels and by skipped iterations). */
+ * calls charged unrun, simulated seconds charged by the kernels and by skipped iterations,
+ * flops of the kernels summed over ranks). */
 typedef struct esm_fold_counts {
     long kernel_calls_run, kernel_calls_charged;
     double kernel_seconds, skipped_seconds;
+    double kernel_flops; /* flops of every kernel call, run or charged (esm_kernel.flops) */
     long field_bytes;      /* asked of esm_field_alloc */
     long field_bytes_held; /* allocated by this rank for it (folded: only new shared fields) */
 } esm_fold_counts;

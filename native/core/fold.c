@@ -17,6 +17,10 @@
 struct esm_kernel_model {
     long samples;          /* calls timed so far, over every rank */
     double seconds, points; /* their measured time and work */
+    /* every call of every rank, run or charged (ESM_KERNEL_REPORT=1) */
+    const char *name;
+    double calls, work, flops, bytes;
+    struct esm_kernel_model *next; /* the models in the order their kernels first ran */
 };
 
 /* How this run treats kernels, read once from the environment. */
@@ -29,9 +33,11 @@ static struct {
     int node_ranks;        /* ranks on this rank's node */
     double node_bandwidth; /* bytes/s of a node, 0: no memory term */
     double core_speed;     /* relative to this machine */
+    double core_flops;     /* a core's peak flops/s at its clock, 0: no in-core term */
     long samples;          /* calls timed per kernel before it is charged unrun */
     long fields;           /* this rank's esm_field_alloc calls so far */
     bool shared_owned;
+    bool kernel_report; /* ESM_KERNEL_REPORT=1: each kernel's totals in the result line */
     esm_fold_counts counts;
 } fold;
 
@@ -56,7 +62,9 @@ void esm_fold_setup(void)
     double per_node = env_real("ESM_NODE_RANKS", 0, 0);
     fold.node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
     fold.core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
+    fold.core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
     fold.samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
+    fold.kernel_report = env_real("ESM_KERNEL_REPORT", 0, 0) != 0;
     const char *cost = getenv("ESM_KERNEL_COST");
     if (cost && *cost && strcmp(cost, "measured") && strcmp(cost, "model") && strcmp(cost, "off"))
         esm_fail("ESM_KERNEL_COST=%s: expected measured, model or off", cost);
@@ -68,8 +76,8 @@ void esm_fold_setup(void)
     fold.folded = false;
     fold.mode = KERNELS_RUN;
 #else
-    bool node_model =
-        per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 || fold.cost == COST_MODEL;
+    bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
+                      fold.core_flops > 0 || fold.cost == COST_MODEL;
     fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
 #endif
     int rank, ranks;
@@ -91,6 +99,38 @@ const esm_fold_counts *esm_fold_counts_mine(void)
     return &fold.counts;
 }
 
+static void *shared_get(const char *name, const char *key);
+static void shared_set(const char *name, const char *key, void *value);
+
+/* The kernels' models, shared by every rank (each rank's own list would see only the kernels
+ * it ran first): a list head made once. */
+static struct esm_kernel_model **kernel_models(void)
+{
+    struct esm_kernel_model **head = shared_get("esm_kernel_list", "head");
+    if (!head) {
+        head = esm_calloc(1, sizeof *head);
+        shared_set("esm_kernel_list", "head", head);
+    }
+    return head;
+}
+
+/* Each kernel's calls, work, flops and bytes over every rank (after the ranks' last kernel:
+ * esm_fold_report's reductions have waited for them), at "fold.kernels.<name>". */
+static void kernel_report(struct esm_result *r)
+{
+    if (esm_rank() != 0)
+        return;
+    const char *fields[] = {"calls", "work", "flops", "bytes"};
+    for (struct esm_kernel_model *m = *kernel_models(); m; m = m->next) {
+        double values[] = {m->calls, m->work, m->flops, m->bytes};
+        for (int f = 0; f < 4; f++) {
+            char path[256];
+            snprintf(path, sizeof path, "fold.kernels.%s.%s", m->name, fields[f]);
+            esm_result_real(r, path, values[f]);
+        }
+    }
+}
+
 void esm_fold_report(struct esm_result *r)
 {
     if (fold.mode == KERNELS_RUN)
@@ -100,8 +140,9 @@ void esm_fold_report(struct esm_result *r)
          sum[4];
     double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
                          fold.counts.skipped_seconds},
-           extreme[3];
+           extreme[3], flops;
     MPI_Reduce(mine, sum, 4, MPI_LONG, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(&fold.counts.kernel_flops, &flops, 1, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
     esm_result_bool(r, "fold.folded", fold.folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
@@ -115,8 +156,12 @@ void esm_fold_report(struct esm_result *r)
     esm_result_int(r, "fold.node_ranks", fold.node_ranks);
     esm_result_real(r, "fold.node_bandwidth", fold.node_bandwidth);
     esm_result_real(r, "fold.core_speed", fold.core_speed);
+    esm_result_real(r, "fold.core_flops", fold.core_flops);
+    esm_result_real(r, "fold.kernel_flops", flops); /* over all ranks */
     const char *costs[] = {"measured", "model", "off"};
     esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
+    if (fold.kernel_report)
+        kernel_report(r);
 }
 
 const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
@@ -258,15 +303,19 @@ static double cpu_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The node model: what `measured` seconds of a kernel moving `bytes` cost on the simulated
- * node (module comment of esm_fold.h). */
-static double simulated_seconds(double measured, double bytes)
+/* The node model: what `measured` seconds of a kernel doing `flops` and moving `bytes` cost
+ * on the simulated node (module comment of esm_fold.h): the in-core time overlaps the memory
+ * traffic, as the ECM model has a core's arithmetic overlap its data transfers. */
+static double simulated_seconds(double measured, double flops, double bytes)
 {
+    fold.counts.kernel_flops += flops;
     if (fold.cost == COST_OFF)
         return 0;
-    double compute = fold.cost == COST_MODEL ? 0 : measured / fold.core_speed;
+    double in_core = fold.cost == COST_MEASURED ? measured / fold.core_speed
+                     : fold.core_flops > 0      ? flops / fold.core_flops
+                                                : 0;
     double memory = fold.node_bandwidth > 0 ? bytes * fold.node_ranks / fold.node_bandwidth : 0;
-    return compute > memory ? compute : memory;
+    return in_core > memory ? in_core : memory;
 }
 
 static void charge(double seconds)
@@ -278,6 +327,11 @@ static void charge(double seconds)
 
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
 {
+    return esm_kernel_begin_flops(k, points, bytes, k->flops * points);
+}
+
+bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
+{
     esm_fold_setup();
     if (fold.mode == KERNELS_RUN)
         return true;
@@ -286,12 +340,19 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
         k->model = shared_get("esm_kernel", k->name);
         if (!k->model) {
             k->model = esm_calloc(1, sizeof *k->model);
+            k->model->name = k->name;
+            struct esm_kernel_model **last = kernel_models();
+            while (*last)
+                last = &(*last)->next;
+            *last = k->model;
             shared_set("esm_kernel", k->name, k->model);
         }
     }
     k->points = points;
     k->bytes = bytes;
+    k->call_flops = flops;
     struct esm_kernel_model *m = k->model;
+    m->calls++, m->work += points, m->flops += flops, m->bytes += bytes;
     /* A rank's first call of a kernel is the first to touch that rank's own arrays (page
      * faults, cold caches and TLB): a full run pays it once in thousands of calls, but the
      * ranks take their turns, so the first samples over all ranks would all be first calls.
@@ -302,7 +363,7 @@ bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
         return true;
     }
     fold.counts.kernel_calls_charged++;
-    charge(simulated_seconds(m->seconds / m->points * points, bytes));
+    charge(simulated_seconds(m->seconds / m->points * points, flops, bytes));
     smpi_bench_begin();
     return false;
 }
@@ -332,13 +393,18 @@ void esm_kernel_end(esm_kernel *k)
         m->points += k->points;
     }
     fold.counts.kernel_calls_run++;
-    charge(simulated_seconds(measured, k->bytes));
+    charge(simulated_seconds(measured, k->call_flops, k->bytes));
     smpi_bench_begin();
 }
 #else
 bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
 {
     (void)k, (void)points, (void)bytes;
+    return true;
+}
+bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
+{
+    (void)k, (void)points, (void)bytes, (void)flops;
     return true;
 }
 void esm_kernel_end(esm_kernel *k)

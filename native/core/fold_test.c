@@ -1,12 +1,18 @@
-/* Self-test of folding and the node model (esm_fold.h), run by tests/test_fold.py under SMPI
- * and on the real stacks: a ring of ranks, each with a field of its own (uneven) size, a
- * triad kernel over it each step and one global sum. Prints one JSON result line with what
+/* Self-test of folding and the node model (esm_fold.h), run by tests/test_fold.py and
+ * tests/test_frequency.py under SMPI and on the real stacks: a ring of ranks, each with a field
+ * of its own (uneven) size, a kernel over it each step and one global sum. The kernel is a
+ * triad (--kernel triad, memory-bound: 2 flops for 24 bytes a point) or a Horner polynomial
+ * of degree HORNER_DEGREE (--kernel horner, compute-bound: 2 flops a degree for 16 bytes a
+ * point), for the node model's frequency scaling. Prints one JSON result line with what
  * folding must keep (the sum over ranks of the work done, the core's message counts) and
  * what it changes (kernel calls run and charged, whether fields are shared). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "esm.h"
+
+enum { HORNER_DEGREE = 32 };
 
 /* Rank r's field: 1000 + 100 r points, so that sizes differ between ranks. */
 static long points_of(int rank)
@@ -54,6 +60,7 @@ int main(int argc, char **argv)
     esm_init(&argc, &argv, "esm_fold_test");
     esm_cli *cli = esm_cli_begin(argc, argv, "Self-test of folding and the node model");
     long steps = esm_cli_int(cli, "steps", 10, 1, 1000000, "time steps");
+    bool horner = !strcmp(esm_cli_choice(cli, "kernel", "triad,horner", "the kernel"), "horner");
     esm_cli_end(cli);
     esm_result *r = esm_result_new("fold_test", "S", steps);
 
@@ -67,11 +74,20 @@ int main(int argc, char **argv)
     for (long i = 0; i < n; i++)
         b[i] = 1.0;
 
-    static esm_kernel triad = {.name = "fold_test.triad"};
+    static esm_kernel triad = {.name = "fold_test.triad", .flops = 2};
+    static esm_kernel polynomial = {.name = "fold_test.horner", .flops = 2 * HORNER_DEGREE};
     esm_sum total = {0};
     double t0 = esm_wtime();
     for (long s = 0; s < steps; s++) {
-        if (esm_kernel_begin(&triad, (double)n, 24.0 * (double)n)) {
+        if (horner && esm_kernel_begin(&polynomial, (double)n, 16.0 * (double)n)) {
+            for (long i = 0; i < n; i++) { /* reads b, writes a */
+                double value = 1.0;
+                for (int d = 0; d < HORNER_DEGREE; d++)
+                    value = value * b[i] + 0.5;
+                a[i] = value;
+            }
+            esm_kernel_end(&polynomial);
+        } else if (!horner && esm_kernel_begin(&triad, (double)n, 24.0 * (double)n)) {
             for (long i = 0; i < n; i++)
                 a[i] = b[i] + 0.5 * a[i];
             esm_kernel_end(&triad);

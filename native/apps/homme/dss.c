@@ -163,7 +163,9 @@ static void dss(homme_dss *d, int nfields, double *const fields[], int scale)
     const int *start = d->shared_start, *from = d->shared_from, *shared = d->shared;
     double *sum = d->scratch;
     double bytes = nfields * (d->sum_bytes + (scale ? 24.0 * d->npoints : 0.0));
-    if (!esm_kernel_begin(&sums, bytes / 8, bytes))
+    /* flops: an add per copy of a shared node after its first; the scaling, one a point */
+    double flops = nfields * ((double)(start[d->nshared] - d->nshared) + (scale ? d->npoints : 0));
+    if (!esm_kernel_begin_flops(&sums, bytes / 8, bytes, flops))
         return;
     for (int f = 0; f < nfields; f++) {
         double *x = fields[f];

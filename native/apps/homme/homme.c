@@ -123,8 +123,8 @@ static void set_up(model *md, int ne, int test, double alpha, esm_halo_engine en
  * its byte model (sweq.h): folded, it runs on its first calls and is charged after. */
 static void tendency(model *md, double *const in[], double *const tend[])
 {
-    static esm_kernel advection = {.name = "homme.advection_tendency"};
-    static esm_kernel shallow_water = {.name = "homme.sw_tendency"};
+    static esm_kernel advection = {.name = "homme.advection_tendency", .flops = ADVECTION_FLOPS};
+    static esm_kernel shallow_water = {.name = "homme.sw_tendency", .flops = SW_TENDENCY_FLOPS};
     double n = (double)md->dss.npoints;
     esm_timer_start(&md->tendency);
     if (md->w.test == TC1) {
@@ -145,7 +145,8 @@ static void tendency(model *md, double *const in[], double *const tend[])
 /* Keep the velocity tangent to the sphere (tc2). */
 static void tangent(model *md)
 {
-    static esm_kernel projection = {.name = "homme.project_tangent"};
+    static esm_kernel projection = {.name = "homme.project_tangent",
+                                    .flops = PROJECT_TANGENT_FLOPS};
     double n = (double)md->dss.npoints;
     if (esm_kernel_begin(&projection, n, n * PROJECT_TANGENT_BYTES)) {
         project_tangent(&md->metric, md->y + 1);
@@ -177,7 +178,8 @@ static void runge_kutta(model *md)
 {
     static const double into[4] = {0.0, 0.5, 0.5, 1.0};
     static const double weight[4] = {1 / 6.0, 1 / 3.0, 1 / 3.0, 1 / 6.0};
-    static esm_kernel update = {.name = "homme.rk_update"}; /* work: doubles moved */
+    /* work: doubles moved; 2 flops (a multiply-add) for every 3 doubles */
+    static esm_kernel update = {.name = "homme.rk_update", .flops = 2.0 / 3};
     static const char *stage_phase[4] = {"rk_stage1", "rk_stage2", "rk_stage3", "rk_stage4"};
     for (int s = 0; s < 4; s++) {
         esm_phase_begin(stage_phase[s]);
@@ -204,8 +206,8 @@ static void runge_kutta(model *md)
 /* y <- y - dt nu del^4 y, as HOMME's biharmonic_wk: weak Laplacian, DSS, weak Laplacian, DSS. */
 static void hyperviscosity(model *md)
 {
-    static esm_kernel laplacian = {.name = "homme.laplace_wk"};
-    static esm_kernel update = {.name = "homme.hv_update"};
+    static esm_kernel laplacian = {.name = "homme.laplace_wk", .flops = LAPLACE_WK_FLOPS};
+    static esm_kernel update = {.name = "homme.hv_update", .flops = 2.0 / 3}; /* a double */
     if (md->nu <= 0.0)
         return;
     esm_phase_begin("hyperviscosity");
@@ -252,7 +254,11 @@ static diagnosis diagnose(model *md, double t)
     esm_sum sums[5];
     memset(sums, 0, sizeof sums);
     double extremes[2] = {0.0, 0.0};
-    bool run = esm_kernel_begin(&norms, (double)m->npoints, 40.0 * m->npoints);
+    /* flops a point: the error 1, the five weighted terms 7, five exact sums of 17 (a
+     * scaling, 8 limbs of 2: esm_sum_add), the exact depth (tc1: 51, tc2: 14; williamson.c) */
+    double flops = 1 + 7 + 5 * 17 + (md->w.test == TC1 ? 51 : 14);
+    bool run =
+        esm_kernel_begin_flops(&norms, (double)m->npoints, 40.0 * m->npoints, flops * m->npoints);
     for (long k = 0; run && k < m->npoints; k++) {
         double x[3] = {m->x[0][k], m->x[1][k], m->x[2][k]};
         double exact = williamson_depth(&md->w, x, t), h = md->y[0][k], error = fabs(h - exact);

@@ -65,4 +65,16 @@ enum {
     LAPLACE_WK_BYTES = 8 * 6,
     PROJECT_TANGENT_BYTES = 8 * 9
 };
+/* Flops per element point of the same calls (the node model's in-core part, esm_fold.h),
+ * counted from sweq.c's loops with NP = 4: sw_tendency's covariant velocities, energy and
+ * fluxes (27), then 4 derivative sums of 4 terms and the flux divergence (48), vorticity,
+ * gradient, cross product, momentum and height tendencies (38); advection_tendency's fluxes
+ * (2), divergence (16) and weights (2); laplace_wk's gradient (16), metric terms (8) and
+ * weak divergence (32); project_tangent's radial part (5) and its removal (6). */
+enum {
+    SW_TENDENCY_FLOPS = 27 + 48 + 38,
+    ADVECTION_FLOPS = 2 + 16 + 2,
+    LAPLACE_WK_FLOPS = 16 + 8 + 32,
+    PROJECT_TANGENT_FLOPS = 5 + 6
+};
 #endif

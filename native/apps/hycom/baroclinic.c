@@ -95,7 +95,8 @@ static void pressure_block(hycom *m, int lb, esm_region r, double unused)
 void kernel_pressure(hycom *m, esm_region r)
 {
     m->queued_temporaries = m->flushes;
-    hycom_defer(m, pressure_block, "pressure", r, 0, 2.0 * m->nz + 3);
+    /* a level: the depth sum 1, the potential 4; the surface 1 */
+    hycom_defer(m, pressure_block, "pressure", r, 0, 2.0 * m->nz + 3, 5.0 * m->nz + 1);
 }
 
 /* ---- 2. faces ---------------------------------------------------------------------------- */
@@ -175,13 +176,14 @@ static void faces_v_block(hycom *m, int lb, esm_region r, double unused)
 void kernel_faces_u(hycom *m, esm_region r)
 {
     temporaries_needed(m, "faces_u");
-    hycom_defer(m, faces_u_block, "faces_u", r, 0, 3.0 * m->nz + 4);
+    /* a level: the face 3, its total 1, the force 4; the mean 2 */
+    hycom_defer(m, faces_u_block, "faces_u", r, 0, 3.0 * m->nz + 4, 8.0 * m->nz + 2);
 }
 
 void kernel_faces_v(hycom *m, esm_region r)
 {
     temporaries_needed(m, "faces_v");
-    hycom_defer(m, faces_v_block, "faces_v", r, 0, 3.0 * m->nz + 4);
+    hycom_defer(m, faces_v_block, "faces_v", r, 0, 3.0 * m->nz + 4, 8.0 * m->nz + 2);
 }
 
 /* ---- 3. baroclinic velocities ------------------------------------------------------------- */
@@ -252,13 +254,14 @@ static void momentum_v_block(hycom *m, int lb, esm_region r, double unused)
 void kernel_momentum_u(hycom *m, esm_region r)
 {
     temporaries_needed(m, "momentum_u");
-    hycom_defer(m, momentum_u_block, "momentum_u", r, 0, 4.0 * m->nz + 2);
+    /* a level: the force 3, Coriolis 4, the Laplacian 13, the update 6 */
+    hycom_defer(m, momentum_u_block, "momentum_u", r, 0, 4.0 * m->nz + 2, 26.0 * m->nz);
 }
 
 void kernel_momentum_v(hycom *m, esm_region r)
 {
     temporaries_needed(m, "momentum_v");
-    hycom_defer(m, momentum_v_block, "momentum_v", r, 0, 4.0 * m->nz + 2);
+    hycom_defer(m, momentum_v_block, "momentum_v", r, 0, 4.0 * m->nz + 2, 26.0 * m->nz);
 }
 
 ESM_SIMD static void transport_sum_level(int rows, int n, long s, const double *restrict thick,
@@ -318,6 +321,7 @@ static void project_v_block(hycom *m, int lb, esm_region r, double unused)
 void kernel_project(hycom *m, esm_region ru, esm_region rv)
 {
     temporaries_needed(m, "project");
-    hycom_defer(m, project_u_block, "project_u", ru, 0, 3.0 * m->nz + 1);
-    hycom_defer(m, project_v_block, "project_v", rv, 0, 3.0 * m->nz + 1);
+    /* a level: the transport sum 2, the subtraction 1; the mean 1 */
+    hycom_defer(m, project_u_block, "project_u", ru, 0, 3.0 * m->nz + 1, 3.0 * m->nz + 1);
+    hycom_defer(m, project_v_block, "project_v", rv, 0, 3.0 * m->nz + 1, 3.0 * m->nz + 1);
 }

@@ -33,8 +33,8 @@ static void mean_add_v_block(hycom *m, int lb, esm_region r, double first)
 
 void kernel_mean_add(hycom *m, esm_region ru, esm_region rv, int first)
 {
-    hycom_defer(m, mean_add_u_block, "mean_add_u", ru, first, first ? 2.0 : 3.0);
-    hycom_defer(m, mean_add_v_block, "mean_add_v", rv, first, first ? 2.0 : 3.0);
+    hycom_defer(m, mean_add_u_block, "mean_add_u", ru, first, first ? 2.0 : 3.0, first ? 0 : 1);
+    hycom_defer(m, mean_add_v_block, "mean_add_v", rv, first, first ? 2.0 : 3.0, first ? 0 : 1);
 }
 
 ESM_SIMD static void share_level(int rows, int n, long s, double factor,
@@ -71,8 +71,8 @@ static void mean_scale_v_block(hycom *m, int lb, esm_region r, double factor)
 
 void kernel_mean_scale(hycom *m, esm_region ru, esm_region rv, double factor)
 {
-    hycom_defer(m, mean_scale_u_block, "mean_scale_u", ru, factor, 4.0);
-    hycom_defer(m, mean_scale_v_block, "mean_scale_v", rv, factor, 4.0);
+    hycom_defer(m, mean_scale_u_block, "mean_scale_u", ru, factor, 4.0, 2);
+    hycom_defer(m, mean_scale_v_block, "mean_scale_v", rv, factor, 4.0, 2);
 }
 
 /* eta -= dtau div(u, v) on one level; per row the cell's width dxt and its faces' dxv. */
@@ -104,7 +104,8 @@ static void barotropic_eta_block(hycom *m, int lb, esm_region r, double unused)
 
 void kernel_barotropic_eta(hycom *m, esm_region r)
 {
-    hycom_defer(m, barotropic_eta_block, "barotropic_eta", r, 0, 5.0);
+    hycom_defer(m, barotropic_eta_block, "barotropic_eta", r, 0, 5.0,
+                9); /* divergence 6, update 3 */
 }
 
 /* One level of a barotropic transport: surface pressure gradient, Coriolis from the other
@@ -160,9 +161,10 @@ static void barotropic_v_block(hycom *m, int lb, esm_region r, double unused)
 }
 void kernel_barotropic_u(hycom *m, esm_region r)
 {
-    hycom_defer(m, barotropic_u_block, "barotropic_u", r, 0, 7.0);
+    hycom_defer(m, barotropic_u_block, "barotropic_u", r, 0, 7.0,
+                13); /* gradient 3, Coriolis 4, update 6 */
 }
 void kernel_barotropic_v(hycom *m, esm_region r)
 {
-    hycom_defer(m, barotropic_v_block, "barotropic_v", r, 0, 7.0);
+    hycom_defer(m, barotropic_v_block, "barotropic_v", r, 0, 7.0, 13);
 }

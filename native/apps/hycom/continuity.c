@@ -65,5 +65,6 @@ static void continuity_block(hycom *m, int lb, esm_region r, double unused)
 
 void kernel_continuity(hycom *m, esm_region r)
 {
-    hycom_defer(m, continuity_block, "continuity", r, 0, 4.0 * m->nz + 5);
+    /* a level: two faces' transports 5 each, the divergence 6, the update 3 */
+    hycom_defer(m, continuity_block, "continuity", r, 0, 4.0 * m->nz + 5, 19.0 * m->nz);
 }

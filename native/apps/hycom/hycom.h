@@ -32,7 +32,7 @@ typedef struct {
     esm_region r;
     double arg;
     const char *name;            /* "pressure" */
-    double points, bytes;        /* its work and bytes (the byte model) on this rank */
+    double points, bytes, flops; /* its work, bytes (the byte model) and flops on this rank */
 } queued_kernel;
 #define HYCOM_QUEUE 32 /* a full queue runs early: always correct, only less reuse */
 

@@ -12,6 +12,11 @@
  * second passes over data a kernel has just touched are not counted again. Each kernel
  * states its count next to its definition.
  *
+ * The flop count (esm_fold.h, the node model's in-core part): each kernel's adds, subtracts,
+ * multiplies and divides per point of its region, counted from its *_level loops (a sign
+ * change, comparison, min or max none; per-row and per-level constants left out), given
+ * beside its bytes when it is queued.
+ *
  * The loops live in *_level functions (one level of a block's region each); the kernels
  * (*_block) walk the levels around them. Each *_level function computes one level of a
  * region of one block: `rows` rows of n points, every row `s` doubles after the previous one
@@ -53,7 +58,7 @@ static inline const double *row_at(const hycom *m, const double *rows, const esm
 }
 
 /* Queue kernel `run` (`name`) over region r (with its argument), counting its bytes
- * (doubles_per_point: the byte model above); queue.c. */
+ * (doubles_per_point: the byte model above) and flops (flops_per_point); queue.c. */
 void hycom_defer(hycom *m, block_kernel run, const char *name, esm_region r, double arg,
-                 double doubles_per_point);
+                 double doubles_per_point, double flops_per_point);
 #endif

@@ -20,27 +20,28 @@ static double points(const hycom *m, esm_region r)
     return n;
 }
 
-/* Queue kernel `run` (`name`) over region r (with its argument), counting its bytes. */
+/* Queue kernel `run` (`name`) over region r (with its argument), counting its bytes and flops. */
 void hycom_defer(hycom *m, block_kernel run, const char *name, esm_region r, double arg,
-                 double doubles_per_point)
+                 double doubles_per_point, double flops_per_point)
 {
     if (m->queued == HYCOM_QUEUE)
         hycom_flush(m);
     double n = points(m, r), bytes = n * doubles_per_point * sizeof(double);
-    m->queue[m->queued++] = (queued_kernel){run, r, arg, name, n, bytes};
+    m->queue[m->queued++] = (queued_kernel){run, r, arg, name, n, bytes, n * flops_per_point};
     m->bytes += bytes;
 }
 
 /* The kernel (for esm_fold.h) of the mix of kernels queued now. */
-static esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes)
+static esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes, double *flops)
 {
     char name[sizeof m->flush_kernels[0]->name] = "hycom";
-    *points = *bytes = 0;
+    *points = *bytes = *flops = 0;
     for (int k = 0; k < m->queued; k++) {
         size_t used = strlen(name);
         snprintf(name + used, sizeof name - used, ".%s", m->queue[k].name);
         *points += m->queue[k].points;
         *bytes += m->queue[k].bytes;
+        *flops += m->queue[k].flops;
     }
     for (int f = 0; f < m->nflush_kernels; f++)
         if (!strcmp(m->flush_kernels[f]->name, name))
@@ -59,9 +60,9 @@ void hycom_flush(hycom *m)
     m->flushes++;
     if (!m->queued)
         return;
-    double work, bytes;
-    esm_kernel *kernel = flush_kernel_of(m, &work, &bytes);
-    if (esm_kernel_begin(kernel, work, bytes)) { /* folded: run on its first calls only */
+    double work, bytes, flops;
+    esm_kernel *kernel = flush_kernel_of(m, &work, &bytes, &flops);
+    if (esm_kernel_begin_flops(kernel, work, bytes, flops)) { /* folded: run on its first calls */
         for (int lb = 0; lb < m->d.nlocal; lb++)
             for (int k = 0; k < m->queued; k++)
                 m->queue[k].run(m, lb, m->queue[k].r, m->queue[k].arg);

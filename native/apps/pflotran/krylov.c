@@ -70,11 +70,11 @@ void krylov_free(krylov *k)
 
 /* ---- vector operations (VecDot, VecMDot, VecNorm, VecAXPY, ...) ------------------------ */
 
-/* Start a kernel over n elements of `vectors` vectors (8 bytes each read or written): its
- * work and bytes are n times `vectors`. */
-static bool vectors_begin(esm_kernel *kernel, long n, int vectors)
+/* Start a kernel over n elements of `vectors` vectors (8 bytes each read or written) doing
+ * `flops` per element (counted from its loop): its work and bytes are n times `vectors`. */
+static bool vectors_begin(esm_kernel *kernel, long n, int vectors, double flops)
 {
-    return esm_kernel_begin(kernel, (double)n * vectors, 8.0 * vectors * n);
+    return esm_kernel_begin_flops(kernel, (double)n * vectors, 8.0 * vectors * n, flops * n);
 }
 
 static double local_dot(const double *a, const double *b, long n)
@@ -91,7 +91,7 @@ static void global_dots(krylov *k, double *const a[], const double *const b[], i
 {
     static esm_kernel kernel = {.name = "pflotran.dot"};
     esm_timer_start(k->dots_timer);
-    if (vectors_begin(&kernel, k->n, 2 * count)) {
+    if (vectors_begin(&kernel, k->n, 2 * count, 2.0 * count)) {
         for (int i = 0; i < count; i++)
             out[i] = local_dot(a[i], b[i], k->n);
         esm_kernel_end(&kernel);
@@ -134,7 +134,7 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
 {
     static esm_kernel kernel = {.name = "pflotran.mdot"};
     esm_timer_start(k->dots_timer);
-    if (vectors_begin(&kernel, k->n, count + 1)) {
+    if (vectors_begin(&kernel, k->n, count + 1, 2.0 * count)) {
         local_mdot(k, count, w, out);
         esm_kernel_end(&kernel);
     }
@@ -146,7 +146,7 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
 static void maxpy(krylov *k, int count, const double *h, double *w)
 {
     static esm_kernel kernel = {.name = "pflotran.maxpy"};
-    if (!vectors_begin(&kernel, k->n, count + 2))
+    if (!vectors_begin(&kernel, k->n, count + 2, 2.0 * count))
         return;
     long n = k->n;
     int i = 0;
@@ -199,7 +199,7 @@ static bool converged(const krylov_settings *s, double rnorm, double rnorm0, kry
 static void vector_zero(long n, double *x)
 {
     static esm_kernel kernel = {.name = "pflotran.vec_zero"};
-    if (vectors_begin(&kernel, n, 1)) {
+    if (vectors_begin(&kernel, n, 1, 0)) {
         memset(x, 0, n * sizeof *x);
         esm_kernel_end(&kernel);
     }
@@ -209,7 +209,7 @@ static void vector_zero(long n, double *x)
 static void vector_divide(long n, double a, double *x)
 {
     static esm_kernel kernel = {.name = "pflotran.vec_divide"};
-    if (vectors_begin(&kernel, n, 2)) {
+    if (vectors_begin(&kernel, n, 2, 1)) {
         for (long e = 0; e < n; e++)
             x[e] /= a;
         esm_kernel_end(&kernel);
@@ -286,7 +286,7 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
                 sum -= H[(size_t)l * (m + 1) + i] * k->y[l];
             k->y[i] = sum / H[(size_t)i * (m + 1) + i];
         }
-        if (vectors_begin(&update, n, 2 * j + 1)) {
+        if (vectors_begin(&update, n, 2 * j + 1, 2.0 * j)) {
             for (int i = 0; i < j; i++)
                 for (long e = 0; e < n; e++)
                     x[e] += k->y[i] * k->v[i][e];
@@ -298,7 +298,7 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
             return out;
         }
         block_matrix_multiply(A, x, k->work);      /* restart: B (b - A x) */
-        if (vectors_begin(&residual, n, 3)) {
+        if (vectors_begin(&residual, n, 3, 1)) {
             for (long e = 0; e < n; e++)
                 k->work[e] = b[e] - k->work[e];
             esm_kernel_end(&residual);
@@ -325,7 +325,7 @@ static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, doub
     vector_zero(n, p);
     vector_zero(n, v);
     block_ilu_solve(A, b, r);
-    if (vectors_begin(&start, n, 2)) {
+    if (vectors_begin(&start, n, 2, 0)) {
         memcpy(r_tilde, r, n * sizeof *r);
         esm_kernel_end(&start);
     }
@@ -346,7 +346,7 @@ static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, doub
             return out;
         }
         double beta = (rho / rho_old) * (alpha / omega_old);
-        if (vectors_begin(&direction, n, 4)) {
+        if (vectors_begin(&direction, n, 4, 4)) {
             for (long e = 0; e < n; e++)
                 p[e] = r[e] + beta * (p[e] - omega_old * v[e]);
             esm_kernel_end(&direction);
@@ -358,7 +358,7 @@ static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, doub
             return out;
         }
         alpha = rho / d1;
-        if (vectors_begin(&half, n, 3)) {
+        if (vectors_begin(&half, n, 3, 2)) {
             for (long e = 0; e < n; e++)
                 sv[e] = r[e] - alpha * v[e];
             esm_kernel_end(&half);
@@ -374,7 +374,7 @@ static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, doub
             return out;
         }
         double omega = st_tt[0] / st_tt[1];
-        if (vectors_begin(&update, n, 6)) {
+        if (vectors_begin(&update, n, 6, 6)) {
             for (long e = 0; e < n; e++) {
                 x[e] += alpha * p[e] + omega * sv[e];
                 r[e] = sv[e] - omega * t[e];

@@ -13,7 +13,7 @@
  * ln[H+] by at most max_log_change (one allreduce). */
 static double update_limit(const run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.update_limit"};
+    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 2};
     double limit = 1.0;
     if (esm_kernel_begin(&kernel, (double)r->g.ncells, 2.0 * NS * 8 * r->g.ncells)) {
         for (long c = 0; c < r->g.ncells; c++) {
@@ -33,7 +33,7 @@ static double update_limit(const run *r)
 /* norms[0..count-1] = ||F||^2, ||x||^2, ||dx||^2 over all ranks (one allreduce, as SNES). */
 static void newton_norms(const run *r, double *norms, int count)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_norms"};
+    static esm_kernel kernel = {.name = "pflotran.newton_norms", .flops = 2};
     const long n = r->g.ncells * NS;
     norms[0] = norms[1] = norms[2] = 0;
     if (esm_kernel_begin(&kernel, (double)n * count, 8.0 * n * count)) {
@@ -51,7 +51,7 @@ static void newton_norms(const run *r, double *norms, int count)
 /* The linear system's right-hand side: rhs = -F. */
 static void newton_rhs(run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_rhs"};
+    static esm_kernel kernel = {.name = "pflotran.newton_rhs", .flops = 0};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
         for (long e = 0; e < n; e++)
@@ -63,7 +63,7 @@ static void newton_rhs(run *r)
 /* The update, cut back by `limit`: x += limit dx. */
 static void newton_update(run *r, double limit)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_update"};
+    static esm_kernel kernel = {.name = "pflotran.newton_update", .flops = 2};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 3.0 * 8 * n)) {
         for (long e = 0; e < n; e++)

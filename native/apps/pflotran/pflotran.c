@@ -264,7 +264,7 @@ static void tear_down(run *r)
 /* Calcite reacted in each cell over a step of dt, for the mass balance. */
 static void calcite_reacted(run *r, double dt)
 {
-    static esm_kernel kernel = {.name = "pflotran.reacted"};
+    static esm_kernel kernel = {.name = "pflotran.reacted", .flops = 2};
     if (esm_kernel_begin(&kernel, (double)r->g.ncells, 3.0 * 8 * r->g.ncells)) {
         for (long c = 0; c < r->g.ncells; c++)
             r->dissolved[c] += dt * r->rate[c];

@@ -101,6 +101,8 @@ typedef struct rate {
     double r, d_ca, d_lnh, d_hco3;
 } rate;
 rate calcite_rate(const chemistry *chem, double ca, double h, double hco3);
+/* Its flops, counted from its code (the rate and its three derivatives, all computed). */
+enum { CALCITE_RATE_FLOPS = 13 };
 
 /* The batch reaction ODE (no transport) from `start`: the extent of dissolution x(t) for the
  * times t[0..n-1], by RK4 with steps far below the reaction's time scale. */

@@ -27,14 +27,15 @@ ESM_SIMD static void scaled_product(long n, double scale, const double *restrict
 
 /* The vector kernels, for folding (esm_fold.h): vector_begin starts the compute timer and
  * says whether to run the body (folded: only on its first calls), which then ends with
- * vector_end. `doubles`: reads and writes per slot (the byte model). */
-static esm_kernel k_precondition = {.name = "pop.barotropic.precondition"},
-                  k_residual = {.name = "pop.barotropic.residual"},
-                  k_chrongear = {.name = "pop.barotropic.chrongear_update"},
-                  k_pcg_update = {.name = "pop.barotropic.pcg_update"},
-                  k_pcg_direction = {.name = "pop.barotropic.pcg_direction"},
-                  k_pcsi_start = {.name = "pop.barotropic.pcsi_start"},
-                  k_pcsi_update = {.name = "pop.barotropic.pcsi_update"};
+ * vector_end. `doubles`: reads and writes per slot (the byte model); flops per slot, counted
+ * from each loop, in the declarations. */
+static esm_kernel k_precondition = {.name = "pop.barotropic.precondition", .flops = 2},
+                  k_residual = {.name = "pop.barotropic.residual", .flops = 1},
+                  k_chrongear = {.name = "pop.barotropic.chrongear_update", .flops = 8},
+                  k_pcg_update = {.name = "pop.barotropic.pcg_update", .flops = 4},
+                  k_pcg_direction = {.name = "pop.barotropic.pcg_direction", .flops = 2},
+                  k_pcsi_start = {.name = "pop.barotropic.pcsi_start", .flops = 1},
+                  k_pcsi_update = {.name = "pop.barotropic.pcsi_update", .flops = 7};
 
 static bool vector_begin(space *s, esm_kernel *k, double doubles)
 {

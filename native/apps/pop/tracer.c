@@ -461,7 +461,11 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
     esm_halo_update(tr->halo, (double *[]){tr->t, tr->s});
     esm_timer_stop(halo);
     esm_timer_start(compute);
-    static esm_kernel kernel = {.name = "pop.tracer"};
+    /* flops a cell (esm_fold.h), counted from sweep_down and sweep_up: 4 faces' weights (11),
+     * the Thomas row's factors (3), each tracer's 4 fluxes, their sum and update (2 x 22), the
+     * back substitution (2 x 2); the first row's south fluxes and the per-level factors, not
+     * per cell, are left out */
+    static esm_kernel kernel = {.name = "pop.tracer", .flops = 11 + 3 + 2 * 22 + 2 * 2};
     double bytes = pop_tracers_bytes(g);
     if (esm_kernel_begin(&kernel, bytes / (7 * sizeof(double)), bytes)) {
         row_scratch rs = scratch_of(tr, g);
@@ -499,7 +503,7 @@ double pop_tracers_bytes(const pop_grid *g)
 void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 {
     esm_sum sums[2] = {{0}};
-    static esm_kernel kernel = {.name = "pop.tracer_mass"};
+    static esm_kernel kernel = {.name = "pop.tracer_mass", .flops = 6};
     double points = pop_tracers_bytes(g) / (7 * sizeof(double));
     if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
         for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -525,7 +529,7 @@ void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 void pop_tracers_range(const pop_tracers *tr, const pop_grid *g, double low[2], double high[2])
 {
     double ext[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}; /* max t, s, -min t, s */
-    static esm_kernel kernel = {.name = "pop.tracer_range"};
+    static esm_kernel kernel = {.name = "pop.tracer_range", .flops = 0} /* comparisons */;
     double points = pop_tracers_bytes(g) / (7 * sizeof(double));
     if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
         for (int lb = 0; lb < g->d.nlocal; lb++) {

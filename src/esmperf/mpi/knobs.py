@@ -31,10 +31,13 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - node_channel   per_pair | shared   on-node messages: each pair its own loopback, or also the
                  node's memory as one channel they share (needs a machine; mpi/links.py)
 - computation    measured | off | model   charge each rank's measured compute bursts, nothing
-                 (the network alone), or only each kernel's bytes over its node's bandwidth
-                 share (deterministic; needs a machine)
+                 (the network alone), or each kernel's ECM time: its flops at the core's peak
+                 overlapped with its bytes over its node's bandwidth share (deterministic;
+                 needs a machine)
 - machine        none | dell-m610 | dell-r815 | juropa   the simulated node (mpi/machines.py): its
                  memory bandwidth shared by the ranks on it, its core speed relative to here
+- frequency      nominal | MHz   the cores' clock among the machine's settings: a kernel's
+                 in-core part scales with it, its memory part does not (mpi/machines.py)
 - noise          none | linux-2007-low | linux-2007-high | linux-today-low | linux-today-high
                  OS noise on every simulated node (mpi/noise.py), with noise_seed 0-9 the
                  nodes' phases
@@ -228,8 +231,9 @@ KNOBS: dict[str, Knob] = {
             "measured",
             "simulation model",
             "simulated compute: each rank's bursts as measured on this machine's core, none "
-            "(network only, deterministic), or each kernel's bytes over the node's bandwidth "
-            "share (deterministic; needs a machine; smpi stack only)",
+            "(network only, deterministic), or each kernel's flops at the core's peak "
+            "overlapped with its bytes over the node's bandwidth share (ECM; deterministic; "
+            "needs a machine; smpi stack only)",
         ),
         Knob(
             "machine",
@@ -239,6 +243,15 @@ KNOBS: dict[str, Knob] = {
             "simulated node: none = a core of this machine per rank, no shared memory "
             "bandwidth; or a seed's or today's node (cores, memory bandwidth, core speed; "
             "smpi stack only)",
+        ),
+        Knob(
+            "frequency",
+            machines.FREQUENCIES,
+            "nominal",
+            "CPU core frequency",
+            "the simulated cores' clock: nominal, or MHz among the machine's settings; a "
+            "kernel's in-core time scales with 1/clock, its memory time does not (needs a "
+            "machine and computation measured or model; smpi stack only)",
         ),
         Knob(
             "fold",
@@ -289,6 +302,7 @@ SIMULATION_KNOBS = (
     "tcp_kernel",
     "computation",
     "machine",
+    "frequency",
     "fold",
     "noise",
     "noise_seed",

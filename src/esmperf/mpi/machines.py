@@ -4,7 +4,11 @@ comes from, and the node model and connection-memory model they feed.
 
 A preset is the `machine` knob of the smpi stack. It gives the simulated node to the workload
 core through the environment (native/core/esm_fold.h): a kernel's simulated time is
-max(measured time / core speed, bytes / (node bandwidth / ranks on the node)).
+max(in-core time, bytes / (node bandwidth / ranks on the node)), the in-core time being the
+measured time / core speed, or (computation = model) the kernel's flops / (flops per cycle x
+clock): the ECM model's in-core part, which scales with 1/frequency while the memory part does
+not (docs/simulate.md, "The computation model"). The `frequency` knob sets the clock among the
+preset's settings.
 
 Rules for the figures (issue 13: no fitting to the seeds' answers):
 - cores, memory and memory channels come from the seeds and the vendors' specifications;
@@ -42,6 +46,10 @@ class MachineError(EsmperfError):
     """An unknown machine preset."""
 
 
+class FrequencyError(EsmperfError):
+    """A clock a machine preset does not offer."""
+
+
 @dataclass(frozen=True)
 class Machine:
     """One node type: the figures of the node model, with their sources."""
@@ -59,6 +67,17 @@ class Machine:
     # peak x STREAM_EFFICIENCY guess of the seeds' nodes, with where it was measured.
     stream_triad: float | None = None
     stream_source: str = ""
+    # The core: double-precision flops per cycle (its SIMD floating-point units at full
+    # throughput, the ECM model's in-core peak) and the clocks (MHz) the frequency knob offers,
+    # each with its source.
+    flops_per_cycle: int = 4
+    flops_source: str = ""
+    frequencies_mhz: tuple[int, ...] = ()
+    frequency_source: str = ""
+
+    @property
+    def nominal_mhz(self) -> int:
+        return round(self.clock_ghz * 1000)
 
     @property
     def bandwidth(self) -> float:
@@ -72,12 +91,33 @@ class Machine:
         """A core's speed relative to this machine's (a guess: clock ratio x IPC ratio)."""
         return self.clock_ghz / HOST_CLOCK_GHZ * self.ipc_ratio
 
-    def environment(self, ranks_per_node: int) -> dict[str, str]:
-        """What the workload core reads (esm_fold.h)."""
+    def clock_mhz(self, frequency: str) -> int:
+        """The clock of a `frequency` knob value: `nominal` or one of the preset's settings."""
+        if frequency == "nominal":
+            return self.nominal_mhz
+        mhz = int(frequency)
+        if mhz not in self.frequencies_mhz and len(self.frequencies_mhz) == 1:
+            raise FrequencyError(
+                f"{self.name} runs at its nominal {self.nominal_mhz} MHz only (no other clock "
+                f"of its CPU is cited), not {mhz}: choose nominal"
+            )
+        if mhz not in self.frequencies_mhz:
+            raise FrequencyError(
+                f"{self.name} runs at {', '.join(map(str, self.frequencies_mhz))} MHz "
+                f"(its range {min(self.frequencies_mhz)}-{max(self.frequencies_mhz)} MHz), "
+                f"not {mhz}: choose one of them or nominal"
+            )
+        return mhz
+
+    def environment(self, ranks_per_node: int, frequency: str = "nominal") -> dict[str, str]:
+        """What the workload core reads (esm_fold.h), the core at `frequency`: the in-core
+        part of a kernel scales with the clock (core speed, peak flops), memory does not."""
+        mhz = self.clock_mhz(frequency)
         return {
             "ESM_NODE_RANKS": str(ranks_per_node),
             "ESM_NODE_BANDWIDTH": f"{self.bandwidth:.6g}",
-            "ESM_CORE_SPEED": f"{self.core_speed:.6g}",
+            "ESM_CORE_SPEED": f"{self.core_speed * mhz / self.nominal_mhz:.6g}",
+            "ESM_CORE_FLOPS": f"{self.flops_per_cycle * mhz * 1e6:.6g}",
         }
 
     def preconnect_limit(self, ranks_per_node: int, bytes_per_rank: float = 0.0) -> int:
@@ -103,6 +143,26 @@ def connection_time(ranks: int, peers: int, preconnected: bool) -> float:
 DDR3_1333 = 10.667e9  # bytes/s per channel
 DDR3_1066 = 8.533e9
 DDR5_4800 = 38.4e9
+# Double-precision flops per cycle of a core (two 128-bit SSE2 pipes, one adding and one
+# multiplying two doubles each: 4), with their sources.
+K10_FLOPS = (
+    "AMD, 'AMD Opteron 6200 Series Processors Linux Tuning Guide' (April 2012, v1), 1.5 "
+    "Floating Point Capabilities: four double-precision flops per cycle per core, 'comparable "
+    "to the floating point performance per core per cycle of an AMD Opteron 6100' (Magny-Cours, "
+    "the 6174's family)"
+)
+NEHALEM_FLOPS = (
+    "Intel 64 and IA-32 Architectures Optimization Reference Manual (order 248966), Intel "
+    "microarchitecture code name Nehalem: a 128-bit SSE floating-point multiply (port 0) and add "
+    "(port 1) issued each cycle, 4 double-precision flops; Westmere is its 32 nm shrink. "
+    "SSE2 add and multiply throughput measured on a Westmere X5690: A. Vladimirov, 'Arithmetics on Intel's Sandy Bridge and "
+    "Westmere CPUs: not all FLOPs are created equal', Colfax International, 2012-04-30"
+)
+ZEN4_FLOPS = (
+    "AMD, 'Software Optimization Guide for the AMD Zen4 Microarchitecture' (pub. 57647, 2023): "
+    "two 256-bit FMA pipes (AVX-512 in two halves), 2 x 4 doubles x 2 = 16 flops per cycle"
+)
+NOMINAL_ONLY = "no P-state table of this CPU cited: its nominal clock only"
 # Zen 5 (this machine's core: /proc/cpuinfo family 26, i.e. 1Ah) against Zen 4: AMD's stated
 # +16 % instructions per clock (Zen 5 launch, Computex 2024; the press reported 16-17 %).
 ZEN5_OVER_ZEN4_IPC = 1.16
@@ -122,6 +182,9 @@ MACHINES: dict[str, Machine] = {
             "CESM deck (seed 000): 38 nodes, 2x six-core X5670 2.93 GHz, 24 GB DDR3-1333, "
             "ConnectX-2 QDR and 1GigE; Westmere-EP: 3 DDR3 channels per socket. IPC ratio "
             "0.6 against this machine's EPYC core: a guess",
+            flops_source=NEHALEM_FLOPS,
+            frequencies_mhz=(2930,),
+            frequency_source=NOMINAL_ONLY,
         ),
         Machine(
             "dell-r815",
@@ -135,6 +198,11 @@ MACHINES: dict[str, Machine] = {
             "HYCOM and PFLOTRAN decks (seeds 001, 004): 11 nodes, 4x twelve-core Opteron "
             "6174 2.2 GHz, 128 GB DDR3-1333, ConnectX-2 QDR (dual rail), 10GigE, 1GigE; "
             "Magny-Cours: 2 dies of 2 DDR3 channels per socket. IPC ratio 0.5: a guess",
+            flops_source=K10_FLOPS,
+            frequencies_mhz=(1400, 1800, 2200),
+            frequency_source="the clocks the PFLOTRAN deck (seed 004) compares, as settings it "
+            "studied (not a result): 2200 MHz is the Opteron 6174's nominal clock (AMD Opteron "
+            "6100 Series product data); 1800 and 1400 MHz lie below it",
         ),
         Machine(
             "juropa",
@@ -148,6 +216,9 @@ MACHINES: dict[str, Machine] = {
             "HOMME/POPperf white paper (seed 002): 2,208 nodes of 2x quad-core X5570 "
             "Nehalem-EP, Mellanox QDR fat tree; 24 GB DDR3-1066 per node (public JUROPA "
             "specification; 3 channels per socket). IPC ratio 0.55: a guess",
+            flops_source=NEHALEM_FLOPS,
+            frequencies_mhz=(2930,),
+            frequency_source=NOMINAL_ONLY,
         ),
         Machine(
             "azure-hbv4",
@@ -167,10 +238,20 @@ MACHINES: dict[str, Machine] = {
             stream_source="Microsoft Learn, 'HBv4-series VM sizes performance and "
             "scalability' (2023-05-22): STREAM Triad 750-780 GB/s of DDR5 (its 'STREAM "
             "benchmark' page: ~650-780 GB/s); used: 750 GB/s, the lower end of the first",
+            flops_per_cycle=16,
+            flops_source=ZEN4_FLOPS,
+            frequencies_mhz=(2400,),
+            frequency_source=NOMINAL_ONLY,
         ),
     )
 }
 MACHINE_NAMES = ("none", *MACHINES)
+# The frequency knob's values: nominal, or any preset's clock setting (MHz); a preset refuses
+# the clocks it does not offer.
+FREQUENCIES = (
+    "nominal",
+    *map(str, sorted({mhz for m in MACHINES.values() for mhz in m.frequencies_mhz})),
+)
 
 
 def machine(name: str) -> Machine:

@@ -229,18 +229,32 @@ def check_ns3(chosen: dict[str, str], net: platforms.Interconnect) -> None:
 def node_environment(chosen: dict[str, str], ranks: int, ranks_per_node: int) -> dict[str, str]:
     """What the workload core reads for the machine, computation and fold knobs (esm_fold.h)."""
     env: dict[str, str] = {}
+    frequency = chosen["frequency"]
+    if frequency != "nominal" and chosen["machine"] == "none":
+        raise Unsupported(
+            f"frequency = {frequency} sets a simulated node's clock: choose a machine "
+            f"({', '.join(machines.MACHINES)})"
+        )
+    if frequency != "nominal" and chosen["computation"] == "off":
+        raise Unsupported(
+            "computation = off charges no computation for the clock to change: "
+            "choose computation = measured or model"
+        )
     if chosen["machine"] != "none":
         node = machines.machine(chosen["machine"])
         if ranks_per_node > node.cores:
             raise Unsupported(
                 f"{node.name} has {node.cores} cores per node: at most {node.cores} ranks per node"
             )
-        env.update(node.environment(ranks_per_node))
+        try:
+            env.update(node.environment(ranks_per_node, frequency))
+        except machines.FrequencyError as error:
+            raise Unsupported(str(error)) from None
     if chosen["computation"] == "model":
         if chosen["machine"] == "none":
             raise Unsupported(
-                "computation = model charges each kernel's bytes over its node's "
-                "memory bandwidth: choose a machine "
+                "computation = model charges each kernel's flops and bytes on its node's "
+                "core and memory bandwidth: choose a machine "
                 f"({', '.join(machines.MACHINES)})"
             )
         env["ESM_KERNEL_COST"] = "model"

@@ -79,8 +79,9 @@ def add_simulate_command(commands: Any) -> None:
         type=split_list,
         metavar="measured,off,model",
         help="charge the measured compute bursts (measured, the default), "
-        "none (off: network only, deterministic) or each kernel's bytes over "
-        "its node's bandwidth share (model: deterministic, needs --machine)",
+        "none (off: network only, deterministic) or each kernel's flops at its core's peak "
+        "overlapped with its bytes over its node's bandwidth share (model: the ECM model, "
+        "deterministic, needs --machine)",
     )
     simulate.add_argument(
         "--machine",
@@ -89,6 +90,13 @@ def add_simulate_command(commands: Any) -> None:
         help="the simulated node (default none: a core of this machine per "
         "rank): its memory bandwidth shared by the ranks on it and its core "
         "speed (`esmperf knobs --stack smpi`)",
+    )
+    simulate.add_argument(
+        "--frequency",
+        type=split_list,
+        metavar="nominal,1800,1400",
+        help="the cores' clock in MHz among the machine's settings (default nominal): a "
+        "kernel's in-core time scales with 1/clock, its memory time does not (needs --machine)",
     )
     simulate.add_argument(
         "--fold",
@@ -223,6 +231,8 @@ def _simulate(args: argparse.Namespace) -> int:
             machine(name)  # one clear error for an unknown machine
     if args.machine:
         knobs["machine"] = args.machine
+    if args.frequency:
+        knobs["frequency"] = args.frequency
     if args.fold:
         knobs["fold"] = args.fold
     if args.noise:
