@@ -591,7 +591,51 @@ compare = { platform = "ib-qdr" }
         (2.0, REPRODUCED),
         (4.0, NOT_REPRODUCED),
     ]
-    assert summary_counts(found)[NOT_REPRODUCED] == 1  # not across the band
+    # one end reproduces: the band reaches both verdicts, the switch buffer decides
+    assert summary_counts(found)[NOT_DECIDED] == 1
+    assert {e.band[1] for e in found} == {"switch_buffer=low", "switch_buffer=high"}
+    assert len({e.band[0] for e in found}) == 1
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (10.0, 10.0, REPRODUCED),  # x2 at both ends
+        (2.0, 40.0, NOT_DECIDED),  # x10 and x0.5: the seed's x2 lies between the ends
+        (4.0, 8.0, NOT_REPRODUCED),  # x5 and x2.5: both above
+        (20.0, 9.0, NOT_DECIDED),  # x1 and x2.2 (within 10 %): one end reproduces
+    ],
+)
+def test_a_band_is_decided_only_when_its_ends_agree(
+    tmp_path: Path, low: float, high: float, verdict: str
+) -> None:
+    reference_file = tmp_path / "band.toml"
+    reference_file.write_text(
+        CLAIMS[: CLAIMS.index("[[claim]]")]
+        + """
+[[claim]]
+id = "ib-over-gige"
+kind = "ratio"
+text = "IB 2x GigE at 2 nodes"
+source = "slide 9"
+value = 2.0
+at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
+baseline = { platform = "gige" }
+compare = { platform = "ib-qdr" }
+"""
+    )
+    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
+    runs = [
+        Run(8, high, knobs={**tcp, "switch_buffer": "high"}),
+        Run(8, low, knobs={**tcp, "switch_buffer": "low"}),
+        Run(8, 20.0, knobs=IB),
+    ]
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        found = evaluate(
+            load_reference(reference_file), load_evidence(store, load_results(store), {})
+        )
+    assert summary_counts(found)[verdict] == 1
 
 
 def test_every_kind_is_covered() -> None:

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from esmperf.report.seed_evidence import (
     Evidence,
+    band_of,
     curve_key,
     describe,
     keys_of,
@@ -85,6 +86,7 @@ def ratio(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 configuration,
                 explain(claim, verdict, reason, [a, b]),
                 interval,
+                band_of(a, b),
             )
         )
     return found
@@ -122,6 +124,7 @@ def value(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 where(result),
                 explain(claim, verdict, reason, [result]),
                 interval,
+                band_of(result),
             )
         )
     return found or [no_quantity(claim, claim.at, candidates, evidence)]
@@ -164,6 +167,7 @@ def scalability(claim: Claim, evidence: Evidence) -> list[Evaluation]:
                 f"{where(result)} against {base.ranks} ranks",
                 explain(claim, verdict, reason, [base, result]),
                 interval,
+                band_of(base, result),
             )
         )
     return found or [
@@ -279,7 +283,13 @@ def curve(claim: Claim, evidence: Evidence) -> list[Evaluation]:
             reason += f", the seed stops after {claim.value:g}"
         found.append(
             Evaluation(
-                claim, verdict, claim.value, ours, label, explain(claim, verdict, reason, results)
+                claim,
+                verdict,
+                claim.value,
+                ours,
+                label,
+                explain(claim, verdict, reason, results),
+                band=band_of(results[0], drop_point=True),
             )
         )
     return found

@@ -135,6 +135,23 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
     return json.dumps(identity, sort_keys=True)
 
 
+# The knobs whose values are the ends of a model parameter's sourced range (a band): a claim
+# is held against each end, and its verdict is the band's (seed_verdicts.band_verdict).
+BAND_KNOBS = frozenset({"switch_buffer"})
+
+
+def band_of(*runs: RunResult, drop_point: bool = False) -> tuple[str, str]:
+    """(the runs' configuration without the band's knobs, the ends they are at) when one of
+    them sets a band knob; ("", "") otherwise."""
+    ends = [
+        f"{knob}={run.knobs[knob]}" for run in runs for knob in sorted(BAND_KNOBS & set(run.knobs))
+    ]
+    if not ends:
+        return "", ""
+    key = " | ".join(curve_key(run, set(BAND_KNOBS), drop_point) for run in runs)
+    return key, ", ".join(ends)
+
+
 def keys_of(config: dict[str, Any]) -> set[str]:
     keys = {k for k in config if k != "options"}
     return keys | {f"options.{k}" for k in config.get("options", {})}

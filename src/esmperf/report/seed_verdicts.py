@@ -43,6 +43,9 @@ class Evaluation:
     configuration: str  # which of our runs the figure comes from, or what is missing
     why: str  # why the verdict: the numbers, and what our figure is (model, analog)
     interval: Interval | None = None  # ours' confidence interval, when it has repetitions
+    # one end of a band (seed_evidence.band_of): (the configuration without the band's knobs,
+    # this end's settings); ("", "") for a configuration with no band
+    band: tuple[str, str] = ("", "")
 
     @property
     def ratio(self) -> float | None:
@@ -262,12 +265,32 @@ def claim_verdict(verdicts: set[str]) -> str:
     return NOT_MEASURED
 
 
+def band_verdict(ends: list[Evaluation]) -> str:
+    """The verdict of one configuration simulated at both ends of a band (a model parameter's
+    sourced range): reproduced at every end; not reproduced where every end misses on the
+    same side of the seed's figure; else not decided: the band reaches both verdicts (one end
+    reproduces, or the seed's figure lies between the ends), so the parameter decides."""
+    verdicts = {e.verdict for e in ends}
+    if len(verdicts) > 1 and verdicts & {REPRODUCED, NOT_DECIDED}:
+        return NOT_DECIDED
+    if verdicts != {NOT_REPRODUCED}:
+        return claim_verdict(verdicts)
+    claim = ends[0].claim
+    if claim.value is None or any(e.ours is None for e in ends):
+        return NOT_REPRODUCED
+    low, _ = reproduced_range(claim)
+    sides = {e.ours < low for e in ends if e.ours is not None}
+    return NOT_DECIDED if len(sides) > 1 else NOT_REPRODUCED
+
+
 def summary_counts(evaluations: list[Evaluation]) -> dict[str, int]:
-    """How many claims (not evaluations) have each verdict (claim_verdict)."""
-    by_claim: dict[str, set[str]] = defaultdict(set)
-    for evaluation in evaluations:
-        by_claim[evaluation.claim.id].add(evaluation.verdict)
+    """How many claims (not evaluations) have each verdict (claim_verdict; the ends of a band
+    count as one configuration, band_verdict)."""
+    by_claim: dict[str, dict[str, list[Evaluation]]] = defaultdict(lambda: defaultdict(list))
+    for number, evaluation in enumerate(evaluations):
+        group = evaluation.band[0] or f"#{number}"
+        by_claim[evaluation.claim.id][group].append(evaluation)
     counts = dict.fromkeys(VERDICTS, 0)
-    for verdicts in by_claim.values():
-        counts[claim_verdict(verdicts)] += 1
+    for groups in by_claim.values():
+        counts[claim_verdict({band_verdict(ends) for ends in groups.values()})] += 1
     return counts
