@@ -64,6 +64,9 @@ VARIANTS = {
     "precision-1e-5": ("--cfg=surf/precision:1e-5",),
     "optim-full": ("--cfg=network/optim:Full",),
     "detached-65536": ("--cfg=smpi/send-is-detached-thresh:65536",),
+    # detached below Open MPI's openib eager limit but not asynchronous: eager_limit = mpi
+    # without smpi/async-small-thresh (the data waits for the receive)
+    "detached-12288": ("--cfg=smpi/send-is-detached-thresh:12288",),
     "allreduce-rdb": ("--cfg=smpi/allreduce:rdb",),
     "contexts-ucontext": ("--cfg=contexts/factory:ucontext",),
     "eager-mpi": (),  # the knob below, not an appended option

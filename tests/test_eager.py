@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from esmperf.cli import main
 from esmperf.mpi import eager, platforms
 from esmperf.mpi.knob_setting import knob_setting
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, Unsupported
@@ -126,3 +127,17 @@ def test_simgrid_sends_rendezvous_at_scale_and_detached_below_it(
     send, recv = late(late_receiver, tmp_path, "ib-qdr", 8)
     assert send == pytest.approx(WTIME_S, rel=1e-9)
     assert recv == pytest.approx(rendezvous("ib-qdr", 8), rel=1e-12)
+
+
+def test_simulate_takes_eager_limit_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if discover_stacks().by_id("smpi") is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
+    command = ["simulate", "pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--dry-run"]
+    command += ["--eager-limit", "mpi", "--out", str(tmp_path / "t.duckdb")]
+    assert main(command) == 0
+    printed = capsys.readouterr().out
+    assert "--cfg=smpi/send-is-detached-thresh:65536 --cfg=smpi/async-small-thresh:65536" in printed
+    assert "skip: unsupported knob on smpi: eager_limit = mpi on ib-hdr" in printed
