@@ -5,13 +5,14 @@ simulated time and message count side by side; optionally the base run under `pe
 (its CPU by symbol, grouped by the simulator's parts) and `perf stat`.
 
     .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran] [--ranks N]
-        [--steps 2] [--variants base,privatization-dlopen,...] [--repeats 1]
+        [--steps 2] [--platform ib-qdr] [--variants base,privatization-dlopen,...] [--repeats 1]
         [--perf record|stat|none] [--json FILE]
 
 Cases (computation = model, folded, so every simulated time is deterministic):
   homme     homme ne120, --stream 0, JUROPA nodes (8 ranks a node), IB QDR; default 1,024 ranks
   pflotran  pflotran 100_100_100, --stream-mb 0, Dell R815 nodes (48 a node), IB QDR; 384 ranks
-Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given).
+Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given),
+or a knob changed (eager-mpi: eager_limit = mpi).
 """
 
 import argparse
@@ -63,9 +64,15 @@ VARIANTS = {
     "precision-1e-5": ("--cfg=surf/precision:1e-5",),
     "optim-full": ("--cfg=network/optim:Full",),
     "detached-65536": ("--cfg=smpi/send-is-detached-thresh:65536",),
+    # detached below Open MPI's openib eager limit but not asynchronous: eager_limit = mpi
+    # without smpi/async-small-thresh (the data waits for the receive)
+    "detached-12288": ("--cfg=smpi/send-is-detached-thresh:12288",),
     "allreduce-rdb": ("--cfg=smpi/allreduce:rdb",),
     "contexts-ucontext": ("--cfg=contexts/factory:ucontext",),
+    "eager-mpi": (),  # the knob below, not an appended option
 }
+# variants that change a knob rather than append an option
+KNOB_VARIANTS = {"eager-mpi": {"eager_limit": "mpi"}}
 # perf's symbols grouped by the part of the simulator (or the program) they belong to; the
 # first pattern that matches a "dso symbol" line wins
 GROUPS = (
@@ -122,9 +129,17 @@ INCLUSIVE = (
 
 
 def command_for(
-    stack, case: dict, ranks: int, steps: int, variant: str, wrapper: list[str], workdir: Path
+    stack,
+    case: dict,
+    ranks: int,
+    steps: int,
+    variant: str,
+    wrapper: list[str],
+    workdir: Path,
+    platform: str,
 ) -> tuple[list[str], dict[str, str]]:
-    knobs = {"platform": "ib-qdr", "machine": case["machine"], "computation": "model", "fold": "on"}
+    knobs = {"platform": platform, "machine": case["machine"], "computation": "model", "fold": "on"}
+    knobs |= KNOB_VARIANTS.get(variant, {})
     setting = knob_setting(stack, knobs, ranks, 2, case["ranks_per_node"], workdir / "platforms")
     write_files(setting)
     name, *args = case["program"]
@@ -135,7 +150,14 @@ def command_for(
 
 
 def one_run(
-    stack, case: dict, ranks: int, steps: int, variant: str, perf: str, keep: Path | None
+    stack,
+    case: dict,
+    ranks: int,
+    steps: int,
+    variant: str,
+    perf: str,
+    keep: Path | None,
+    platform: str = "ib-qdr",
 ) -> dict:
     counter = [] if variant == "no-counter" else counter_arguments(stack)
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,7 +171,7 @@ def one_run(
             preload = f" env LD_PRELOAD={message_counter(stack)}" if counter else ""
             events = "task-clock,context-switches,page-faults,syscalls:sys_enter_mmap"
             wrapper = ["-wrapper", f"perf stat -e {events} -o {perf_out} --{preload}"]
-        command, env = command_for(stack, case, ranks, steps, variant, wrapper, workdir)
+        command, env = command_for(stack, case, ranks, steps, variant, wrapper, workdir, platform)
         done = execute(command, env, workdir, timeout=float("inf"))
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if done.returncode not in (0, 2) or not lines:  # e.g. a deadlock: say so, go on
@@ -232,6 +254,7 @@ def main() -> None:
     parser.add_argument("--case", default="homme", choices=sorted(CASES))
     parser.add_argument("--ranks", type=int)
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--platform", default="ib-qdr", help="the simulated interconnect")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument(
@@ -258,7 +281,7 @@ def main() -> None:
             if variant not in VARIANTS:
                 raise SystemExit(f"unknown variant {variant} (variants: {', '.join(VARIANTS)})")
             perf = args.perf if variant == "base" and args.perf != "none" else "none"
-            run = one_run(stack, case, ranks, args.steps, variant, perf, args.keep)
+            run = one_run(stack, case, ranks, args.steps, variant, perf, args.keep, args.platform)
             runs.setdefault(variant, []).append(run)
             print(
                 f"  {variant}: {run['cpu']:.1f} s CPU, simulated {run.get('simulated')}, "
@@ -270,7 +293,10 @@ def main() -> None:
                     out.write(json.dumps({"case": args.case, "ranks": ranks, **run}) + "\n")
             if "perf" in run:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
-    print(f"{args.case}, {ranks} ranks, {args.steps} steps, folded, computation model, ib-qdr")
+    print(
+        f"{args.case}, {ranks} ranks, {args.steps} steps, folded, computation model, "
+        f"{args.platform}"
+    )
     print("| variant | CPU s | simulated s | vs base | program's wall s | messages |")
     print("|---|---:|---:|---:|---:|---:|")
     base = runs.get("base", [None])[0]

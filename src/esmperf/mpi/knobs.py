@@ -44,6 +44,9 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - offload        none | fca | sharp   Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the
                  switch tree, a published latency per level (mpi/offload.py): the FCA of the
                  seeds' decks as the hardware did it, not as an algorithm choice
+- eager_limit    simgrid | mpi   sends below it eager, from it rendezvous: SMPI's choice
+                 (65536 bytes below FOLD_AUTO_RANKS ranks, none from it) or the seeds' MPI's
+                 limit for the platform at every scale (mpi/eager.py)
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
                  FOLD_AUTO_RANKS ranks up, for the workloads that fold
@@ -254,6 +257,17 @@ KNOBS: dict[str, Knob] = {
             "machine and computation measured or model; smpi stack only)",
         ),
         Knob(
+            "eager_limit",
+            ("simgrid", "mpi"),
+            "simgrid",
+            "MPI eager limit (btl_tcp/btl_openib_eager_limit)",
+            "sends below it eager, from it rendezvous: simgrid = SMPI's default below "
+            f"{FOLD_AUTO_RANKS} ranks and every send a rendezvous from it; mpi = Open MPI's "
+            "eager limit of the platform's transport at every scale (mpi/eager.py; smpi "
+            "stack only)",
+            "one rank sends no message",
+        ),
+        Knob(
             "fold",
             ("auto", "on", "off"),
             "auto",
@@ -303,6 +317,7 @@ SIMULATION_KNOBS = (
     "computation",
     "machine",
     "frequency",
+    "eager_limit",
     "fold",
     "noise",
     "noise_seed",

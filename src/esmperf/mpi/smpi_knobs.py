@@ -6,7 +6,7 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 from dataclasses import replace
 from pathlib import Path
 
-from esmperf.mpi import machines, ns3_network, offload, platforms, tcp_model
+from esmperf.mpi import eager, machines, ns3_network, offload, platforms, tcp_model
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -28,14 +28,13 @@ SMPI_ALWAYS = (
 )
 # SimGrid tuned for thousands of simulated ranks, from FOLD_AUTO_RANKS ranks up (measured on
 # homme ne120 folded, docs/simulate.md "What a simulation costs"): no detached small sends
-# (SimGrid 3.32 removes a finished detached send from a list by scanning it: quadratic in the
-# messages in flight; homme 1,024 ranks 148 -> 63 s); the solver's precision 1e-8 instead of
-# smpirun's 1e-9 (half the CPU time then, simulated time within 0.02 %).
+# under eager_limit = simgrid (SimGrid 3.32 removes a finished detached send from a list by
+# scanning it: quadratic in the messages in flight; homme 1,024 ranks 148 -> 63 s before dlopen
+# privatization); the solver's precision 1e-8 instead of smpirun's 1e-9 (half the CPU time
+# then, simulated time within 0.02 %).
 PRECISION = "--cfg=surf/precision:"
-SMPI_AT_SCALE = (
-    "--cfg=smpi/send-is-detached-thresh:0",
-    f"{PRECISION}1e-8",
-)
+NO_DETACHED_SENDS = "--cfg=smpi/send-is-detached-thresh:0"
+SMPI_AT_SCALE = (NO_DETACHED_SENDS, f"{PRECISION}1e-8")
 # Each rank's globals: below SMPI_MMAP_RANKS ranks smpirun's default, one dlopen'd copy of the
 # program per rank; from it one copy of the program's data segment per rank, mapped in by mmap
 # at every switch between ranks. dlopen costs memory (0.53 MB a rank more: a copy of the
@@ -155,10 +154,18 @@ def smpi_setting(
     env.update(tcp_model.tcp_environment(chosen, net))
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
+    eager_mpi = chosen["eager_limit"] == "mpi"
+    if eager_mpi:
+        args.extend(eager.eager_options(eager.eager_limit(chosen["platform"]).limit))
     if ranks >= FOLD_AUTO_RANKS:
         # under ns-3 the coarser solver precision loses flows that end together: SimGrid
         # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: tests/test_ns3.py)
-        args.extend(arg for arg in SMPI_AT_SCALE if not (ns3 and arg.startswith(PRECISION)))
+        args.extend(
+            arg
+            for arg in SMPI_AT_SCALE
+            if not (ns3 and arg.startswith(PRECISION))
+            and not (eager_mpi and arg == NO_DETACHED_SENDS)
+        )
     if ranks >= SMPI_MMAP_RANKS:
         args.append(SMPI_MMAP)
     files = (

@@ -125,6 +125,14 @@ def add_simulate_command(commands: Any) -> None:
         help="Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
         "platforms; default none: SMPI's CPU algorithms)",
     )
+    simulate.add_argument(
+        "--eager-limit",
+        type=split_list,
+        metavar="simgrid,mpi",
+        help="sends below it eager, from it rendezvous (default simgrid: SMPI's default below "
+        f"{FOLD_AUTO_RANKS} ranks, every send a rendezvous from it; mpi: Open MPI's limit of "
+        "the platform's transport at every scale)",
+    )
     for flag, metavar, what in LINK_FLAGS:
         simulate.add_argument(flag, type=split_list, metavar=metavar, help=what)
     simulate.add_argument(
@@ -241,6 +249,8 @@ def _simulate(args: argparse.Namespace) -> int:
         knobs["noise_seed"] = args.noise_seed
     if args.offload:
         knobs["offload"] = args.offload
+    if args.eager_limit:
+        knobs["eager_limit"] = args.eager_limit
     for flag, _, _ in LINK_FLAGS:
         name = flag.removeprefix("--").replace("-", "_")
         if getattr(args, name):
