@@ -1,6 +1,7 @@
 """Synthetic profile files (docs/profile-format.md): reader, summary, CLI tests need no MPI."""
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,13 @@ def small_profile(tmp_path: Path) -> Path:
         "warning": "Fortran calls bypass the wrappers",
     }
     return write_profile(tmp_path / "small.jsonl", header(3, fortran=warning), small_ranks())
+
+
+def as_terminal_job() -> None:
+    """preexec_fn of a command a test interrupts as a terminal's Ctrl-C would: SIGINT and
+    SIGQUIT at their defaults, as in a terminal's foreground job. A shell without job control
+    starts its background commands with both ignored, and an ignored signal stays ignored
+    across exec (esmperf then rightly leaves SIGINT alone), so pytest run as `make test &`
+    would otherwise interrupt nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)

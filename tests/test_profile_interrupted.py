@@ -6,6 +6,7 @@ stacks, 2 ranks; each interrupt is sent to esmperf's process group, as a termina
 so: causality, never a sleep). Exact counts; times only as what contains what.
 benchmarks/interrupted_runs.py repeats the loop case."""
 
+import contextlib
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import as_terminal_job
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.profile import interrupt as interrupt_module
@@ -55,6 +57,7 @@ def start(stack, tmp_path: Path, mode: str, **env_extra: str) -> subprocess.Pope
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=as_terminal_job,
     )
 
 
@@ -84,7 +87,13 @@ def wait_for_lines(tmp_path: Path, run: subprocess.Popen[str], wanted: dict[int,
 
 def interrupt(run: subprocess.Popen[str], sig: signal.Signals) -> str:
     os.killpg(run.pid, sig)
-    output = run.communicate(timeout=120)[0]
+    try:
+        output = run.communicate(timeout=120)[0]
+    except subprocess.TimeoutExpired:  # leave no spinning ranks behind for the next tests
+        for pid in [*interrupt_module.descendants(run.pid), run.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        raise
     assert run.returncode == 128 + sig, output
     return output
 
@@ -226,7 +235,12 @@ def test_a_launcher_that_ignores_the_interrupt_is_killed_after_the_grace(monkeyp
 
     threading.Thread(target=interrupt_when_started, daemon=True).start()
     said: list[str] = []
-    ended = run_profiled([str(launcher)], os.environ, tmp_path / "p.jsonl", said.append)
+    # as in a terminal: pytest run where SIGINT is ignored (`make test &`) must not ignore it here
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        ended = run_profiled([str(launcher)], os.environ, tmp_path / "p.jsonl", said.append)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert (ended.returncode, ended.interrupt, ended.silent) == (-signal.SIGKILL, signal.SIGINT, [])
     assert said == [
         "esmperf: SIGINT: passing it on to stubborn-launcher (no profiled rank here)",

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from conftest import as_terminal_job
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
 
@@ -56,6 +57,7 @@ def test_interrupted_profiled_repetition_is_kept_with_its_profile(sig, tmp_path)
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=as_terminal_job,
     )
     deadline = time.monotonic() + 240
     while not any(in_recv(p) for p in tmp_path.rglob("*.jsonl.partial")):
