@@ -557,58 +557,9 @@ compare = { nodes = 2 }
     assert (ib.verdict, ib.ours) == (REPRODUCED, 2.0)  # 20 over 10 steps/s
 
 
-def test_an_interconnect_claim_holds_each_end_of_the_tcp_band(tmp_path: Path) -> None:
-    """GigE simulated as TCP (network_model = cm02-tcp) at both ends of the switch-buffer band,
-    IB as CM02: a claim that varies the platform pairs each GigE end with the same IB run (how
-    a platform is simulated is part of it), one evaluation each; the claim is reproduced only
-    if it holds across the band."""
-    reference_file = tmp_path / "band.toml"
-    reference_file.write_text(
-        CLAIMS[: CLAIMS.index("[[claim]]")]
-        + """
-[[claim]]
-id = "ib-over-gige"
-kind = "ratio"
-text = "IB 2x GigE at 2 nodes"
-source = "slide 9"
-value = 2.0
-at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
-baseline = { platform = "gige" }
-compare = { platform = "ib-qdr" }
-"""
-    )
-    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
-    runs = [
-        Run(8, 10.0, knobs={**tcp, "switch_buffer": "high"}),
-        Run(8, 5.0, knobs={**tcp, "switch_buffer": "low"}),
-        Run(8, 20.0, knobs=IB),
-    ]
-    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
-    with Store(path, read_only=True) as store:
-        results = load_results(store)
-        found = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
-    assert sorted((e.ours, e.verdict) for e in found) == [
-        (2.0, REPRODUCED),
-        (4.0, NOT_REPRODUCED),
-    ]
-    # one end reproduces: the band reaches both verdicts, the switch buffer decides
-    assert summary_counts(found)[NOT_DECIDED] == 1
-    assert {e.band[1] for e in found} == {"switch_buffer=low", "switch_buffer=high"}
-    assert len({e.band[0] for e in found}) == 1
-
-
-@pytest.mark.parametrize(
-    ("low", "high", "verdict"),
-    [
-        (10.0, 10.0, REPRODUCED),  # x2 at both ends
-        (2.0, 40.0, NOT_DECIDED),  # x10 and x0.5: the seed's x2 lies between the ends
-        (4.0, 8.0, NOT_REPRODUCED),  # x5 and x2.5: both above
-        (20.0, 9.0, NOT_DECIDED),  # x1 and x2.2 (within 10 %): one end reproduces
-    ],
-)
-def test_a_band_is_decided_only_when_its_ends_agree(
-    tmp_path: Path, low: float, high: float, verdict: str
-) -> None:
+def band_evaluations(tmp_path: Path, low: float, high: float) -> list[Evaluation]:
+    """ "IB 2x GigE at 2 nodes" held against GigE simulated as TCP (network_model = cm02-tcp)
+    at both ends of the switch-buffer band (performance `low` and `high`), IB as CM02 (20)."""
     reference_file = tmp_path / "band.toml"
     reference_file.write_text(
         CLAIMS[: CLAIMS.index("[[claim]]")]
@@ -632,9 +583,39 @@ compare = { platform = "ib-qdr" }
     ]
     path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
     with Store(path, read_only=True) as store:
-        found = evaluate(
+        return evaluate(
             load_reference(reference_file), load_evidence(store, load_results(store), {})
         )
+
+
+def test_an_interconnect_claim_holds_each_end_of_the_tcp_band(tmp_path: Path) -> None:
+    """A claim that varies the platform pairs each GigE end with the same IB run (how a
+    platform is simulated is part of it), one evaluation each; the claim is reproduced only
+    if it holds across the band."""
+    found = band_evaluations(tmp_path, low=5.0, high=10.0)
+    assert sorted((e.ours, e.verdict) for e in found) == [
+        (2.0, REPRODUCED),
+        (4.0, NOT_REPRODUCED),
+    ]
+    # one end reproduces: the band reaches both verdicts, the switch buffer decides
+    assert summary_counts(found)[NOT_DECIDED] == 1
+    assert {e.band[1] for e in found} == {"switch_buffer=low", "switch_buffer=high"}
+    assert len({e.band[0] for e in found}) == 1
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (10.0, 10.0, REPRODUCED),  # x2 at both ends
+        (2.0, 40.0, NOT_DECIDED),  # x10 and x0.5: the seed's x2 lies between the ends
+        (4.0, 8.0, NOT_REPRODUCED),  # x5 and x2.5: both above
+        (20.0, 9.0, NOT_DECIDED),  # x1 and x2.2 (within 10 %): one end reproduces
+    ],
+)
+def test_a_band_is_decided_only_when_its_ends_agree(
+    tmp_path: Path, low: float, high: float, verdict: str
+) -> None:
+    found = band_evaluations(tmp_path, low, high)
     assert summary_counts(found)[verdict] == 1
 
 
