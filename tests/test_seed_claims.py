@@ -603,6 +603,45 @@ def test_an_interconnect_claim_holds_each_end_of_the_tcp_band(tmp_path: Path) ->
     assert len({e.band[0] for e in found}) == 1
 
 
+def test_an_offload_claim_holds_each_end_of_the_noise_band(tmp_path: Path) -> None:
+    """ "FCA 2x at 2 nodes" against runs at both ends of the OS-noise band: each end's offloaded
+    run is paired with the same end's CPU run, the two pairs are one band; a run with no
+    offloaded counterpart (no noise) is not paired."""
+    reference_file = tmp_path / "offload.toml"
+    reference_file.write_text(
+        CLAIMS[: CLAIMS.index("[[claim]]")]
+        + """
+[[claim]]
+id = "fca-gain"
+kind = "ratio"
+text = "FCA 2x at 2 nodes"
+source = "slide 10"
+value = 2.0
+at = { workload = "pop", nodes = 2, ranks_per_node = 4, platform = "ib-qdr" }
+baseline = { offload = "none" }
+compare = { offload = "fca" }
+"""
+    )
+    low, high = {**IB, "noise": "linux-2007-low"}, {**IB, "noise": "linux-2007-high"}
+    runs = [
+        Run(8, 10.0, knobs=low),
+        Run(8, 12.0, knobs={**low, "offload": "fca"}),
+        Run(8, 9.0, knobs=high),
+        Run(8, 15.0, knobs={**high, "offload": "fca"}),
+        Run(8, 11.0, knobs=IB),
+    ]
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        found = evaluate(
+            load_reference(reference_file), load_evidence(store, load_results(store), {})
+        )
+    assert sorted(round(e.ours, 4) for e in found) == [1.2, round(15 / 9, 4)]
+    assert {e.band[1] for e in found} == {"noise=linux-2007-low", "noise=linux-2007-high"}
+    assert len({e.band[0] for e in found}) == 1
+    # both ends below the seed's x2 by more than its 10 %: the band agrees
+    assert summary_counts(found)[NOT_REPRODUCED] == 1
+
+
 @pytest.mark.parametrize(
     ("low", "high", "verdict"),
     [

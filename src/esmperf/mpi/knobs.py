@@ -9,7 +9,8 @@ The analogs on one node (see docs/studies.md):
 - connections  on_demand | eager     ParaStation's PSP_ONDEMAND: Open MPI `mpi_preconnect_mpi`
 - binding      none | core | socket  process binding (the decks' --bind-to-core)
 - <op>_algorithm (allreduce, bcast, barrier, reduce, allgather, alltoall): collective algorithm
-  selection, the FCA analog: Open MPI `coll_tuned_*`, MPICH `MPIR_CVAR_*_INTRA_ALGORITHM`.
+  selection, a choice of CPU algorithm: Open MPI `coll_tuned_*`, MPICH
+  `MPIR_CVAR_*_INTRA_ALGORITHM` (the decks' FCA is the smpi stack's `offload` knob).
 
 Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupported elsewhere:
 - platform       gige | 10gige | ib-qdr | ib-fdr | ib-hdr   the simulated interconnect; the node
@@ -119,7 +120,7 @@ def _algorithm_knob(op: str) -> Knob:
         name=f"{op}_algorithm",
         values=("default", *names),
         baseline="default",
-        analog="collective offload (Mellanox FCA)",
+        analog="",  # a CPU algorithm stands in for no seed setting (FCA is `offload`)
         description=f"MPI_{op.capitalize()} algorithm: default = the library's own choice",
         inert_alone="a collective on one rank sends no message",
     )

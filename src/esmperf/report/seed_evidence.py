@@ -136,16 +136,22 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
 
 
 # The knobs whose values are the ends of a model parameter's sourced range (a band): a claim
-# is held against each end, and its verdict is the band's (seed_verdicts.band_verdict).
-BAND_KNOBS = frozenset({"switch_buffer"})
+# is held against each end, and its verdict is the band's (seed_verdicts.band_verdict). The
+# switch buffer's ends are `low` and `high`; OS noise's are a source's two signatures (the seed
+# studies run linux-2007-low and linux-2007-high: Tsafrir's 0.5-1.5 % of a core, mpi/noise.py).
+BAND_KNOBS = frozenset({"switch_buffer", "noise"})
 
 
 def band_of(*runs: RunResult, drop_point: bool = False) -> tuple[str, str]:
     """(the runs' configuration without the band's knobs, the ends they are at) when one of
     them sets a band knob; ("", "") otherwise."""
-    ends = [
-        f"{knob}={run.knobs[knob]}" for run in runs for knob in sorted(BAND_KNOBS & set(run.knobs))
-    ]
+    ends = list(  # once each: both sides of a ratio may be at the same end
+        dict.fromkeys(
+            f"{knob}={run.knobs[knob]}"
+            for run in runs
+            for knob in sorted(BAND_KNOBS & set(run.knobs))
+        )
+    )
     if not ends:
         return "", ""
     key = " | ".join(curve_key(run, set(BAND_KNOBS), drop_point) for run in runs)

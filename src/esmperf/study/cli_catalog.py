@@ -33,7 +33,8 @@ def _knobs(args: argparse.Namespace) -> int:
             raise EsmperfError(f"unknown MPI stack {args.stack!r} (see `esmperf stacks`)")
     for knob in KNOBS.values():
         console.print(
-            f"[bold]{knob.name}[/] ({escape(knob.analog)}): {escape(knob.description)}; "
+            f"[bold]{knob.name}[/]{f' ({escape(knob.analog)})' if knob.analog else ''}: "
+            f"{escape(knob.description)}; "
             f"baseline {knob.baseline}",
             highlight=False,
         )
