@@ -66,6 +66,20 @@ def test_models_recover_the_law_and_predict_256(tmp_path: Path) -> None:
     assert models["MPI share"].predictions[0].value <= 100
 
 
+def test_counts_are_modelled_exactly(tmp_path: Path) -> None:
+    """Each rank of the fixture's profiles makes 10 Allreduce, 100 Isend and 100 Waitall calls
+    and sends 80 + 102,400 bytes at every rank count: constant models, predicted exactly, with
+    no held-out error (counts hold on an oversubscribed machine where times do not)."""
+    _series, models = modelled(study(tmp_path / "counts.duckdb"))
+    for name, per_rank in (("MPI calls per rank", 210), ("bytes sent per rank", 102480)):
+        found = models[name]
+        assert found.model.terms == []
+        assert found.model.constant == pytest.approx(per_rank, abs=1e-9)
+        assert found.predictions[0].value == pytest.approx(per_rank, abs=1e-6)
+        assert found.held_out is not None
+        assert found.held_out.error == pytest.approx(0, abs=1e-9)
+
+
 def test_held_out_error(tmp_path: Path) -> None:
     """The largest rank count measured 0.3 s above the law: the model fitted without it
     predicts the law there, 4.5 s, against 4.8 s measured: -6.25 %."""

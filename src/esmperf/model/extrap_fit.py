@@ -121,11 +121,11 @@ def model_series(series: Series, predict_at: Sequence[int]) -> list[QuantityMode
 
 
 def _bound(unit: str) -> Callable[[float], float]:
-    """What a prediction of a quantity in `unit` can be: a share 0-100 %, a time >= 0 s (a
-    model falling below 0 there shows as 0); a figure of merit anything."""
+    """What a prediction of a quantity in `unit` can be: a share 0-100 %, a time or a count
+    >= 0 (a model falling below 0 there shows as 0); a figure of merit anything."""
     if unit == "%":
         return lambda value: min(100.0, max(0.0, value))
-    if unit == "s":
+    if unit in ("s", "calls", "B"):
         return lambda value: max(0.0, value)
     return float
 

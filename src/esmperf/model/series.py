@@ -1,7 +1,9 @@
 """What a scaling model is fitted to: per series of a study store (one configuration without its
 rank count), the values over ranks of each quantity the store holds: the figure of merit (every
 measured repetition), and from the profiles the MPI share of the ranks' time, the MPI time of
-each dominant function and of each region (seconds per rank: the mean over ranks)."""
+each dominant function and of each region (seconds per rank: the mean over ranks), and the MPI
+calls and bytes sent per rank: counts, exact even where the times are not (an oversubscribed
+or loaded machine), so their models hold on any machine the program's decomposition holds."""
 
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -12,6 +14,8 @@ from esmperf.store.results import RunResult, load_results
 
 FOM = "figure of merit"
 MPI_SHARE = "MPI share"
+CALLS = "MPI calls per rank"
+BYTES = "bytes sent per rank"
 MIN_RANK_COUNTS = 3  # a model needs this many rank counts
 RECOMMENDED_RANK_COUNTS = 5  # Extra-P's recommendation
 MOST_MODELLED = 6  # of the functions, and of the regions: those with the most MPI time at the
@@ -76,17 +80,17 @@ def _quantities(store: Store, results: list[RunResult]) -> list[Quantity]:
     unit = results[0].unit
     fom = Quantity(FOM, unit, {r.ranks: list(r.values) for r in results})
     share = Quantity(MPI_SHARE, "%")
+    counts = [Quantity(CALLS, "calls"), Quantity(BYTES, "B")]
     functions: dict[str, Quantity] = {}
     regions: dict[str, Quantity] = {}
     for result in results:
         for rep in _profiled_reps(store, result.key):
             _add_profile(store, result, rep, share, functions, regions)
+            _add_counts(store, result, rep, counts)
     largest = max(results, key=lambda r: r.ranks).ranks
     chosen = _dominant(functions, largest) + _dominant(regions, largest)
     found = [fom]
-    if len(share.ranks) >= MIN_RANK_COUNTS:
-        found.append(share)
-    found += [q for q in chosen if len(q.ranks) >= MIN_RANK_COUNTS]
+    found += [q for q in (share, *chosen, *counts) if len(q.ranks) >= MIN_RANK_COUNTS]
     return found
 
 
@@ -134,6 +138,19 @@ def _add_profile(
             name = f"region {row['region']}"
             quantity = regions.setdefault(name, Quantity(f"MPI time in {name}", "s"))
             quantity.values.setdefault(result.ranks, []).append(float(row["mpi"]) / count)
+
+
+def _add_counts(store: Store, result: RunResult, rep: int, counts: list[Quantity]) -> None:
+    """The run's MPI calls and bytes sent per rank (the mean over its ranks)."""
+    row = store.rows(
+        "SELECT count(DISTINCT rank) AS n, sum(calls) AS calls, sum(sent) AS sent "
+        "FROM profile_function WHERE run_key = ? AND rep = ?",
+        [result.key, rep],
+    )[0]
+    ranks = int(row["n"] or 0)
+    if ranks:
+        for quantity, total in zip(counts, (row["calls"], row["sent"]), strict=True):
+            quantity.values.setdefault(result.ranks, []).append(float(total or 0) / ranks)
 
 
 def _dominant(quantities: dict[str, Quantity], largest: int) -> list[Quantity]:
