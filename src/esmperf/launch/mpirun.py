@@ -9,14 +9,10 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from esmperf.errors import EsmperfError
-from esmperf.launch.base import Launcher
+from esmperf.launch.base import Job, Launcher
 from esmperf.mpi.stacks import Stack
-
-if TYPE_CHECKING:
-    from esmperf.study.plan import PlannedRun
 
 LAUNCHER_NAMES = ("mpirun", "mpiexec")  # e.g. mpiexec.hydra in a wheel's bin/
 # Shared-library sonames that tell an MPI ABI family apart (ldd of the program).
@@ -132,6 +128,6 @@ class MpirunLauncher(Launcher):
     name = "local"
     position = 0
 
-    def command(self, planned: PlannedRun) -> list[str]:
+    def command(self, planned: Job) -> list[str]:
         assert planned.stack is not None
         return mpirun_command(planned.stack, planned.config.ranks, [], planned.launcher_args)

@@ -5,22 +5,18 @@ the stack's mpirun or with srun ([slurm] mpi_launcher)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from esmperf.launch.base import Launcher
+from esmperf.launch.base import Job, Launcher
 from esmperf.launch.mpirun import MpirunLauncher
 from esmperf.launch.srun import srun_explained, srun_ranks
 from esmperf.slurm.batch import check_commands
-from esmperf.slurm.campaign import SlurmCampaign
-
-if TYPE_CHECKING:
-    from esmperf.study.outcome import Recorder
-    from esmperf.study.plan import PlannedRun
 
 
 class SbatchLauncher(Launcher):
     name = "slurm"
     position = 2
+    batch = True  # the study runner hands its runs to slurm/campaign.py
 
     def check(self, environ: Mapping[str, str]) -> None:
         check_commands()
@@ -28,14 +24,14 @@ class SbatchLauncher(Launcher):
     def cores(self, ranks: int, here: int) -> int:
         return ranks
 
-    def command(self, planned: PlannedRun) -> list[str]:
+    def command(self, planned: Job) -> list[str]:
         if planned.slurm.mpi_launcher == "srun":
             return srun_ranks(planned)
         return MpirunLauncher().command(planned)
 
     def failure(
         self,
-        planned: PlannedRun,
+        planned: Job,
         status: str,
         reason: str | None,
         output: str,
@@ -44,8 +40,3 @@ class SbatchLauncher(Launcher):
         if planned.slurm.mpi_launcher == "srun":
             return srun_explained(planned, status, reason, output, result)
         return status, reason
-
-    def measure_elsewhere(self, recorder: Recorder, todo: list[PlannedRun]) -> bool:
-        if todo:
-            SlurmCampaign(recorder, todo[0].slurm).run(todo)
-        return True

@@ -15,7 +15,7 @@ from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import Stack
 
 if TYPE_CHECKING:
-    from esmperf.study.plan import PlannedRun
+    from esmperf.launch.base import Job
 
 SIMULATED_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
 SIMULATED_MESSAGES = re.compile(r"^esmsim: (\d+) messages$", re.MULTILINE)
@@ -57,17 +57,17 @@ class SmpirunLauncher(MpirunLauncher):
 
     simulated = True
 
-    def command(self, planned: PlannedRun) -> list[str]:
+    def command(self, planned: Job) -> list[str]:
         assert planned.stack is not None
         ranks = super().command(planned)
         preload = planned.env.get("LD_PRELOAD", "")
         return [*ranks[:3], *counter_arguments(planned.stack, preload), *ranks[3:]]
 
-    def prepare(self, planned: PlannedRun, env: dict[str, str]) -> str | None:
+    def prepare(self, planned: Job, env: dict[str, str]) -> str | None:
         env["TMPDIR"] = str(planned.scratch)  # smpirun's per-rank copies of the program
         return None
 
-    def profile(self, planned: PlannedRun, env: dict[str, str], out: Path) -> None:
+    def profile(self, planned: Job, env: dict[str, str], out: Path) -> None:
         """The smpi stack's programs have the profiler linked in (nothing can be preloaded
         into simulated ranks): it records when ESMPROF_OUT is set (docs/profiler.md)."""
         env["ESMPROF_OUT"] = str(out)

@@ -4,17 +4,14 @@ docs/slurm.md), a core per rank, with the MPI plug-in the stack needs (slurm/mpi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from esmperf.launch.base import Launcher, NotRunnable
+from esmperf.launch.base import Job, Launcher, NotRunnable
 from esmperf.slurm.batch import check_allocation, srun_command
 from esmperf.slurm.mpi import srun_failure
 
-if TYPE_CHECKING:
-    from esmperf.study.plan import PlannedRun
 
-
-def srun_ranks(planned: PlannedRun) -> list[str]:
+def srun_ranks(planned: Job) -> list[str]:
     """srun starting the ranks of `planned` (here, or inside a batch job)."""
     if planned.launcher_args:
         raise NotRunnable(
@@ -32,7 +29,7 @@ def srun_ranks(planned: PlannedRun) -> list[str]:
 
 
 def srun_explained(
-    planned: PlannedRun, status: str, reason: str | None, output: str, result: dict[str, Any] | None
+    planned: Job, status: str, reason: str | None, output: str, result: dict[str, Any] | None
 ) -> tuple[str, str | None]:
     """A failed srun's MPI plug-in said in words (slurm/mpi.py)."""
     return srun_failure(status, reason, output, result, planned.config.ranks, planned.argv)
@@ -48,12 +45,12 @@ class SrunLauncher(Launcher):
     def cores(self, ranks: int, here: int) -> int:
         return ranks
 
-    def command(self, planned: PlannedRun) -> list[str]:
+    def command(self, planned: Job) -> list[str]:
         return srun_ranks(planned)
 
     def failure(
         self,
-        planned: PlannedRun,
+        planned: Job,
         status: str,
         reason: str | None,
         output: str,

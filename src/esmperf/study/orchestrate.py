@@ -31,6 +31,7 @@ from esmperf.errors import EsmperfError
 from esmperf.launch import launcher_for
 from esmperf.mpi.stacks import Stack
 from esmperf.slurm.batch import SlurmOptions
+from esmperf.slurm.campaign import SlurmCampaign
 from esmperf.store.database import Store
 from esmperf.study.classify import result_watch
 from esmperf.study.configuration import Study
@@ -136,7 +137,8 @@ class StudyRunner:
         return todo
 
     def _measure_all(self, todo: list[PlannedRun]) -> None:
-        if todo and todo[0].launcher.measure_elsewhere(self.recorder, todo):
+        if todo and todo[0].launcher.batch:  # as Slurm jobs, watched from here
+            SlurmCampaign(self.recorder, todo[0].slurm).run(todo)
             return
         total = sum(self._expected(planned) for planned in todo)
         columns = (
