@@ -22,13 +22,14 @@ from esmperf.mpi import platforms
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knob_setting import knob_setting, knob_table, write_files
-from esmperf.mpi.knobs import KNOBS, KnobSetting, Unsupported
+from esmperf.mpi.knobs import KNOBS, SIMULATION_KNOBS, KnobSetting, Unsupported
 from esmperf.mpi.platforms import INTERCONNECTS, MESSAGE_OVERHEAD_BYTES, PlatformError
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.analysis import build_groups
 from esmperf.report.group_figures import group_figures
 from esmperf.store.database import Store
 from esmperf.store.results import load_results
+from esmperf.study.cli_simulate import KNOB_FLAGS
 from esmperf.study.file import study_from_dict
 from esmperf.study.orchestrate import run_study
 from esmperf.workloads import load_workloads, parse_result_line
@@ -478,3 +479,12 @@ def test_fold_on_is_refused_for_a_program_that_does_not_fold(smpi: Stack, tmp_pa
         "pingpong does not fold (folding needs `folds = true` in a workload "
         "manifest, docs/simulate.md): use fold = off or auto"
     ]
+
+
+def test_every_simulation_knob_is_a_flag_of_esmperf_simulate() -> None:
+    """`esmperf simulate` takes each knob of the simulated stack as --knob-name (platform has
+    its own default): a knob added to mpi/knobs.py without a flag fails here."""
+    flags = [knob for knob, _, _ in KNOB_FLAGS]
+    assert len(flags) == len(set(flags))
+    assert sorted(flags) == sorted(set(SIMULATION_KNOBS) - {"platform"})
+    assert all(knob in KNOBS for knob in flags)

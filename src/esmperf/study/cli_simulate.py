@@ -33,14 +33,6 @@ def add_simulate_command(commands: Any) -> None:
         "`esmperf knobs --stack smpi`)",
     )
     simulate.add_argument(
-        "--topology",
-        type=split_list,
-        metavar="crossbar,fat-tree-2to1,...",
-        help="how the nodes are wired: crossbar (the default), "
-        "fat-tree-1to1, fat-tree-2to1, fat-tree-4to1 (leaves of 4 nodes, "
-        "B:1 blocking), torus (3-D); comma-separated",
-    )
-    simulate.add_argument(
         "--nodes",
         type=split_list,
         default=["1", "2", "4", "8"],
@@ -74,89 +66,9 @@ def add_simulate_command(commands: Any) -> None:
         metavar="NAME=V1,V2",
         help="a workload option axis, e.g. halo=persistent,isend",
     )
-    simulate.add_argument(
-        "--computation",
-        type=split_list,
-        metavar="measured,off,model",
-        help="charge the measured compute bursts (measured, the default), "
-        "none (off: network only, deterministic) or each kernel's flops at its core's peak "
-        "overlapped with its bytes over its node's bandwidth share (model: the ECM model, "
-        "deterministic, needs --machine)",
-    )
-    simulate.add_argument(
-        "--machine",
-        type=split_list,
-        metavar="dell-r815,azure-hbv4,...",
-        help="the simulated node (default none: a core of this machine per "
-        "rank): its memory bandwidth shared by the ranks on it and its core "
-        "speed (`esmperf knobs --stack smpi`)",
-    )
-    simulate.add_argument(
-        "--frequency",
-        type=split_list,
-        metavar="nominal,1800,1400",
-        help="the cores' clock in MHz among the machine's settings (default nominal): a "
-        "kernel's in-core time scales with 1/clock, its memory time does not (needs --machine)",
-    )
-    simulate.add_argument(
-        "--fold",
-        type=split_list,
-        metavar="auto,on,off",
-        help="folded simulation for runs at scale (default auto: on from "
-        f"{FOLD_AUTO_RANKS} ranks for the workloads that fold)",
-    )
-    simulate.add_argument(
-        "--noise",
-        type=split_list,
-        metavar="none,linux-2007-high,...",
-        help="OS noise on every node: published timer-interrupt signatures that slow "
-        "each node's computation (default none; `esmperf knobs --stack smpi`)",
-    )
-    simulate.add_argument(
-        "--noise-seed",
-        type=split_list,
-        metavar="0,1,...",
-        help="seeds (0-9) of the nodes' noise phases (default 0)",
-    )
-    simulate.add_argument(
-        "--offload",
-        type=split_list,
-        metavar="none,fca,sharp",
-        help="Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
-        "platforms; default none: SMPI's CPU algorithms)",
-    )
-    simulate.add_argument(
-        "--eager-limit",
-        type=split_list,
-        metavar="simgrid,mpi",
-        help="sends below it eager, from it rendezvous (default simgrid: SMPI's default below "
-        f"{FOLD_AUTO_RANKS} ranks, every send a rendezvous from it; mpi: Open MPI's limit of "
-        "the platform's transport at every scale)",
-    )
-    for flag, metavar, what in LINK_FLAGS:
+    for knob, metavar, what in KNOB_FLAGS:
+        flag = "--" + knob.replace("_", "-")
         simulate.add_argument(flag, type=split_list, metavar=metavar, help=what)
-    simulate.add_argument(
-        "--network-model",
-        type=split_list,
-        metavar="cm02,smpi,ns3,cm02-tcp",
-        help="SimGrid network model (default cm02: latency + n/bandwidth; ns3: TCP packet "
-        "by packet through ns-3; cm02-tcp: cm02 with incast derived from ns-3; the last two "
-        "gige and 10gige)",
-    )
-    simulate.add_argument(
-        "--switch-buffer",
-        type=split_list,
-        metavar="low,high",
-        help="a switch port's buffer under --network-model ns3 or cm02-tcp: the band's ends "
-        "(default low)",
-    )
-    simulate.add_argument(
-        "--tcp-kernel",
-        type=split_list,
-        metavar="none,1hz-per-bit",
-        help="the kernel's CPU cost of TCP between nodes (gige, 10gige; needs --machine; "
-        "default none)",
-    )
     simulate.add_argument(
         "--profile",
         action="store_true",
@@ -180,17 +92,87 @@ def add_simulate_command(commands: Any) -> None:
     simulate.set_defaults(handler=_simulate)
 
 
-# The link knobs (mpi/links.py, docs/simulate.md "Links as built"): flag, values, help.
-LINK_FLAGS = (
+# The knobs of the smpi stack as flags, in the order they vary (mpi/knobs.py has each knob's
+# values and meaning; here: the flag's metavar and its help, with the command's defaults).
+KNOB_FLAGS = (
     (
-        "--bandwidth-end",
-        "low,high",
-        "the end of an interconnect's bandwidth range (an adapter's PCIe payload size, "
-        "128 or 256 B; default low)",
+        "computation",
+        "measured,off,model",
+        "charge the measured compute bursts (measured, the default), none (off: network only, "
+        "deterministic) or each kernel's flops at its core's peak overlapped with its bytes "
+        "over its node's bandwidth share (model: the ECM model, deterministic, needs --machine)",
     ),
-    ("--rails", "1,2", "adapters per node, striped as Open MPI does (default 1)"),
     (
-        "--node-channel",
+        "topology",
+        "crossbar,fat-tree-2to1,...",
+        "how the nodes are wired: crossbar (the default), fat-tree-1to1, fat-tree-2to1, "
+        "fat-tree-4to1 (leaves of 4 nodes, B:1 blocking), torus (3-D); comma-separated",
+    ),
+    (
+        "network_model",
+        "cm02,smpi,ns3,cm02-tcp",
+        "SimGrid network model (default cm02: latency + n/bandwidth; ns3: TCP packet by packet "
+        "through ns-3; cm02-tcp: cm02 with incast derived from ns-3; the last two gige and "
+        "10gige)",
+    ),
+    (
+        "switch_buffer",
+        "low,high",
+        "a switch port's buffer under --network-model ns3 or cm02-tcp: the band's ends "
+        "(default low)",
+    ),
+    (
+        "tcp_kernel",
+        "none,1hz-per-bit",
+        "the kernel's CPU cost of TCP between nodes (gige, 10gige; needs --machine; default none)",
+    ),
+    (
+        "machine",
+        "dell-r815,azure-hbv4,...",
+        "the simulated node (default none: a core of this machine per rank): its memory "
+        "bandwidth shared by the ranks on it and its core speed (`esmperf knobs --stack smpi`)",
+    ),
+    (
+        "frequency",
+        "nominal,1800,1400",
+        "the cores' clock in MHz among the machine's settings (default nominal): a kernel's "
+        "in-core time scales with 1/clock, its memory time does not (needs --machine)",
+    ),
+    (
+        "fold",
+        "auto,on,off",
+        f"folded simulation for runs at scale (default auto: on from {FOLD_AUTO_RANKS} ranks "
+        "for the workloads that fold)",
+    ),
+    (
+        "noise",
+        "none,linux-2007-high,...",
+        "OS noise on every node: published timer-interrupt signatures that slow each node's "
+        "computation (default none; `esmperf knobs --stack smpi`)",
+    ),
+    ("noise_seed", "0,1,...", "seeds (0-9) of the nodes' noise phases (default 0)"),
+    (
+        "offload",
+        "none,fca,sharp",
+        "Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
+        "platforms; default none: SMPI's CPU algorithms)",
+    ),
+    (
+        "eager_limit",
+        "simgrid,mpi",
+        "sends below it eager, from it rendezvous (default simgrid: SMPI's default below "
+        f"{FOLD_AUTO_RANKS} ranks, every send a rendezvous from it; mpi: Open MPI's limit of "
+        "the platform's transport at every scale)",
+    ),
+    (
+        "bandwidth_end",
+        "low,high",
+        "the end of an interconnect's bandwidth range (an adapter's PCIe payload size, 128 or "
+        "256 B; default low)",
+    ),
+    ("rails", "1,2", "adapters per node, striped as Open MPI does (default 1)"),
+    (
+        "node_channel",
         "per_pair,shared",
         "on-node messages: each pair its own loopback, or also the node's memory shared "
         "(needs --machine; default per_pair)",
@@ -223,38 +205,13 @@ def _simulate(args: argparse.Namespace) -> int:
             "`make setup` installs Debian's libsimgrid-dev (as root), or put "
             "SimGrid's bin directory on PATH; then `esmperf build --stack smpi`"
         )
-    knobs: dict[str, list[str]] = {"platform": args.platform}
-    if args.computation:
-        knobs["computation"] = args.computation
-    if args.topology:
-        knobs["topology"] = args.topology
-    if args.network_model:
-        knobs["network_model"] = args.network_model
-    if args.switch_buffer:
-        knobs["switch_buffer"] = args.switch_buffer
-    if args.tcp_kernel:
-        knobs["tcp_kernel"] = args.tcp_kernel
     for name in args.machine or []:
         if name != "none":
             machine(name)  # one clear error for an unknown machine
-    if args.machine:
-        knobs["machine"] = args.machine
-    if args.frequency:
-        knobs["frequency"] = args.frequency
-    if args.fold:
-        knobs["fold"] = args.fold
-    if args.noise:
-        knobs["noise"] = args.noise
-    if args.noise_seed:
-        knobs["noise_seed"] = args.noise_seed
-    if args.offload:
-        knobs["offload"] = args.offload
-    if args.eager_limit:
-        knobs["eager_limit"] = args.eager_limit
-    for flag, _, _ in LINK_FLAGS:
-        name = flag.removeprefix("--").replace("-", "_")
-        if getattr(args, name):
-            knobs[name] = getattr(args, name)
+    knobs: dict[str, list[str]] = {"platform": args.platform}
+    for knob, _, _ in KNOB_FLAGS:
+        if getattr(args, knob):
+            knobs[knob] = getattr(args, knob)
     block: dict[str, Any] = {
         "workload": args.workload,
         "stack": [SMPI],
