@@ -533,12 +533,22 @@ quantity = "preconnect_limit"
     assert (claim.verdict, claim.ours) == (NOT_REPRODUCED, float(limit))
 
 
+def evaluate_one(tmp_path: Path, claim: str, runs: list[Run]) -> list[Evaluation]:
+    """One claim (its [[claim]] table) of the synthetic seed held against a store of `runs`."""
+    reference_file = tmp_path / "one.toml"
+    reference_file.write_text(CLAIMS[: CLAIMS.index("[[claim]]")] + claim)
+    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
+    with Store(path, read_only=True) as store:
+        return evaluate(
+            load_reference(reference_file), load_evidence(store, load_results(store), {})
+        )
+
+
 def test_a_ratio_over_node_counts_pairs_the_runs_of_one_curve(tmp_path: Path) -> None:
     """Nodes 2 over nodes 1 at 4 ranks per node: the two runs differ in their rank count too."""
-    reference_file = tmp_path / "nodes.toml"
-    reference_file.write_text(
-        CLAIMS[: CLAIMS.index("[[claim]]")]
-        + """
+    [ib] = evaluate_one(
+        tmp_path,
+        """
 [[claim]]
 id = "ib-doubles"
 kind = "ratio"
@@ -548,22 +558,24 @@ value = 2.0
 at = { workload = "pop", ranks_per_node = 4, platform = "ib-qdr" }
 baseline = { nodes = 1 }
 compare = { nodes = 2 }
-"""
+""",
+        RUNS[:8],
     )
-    path = make_claims_store(tmp_path / "s.duckdb", RUNS[:8], "A synthetic seed")
-    with Store(path, read_only=True) as store:
-        results = load_results(store)
-        [ib] = evaluate(load_reference(reference_file), load_evidence(store, results, {}))
     assert (ib.verdict, ib.ours) == (REPRODUCED, 2.0)  # 20 over 10 steps/s
 
 
 def band_evaluations(tmp_path: Path, low: float, high: float) -> list[Evaluation]:
     """ "IB 2x GigE at 2 nodes" held against GigE simulated as TCP (network_model = cm02-tcp)
     at both ends of the switch-buffer band (performance `low` and `high`), IB as CM02 (20)."""
-    reference_file = tmp_path / "band.toml"
-    reference_file.write_text(
-        CLAIMS[: CLAIMS.index("[[claim]]")]
-        + """
+    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
+    runs = [
+        Run(8, high, knobs={**tcp, "switch_buffer": "high"}),
+        Run(8, low, knobs={**tcp, "switch_buffer": "low"}),
+        Run(8, 20.0, knobs=IB),
+    ]
+    return evaluate_one(
+        tmp_path,
+        """
 [[claim]]
 id = "ib-over-gige"
 kind = "ratio"
@@ -573,19 +585,9 @@ value = 2.0
 at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
 baseline = { platform = "gige" }
 compare = { platform = "ib-qdr" }
-"""
+""",
+        runs,
     )
-    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
-    runs = [
-        Run(8, high, knobs={**tcp, "switch_buffer": "high"}),
-        Run(8, low, knobs={**tcp, "switch_buffer": "low"}),
-        Run(8, 20.0, knobs=IB),
-    ]
-    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
-    with Store(path, read_only=True) as store:
-        return evaluate(
-            load_reference(reference_file), load_evidence(store, load_results(store), {})
-        )
 
 
 def test_an_interconnect_claim_holds_each_end_of_the_tcp_band(tmp_path: Path) -> None:
@@ -607,10 +609,17 @@ def test_an_offload_claim_holds_each_end_of_the_noise_band(tmp_path: Path) -> No
     """ "FCA 2x at 2 nodes" against runs at both ends of the OS-noise band: each end's offloaded
     run is paired with the same end's CPU run, the two pairs are one band; a run with no
     offloaded counterpart (no noise) is not paired."""
-    reference_file = tmp_path / "offload.toml"
-    reference_file.write_text(
-        CLAIMS[: CLAIMS.index("[[claim]]")]
-        + """
+    low, high = {**IB, "noise": "linux-2007-low"}, {**IB, "noise": "linux-2007-high"}
+    runs = [
+        Run(8, 10.0, knobs=low),
+        Run(8, 12.0, knobs={**low, "offload": "fca"}),
+        Run(8, 9.0, knobs=high),
+        Run(8, 15.0, knobs={**high, "offload": "fca"}),
+        Run(8, 11.0, knobs=IB),
+    ]
+    found = evaluate_one(
+        tmp_path,
+        """
 [[claim]]
 id = "fca-gain"
 kind = "ratio"
@@ -620,21 +629,9 @@ value = 2.0
 at = { workload = "pop", nodes = 2, ranks_per_node = 4, platform = "ib-qdr" }
 baseline = { offload = "none" }
 compare = { offload = "fca" }
-"""
+""",
+        runs,
     )
-    low, high = {**IB, "noise": "linux-2007-low"}, {**IB, "noise": "linux-2007-high"}
-    runs = [
-        Run(8, 10.0, knobs=low),
-        Run(8, 12.0, knobs={**low, "offload": "fca"}),
-        Run(8, 9.0, knobs=high),
-        Run(8, 15.0, knobs={**high, "offload": "fca"}),
-        Run(8, 11.0, knobs=IB),
-    ]
-    path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
-    with Store(path, read_only=True) as store:
-        found = evaluate(
-            load_reference(reference_file), load_evidence(store, load_results(store), {})
-        )
     assert sorted(round(e.ours, 4) for e in found) == [1.2, round(15 / 9, 4)]
     assert {e.band[1] for e in found} == {"noise=linux-2007-low", "noise=linux-2007-high"}
     assert len({e.band[0] for e in found}) == 1
