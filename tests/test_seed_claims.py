@@ -3,6 +3,7 @@ file parses; each claim kind is evaluated on a synthetic store with exact number
 through the store's own API, as the runner writes it), verdicts exact; a bad file gives one
 error naming the file, the claim, its line and the fix; the report shows the section."""
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -539,9 +540,32 @@ def evaluate_one(tmp_path: Path, claim: str, runs: list[Run]) -> list[Evaluation
     reference_file.write_text(CLAIMS[: CLAIMS.index("[[claim]]")] + claim)
     path = make_claims_store(tmp_path / "s.duckdb", runs, "A synthetic seed")
     with Store(path, read_only=True) as store:
-        return evaluate(
-            load_reference(reference_file), load_evidence(store, load_results(store), {})
-        )
+        results = load_results(store)
+        profiles = {k: p for g in build_groups(results, None, store) for k, p in g.profiles.items()}
+        return evaluate(load_reference(reference_file), load_evidence(store, results, profiles))
+
+
+def test_writes_with_no_read_are_more_writes_than_reads(tmp_path: Path) -> None:
+    """The profiled runs write 200 B (rank 0) and read nothing: infinitely more writes than
+    reads, which a claim of "more writes than reads" holds; the unprofiled run has no
+    figure and is not held."""
+    found = evaluate_one(
+        tmp_path,
+        """
+[[claim]]
+id = "more-writes"
+kind = "value"
+text = "more writes than reads"
+source = "slide 11"
+quantity = "io_write_over_read"
+bound = "at_least"
+value = 1
+at = { workload = "pop" }
+""",
+        [Run(2, 1.0, stack="openmpi", ranks_per_node=None, profile=True), Run(8, 2.0, knobs=IB)],
+    )
+    assert [(e.verdict, e.ours) for e in found] == [(REPRODUCED, math.inf)]
+    assert "ours ∞ is at least the seed's 1" in found[0].why
 
 
 def test_a_ratio_over_node_counts_pairs_the_runs_of_one_curve(tmp_path: Path) -> None:

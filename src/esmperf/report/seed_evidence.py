@@ -5,6 +5,7 @@ reads from one run (performance, MPI and function shares, message sizes, bytes, 
 the confidence interval of those measured over repetitions."""
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -212,9 +213,9 @@ def quantity(name: str, result: RunResult, evidence: Evidence) -> float | None:
         return max(profile.bytes_per_rank) if profile.bytes_per_rank else None
     if name == "transfer":
         return profile.transfer
-    if name == "io_write_over_read":
-        read = sum(profile.io_read_per_rank)
-        return sum(profile.io_write_per_rank) / read if read else None
+    if name == "io_write_over_read":  # writes with no read at all: infinitely more
+        read, written = sum(profile.io_read_per_rank), sum(profile.io_write_per_rank)
+        return written / read if read else (math.inf if written else None)
     if name == "modal_message_bytes":  # the upper limit of the most common size bucket
         if not profile.histogram:
             return None

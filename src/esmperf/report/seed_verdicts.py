@@ -144,6 +144,8 @@ def fmt(claim: Claim, value: float | None) -> str:
     """A figure in the claim's terms: x1.35 (+35 %), 51 %, 82 % scalability, 2 nodes."""
     if value is None:
         return "—"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
     if claim.kind == "ratio":
         return f"x{value:.3g} ({(value - 1) * 100:+.0f} %)"
     if claim.kind == "scalability":
