@@ -3,8 +3,8 @@ non-blocking 0-byte exchange (MPI_Irecv + MPI_Isend + MPI_Waitall: the request t
 2 ranks, with and without libesmprof, in the same session, per Debian stack.
 
     .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
+                                                     [--bare] [--regions]
                                                      [--modes profile,trace,trace-cpu,callsites]
-                                                     [--regions]
 
 --modes: the profiler's optional modes measured too, each against its own unprofiled runs:
 `trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
@@ -20,6 +20,12 @@ busy machine inflates it little): the profile's cost per call and what each mode
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
 the build/ of another tree) in the same session: runs then go off, this build, the baseline's,
 and the table adds the baseline's cost and the ratio of the medians (this / baseline).
+
+--bare compares with the bare wrapper (native/bench/bare_wrapper.c), a PMPI wrapper of the
+timed calls that only counts each call and reads a clock before and after it, built twice:
+with the TSC (build/<stack>/bench/libbarewrap_tsc.so, libesmprof's clock) and with
+clock_gettime(CLOCK_MONOTONIC) (libbarewrap_monotonic.so, the portable clock). The ratios are
+libesmprof's cost against the floor of a profiler that counts and times its calls.
 
 Runs alternate (off, on, off, on, ...) so drift on this shared machine hits both alike. Each run
 reports 30 batch means; a run's figure is their median; a pair's cost is on - off. Printed: the
@@ -75,8 +81,8 @@ def one_run(
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
     figures = {key: statistics.median(values) for key, values in batches.items()}
-    if profiled:
-        figures.update(calibrated(scratch / "overhead.jsonl"))
+    if profiled and (library is None or library.name == "libesmprof.so"):
+        figures.update(calibrated(scratch / "overhead.jsonl"))  # the bare wrapper writes none
     return figures
 
 
@@ -100,6 +106,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--iters", type=int, default=5000)
     parser.add_argument("--baseline", type=Path, help="another build root to compare with")
+    parser.add_argument(
+        "--bare", action="store_true", help="compare with the bare counting-and-timing wrapper"
+    )
     parser.add_argument("--modes", default="profile", help="comma-separated: " + ",".join(MODES))
     parser.add_argument(
         "--regions",
@@ -109,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.regions:
         LATENCY_ARGS.append("regions")
-    if args.baseline:
+    if args.baseline or args.bare:
         compare(args)
         return
     load = os.getloadavg()[0]
@@ -157,42 +166,64 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
+def baselines(args: argparse.Namespace, stack) -> list[tuple[str, Path]]:
+    """(label, library) of what this build is compared with on `stack`."""
+    if args.bare:
+        bench = build_dir(stack) / "bench"
+        return [(f"bare wrapper, {clock}", bench / f"libbarewrap_{clock}.so") for clock in BARE]
+    return [("baseline", args.baseline / stack.id / "prof" / "libesmprof.so")]
+
+
+# the bare wrapper's clocks (native/bench/CMakeLists.txt): the TSC, as libesmprof reads it, and
+# clock_gettime(CLOCK_MONOTONIC), the portable one (MPI_Wtime's on Linux)
+BARE = ("tsc", "monotonic")
+
+
 def compare(args: argparse.Namespace) -> None:
+    """Runs alternate: off, this build, then each baseline; per operation, the cost of each
+    (median [min..max] over the rounds), per wrapped call, and the ratio this / baseline."""
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.2f} (2 ranks on {os.cpu_count()} cores)")
     print(
-        "| stack | operation | without (us) | added, this build (ns) median [min..max] | "
-        "added, baseline (ns) median [min..max] | per call this / baseline (ns) | ratio |"
+        "| stack | operation | without (us) | compared with | added, this build (ns) "
+        "median [min..max] | added, compared (ns) median [min..max] | per call this / "
+        "compared (ns) | ratio |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for stack in discover_stacks().stacks:
-            baseline = args.baseline / stack.id / "prof" / "libesmprof.so"
             if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
                 continue
-            if not baseline.is_file():
-                print(f"| {stack.id} | (no baseline build at {baseline}) |")
+            others = baselines(args, stack)
+            missing = [str(library) for _, library in others if not library.is_file()]
+            if missing:
+                print(f"| {stack.id} | (not built: {', '.join(missing)}) |")
                 continue
             runs = [
-                (
+                [
                     one_run(stack, args.iters, False, Path(scratch)),
                     one_run(stack, args.iters, True, Path(scratch)),
-                    one_run(stack, args.iters, True, Path(scratch), baseline),
-                )
+                    *(one_run(stack, args.iters, True, Path(scratch), lib) for _, lib in others),
+                ]
                 for _ in range(args.pairs)
             ]
             for key, calls in CALLS_ON_PATH.items():
                 off = [run[0][key] for run in runs]
                 new = [1000 * (run[1][key] - run[0][key]) for run in runs]
-                old = [1000 * (run[2][key] - run[0][key]) for run in runs]
-                med_new, med_old = statistics.median(new), statistics.median(old)
-                ratio = f"{med_new / med_old:.2f}" if med_old > 0 else "n/a"
-                print(
-                    f"| {stack.id} | {key.removesuffix('_us')} | {statistics.median(off):.3f} | "
-                    f"{med_new:.1f} [{min(new):.1f}..{max(new):.1f}] | "
-                    f"{med_old:.1f} [{min(old):.1f}..{max(old):.1f}] | "
-                    f"{med_new / calls:.1f} / {med_old / calls:.1f} | {ratio} |"
-                )
+                med_new = statistics.median(new)
+                for number, (label, _) in enumerate(others, start=2):
+                    old = [1000 * (run[number][key] - run[0][key]) for run in runs]
+                    med_old = statistics.median(old)
+                    ratio = f"{med_new / med_old:.2f}" if med_old > 0 else "n/a"
+                    print(
+                        f"| {stack.id} | {key.removesuffix('_us')} | "
+                        f"{statistics.median(off):.3f} | {label} | "
+                        f"{med_new:.1f} [{min(new):.1f}..{max(new):.1f}] | "
+                        f"{med_old:.1f} [{min(old):.1f}..{max(old):.1f}] | "
+                        f"{med_new / calls:.1f} / {med_old / calls:.1f} | {ratio} |",
+                        flush=True,
+                    )
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
