@@ -139,6 +139,19 @@ void activity_equilibrate(const chemistry *chem, const double *ln_m, double *lng
         activity_update(chem, ln_m, lngam);
 }
 
+double water_species(const chemistry *chem, const water *w, double *m)
+{
+    double twice_i = 0;
+    secondaries(chem, w->ln_m, w->ln_gamma, m + NS);
+    for (int i = 0; i < NS; i++) {
+        m[i] = exp(w->ln_m[i]);
+        twice_i += primary_z[i] * primary_z[i] * m[i];
+    }
+    for (int s = 0; s < NSEC; s++)
+        twice_i += secondary_z[s] * secondary_z[s] * m[NS + s];
+    return 0.5 * twice_i;
+}
+
 rate calcite_rate(const chemistry *chem, const double *ln_m, const double *lngam)
 {
     double ln_q = 0;

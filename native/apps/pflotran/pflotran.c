@@ -321,6 +321,7 @@ static record time_steps(run *r, const options *o)
         if (step == 0)
             h.first = n;
         h.newton += n.iterations;
+        h.final_residuals += n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1];
         h.linear += n.linear_iterations;
         h.newton_most = n.iterations > h.newton_most ? n.iterations : h.newton_most;
         h.failed_steps += !n.converged;

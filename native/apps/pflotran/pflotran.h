@@ -114,6 +114,10 @@ void activity_update(const chemistry *chem, const double *ln_m, double *lngam);
 /* From gamma = 1, ACTIVITY_PASSES passes: the coefficients in equilibrium with ln m. */
 void activity_equilibrate(const chemistry *chem, const double *ln_m, double *lngam);
 
+/* The molalities of a water's species (primaries, then secondaries: NGAMMA) into m; returns
+ * its ionic strength (mol/kg). */
+double water_species(const chemistry *chem, const water *w, double *m);
+
 /* Calcite dissolution rate R (mol per m^3 of rock per s; negative: precipitation) and its
  * derivatives by ln m of each primary. */
 typedef struct rate {
@@ -298,6 +302,7 @@ extern const int pflotran_fold_history_count;
 /* What the time steps leave for verification and report. */
 typedef struct record {
     long newton, linear, failed_steps, linear_failures;
+    double final_residuals;   /* sum over the steps of ||F|| at each Newton solve's end */
     int newton_most;
     newton_outcome first;     /* the first step's Newton solve */
     double *times, *ca_change; /* at the end of each step; Ca++ gained by cell 0 */

@@ -66,8 +66,7 @@ static void speciate_cells(const transport *t, long n, const double *ln_m, const
                            double *total, double *dtotal)
 {
     for (long c = 0; c < n; c++)
-        speciate(t->chem, ln_m + NS * c, lngam + NGAMMA * c, total + NS * c,
-                 dtotal + NS * NS * c);
+        speciate(t->chem, ln_m + NS * c, lngam + NGAMMA * c, total + NS * c, dtotal + NS * NS * c);
 }
 
 /* The ghost cells' chemistry: computed from the ghost update of ln m and the ghosts' own
@@ -111,8 +110,7 @@ void transport_equilibrate_activities(transport *t)
     for (long c = 0; c < t->g->nghosts; c++)
         activity_equilibrate(t->chem, t->ln_ghost + NS * c, t->lngam_ghost + NGAMMA * c);
     speciate_cells(t, t->g->ncells, t->ln_conc, t->lngam, t->total, t->dtotal);
-    speciate_cells(t, t->g->nghosts, t->ln_ghost, t->lngam_ghost, t->total_ghost,
-                   t->dtotal_ghost);
+    speciate_cells(t, t->g->nghosts, t->ln_ghost, t->lngam_ghost, t->total_ghost, t->dtotal_ghost);
 }
 
 void transport_begin_step(transport *t)
@@ -194,8 +192,7 @@ void transport_residual(const transport *t, double *f)
                         diffusion[s] += a * (other[s] - now[s]);
                 }
                 double reacted =
-                    per_water *
-                    calcite_rate(t->chem, t->ln_conc + NS * c, t->lngam + NGAMMA * c).r;
+                    per_water * calcite_rate(t->chem, t->ln_conc + NS * c, t->lngam + NGAMMA * c).r;
                 double *out = f + NS * c;
                 for (int s = 0; s < NS; s++)
                     out[s] = now[s] - old[s] - diffusion[s] - nu[s] * reacted;
@@ -204,8 +201,7 @@ void transport_residual(const transport *t, double *f)
 }
 
 /* The dT/d ln m of the cell across face f (as across()). */
-static inline const double *dtotal_across(const transport *t, int f, int i, int j, int k,
-                                          long c)
+static inline const double *dtotal_across(const transport *t, int f, int i, int j, int k, long c)
 {
     const double *other = across(t, f, i, j, k, c);
     if (!other)
