@@ -14,7 +14,7 @@
  * size, cell by cell, with no reduction. */
 static void update_limit(const run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 2}; /* 2 compares */
+    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 0}; /* min, max */
     const long n = r->g.ncells * NS;
     const double most = r->newton.max_log_change;
     if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {

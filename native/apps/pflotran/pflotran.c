@@ -133,7 +133,8 @@ static options parse_options(int argc, char **argv)
     options o = {0};
     esm_cli *cli = esm_cli_begin(
         argc, argv,
-        "PFLOTRAN proxy: implicit reactive transport (tracer diffusion + kinetic calcite) on a\n"
+        "PFLOTRAN proxy: implicit reactive transport (the calcite deck's chemistry: 4 primary\n"
+        "and 5 secondary species, activity coefficients, kinetic calcite, ln m unknowns) on a\n"
         "structured 3D grid, Newton-Krylov with block-Jacobi ILU(0), PETSc's VecScatter ghosts");
     o.deck = esm_cli_size(cli, decks, NDECKS);
     o.steps = esm_cli_int(cli, "steps", o.deck->steps, 1, 1000000, "time steps (MAX_STEPS)");

@@ -3,15 +3,18 @@
  *   grid.c       the structured 3D grid cut into boxes, one per rank, as a PETSc DMDA cuts it
  *                (any rank count, remainders spread), and the ghost plan (esm_scatter) of the
  *                4 unknowns per cell
- *   chemistry.c  the calcite reaction network: rate, its derivatives, initial waters, and
- *                the batch reaction's ODE solution
- *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction (7-point stencil)
+ *   chemistry.c  the deck's chemistry: speciation (secondary species, totals and their
+ *                derivatives), activity coefficients, the calcite rate, the deck's waters,
+ *                and the batch reaction's ODE solution
+ *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction of the component
+ *                totals, unknowns ln m (7-point stencil)
  *   blockmat.c   the Jacobian stored as 4x4 blocks (PETSc's BAIJ, bs = 4): product with ghost
  *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi)
  *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
  *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
  *   newton.c     Newton's method (SNES newtonls), the update truncated as PFLOTRAN does
- *   verify.c     the verification of each --case: conservation, erf, the batch ODE
+ *   verify.c     the verification of each --case: conservation, erf, the batch ODE; the
+ *                Jacobian against finite differences
  *   report.c     the result line: performance, solver work, communication, kernels
  *   pflotran.c   the driver: decks, command line, initial state, time steps */
 #ifndef PFLOTRAN_H
