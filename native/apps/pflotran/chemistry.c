@@ -135,8 +135,13 @@ void activity_update(const chemistry *chem, const double *ln_m, double *lngam)
 void activity_equilibrate(const chemistry *chem, const double *ln_m, double *lngam)
 {
     memset(lngam, 0, NGAMMA * sizeof(double));
-    for (int pass = 0; pass < ACTIVITY_PASSES; pass++)
+    for (int pass = 0; pass < ACTIVITY_PASSES; pass++) { /* until a pass changes no bit */
+        double before[NGAMMA];
+        memcpy(before, lngam, sizeof before);
         activity_update(chem, ln_m, lngam);
+        if (!memcmp(before, lngam, sizeof before))
+            break;
+    }
 }
 
 double water_species(const chemistry *chem, const water *w, double *m)

@@ -114,7 +114,8 @@ void speciate(const chemistry *chem, const double *ln_m, const double *lngam, do
 /* The activity coefficients from the ionic strength of ln m and the secondaries it gives with
  * the coefficients in lngam (PFLOTRAN's LAG: one pass), into lngam. */
 void activity_update(const chemistry *chem, const double *ln_m, double *lngam);
-/* From gamma = 1, ACTIVITY_PASSES passes: the coefficients in equilibrium with ln m. */
+/* From gamma = 1, passes until one changes no bit (ACTIVITY_PASSES at most): the
+ * coefficients in equilibrium with ln m, the same bits for the same ln m. */
 void activity_equilibrate(const chemistry *chem, const double *ln_m, double *lngam);
 
 /* The molalities of a water's species (primaries, then secondaries: NGAMMA) into m; returns
