@@ -144,14 +144,16 @@ def test_frequency_refusals_name_the_fix(smpi, tmp_path):
 # -- the workloads' counts (ESM_KERNEL_REPORT=1: each kernel's totals over all ranks) ------------
 
 # PFLOTRAN's flops per cell, counted from its code (native/apps/pflotran): an interior cell's six
-# faces, the calcite rate's 13, the 4x4 block operations (a block times a vector 32, a block
-# product 112, an inverse 144).
+# faces, the chemistry's (pflotran.h: the speciation 258, the activity coefficients 153, the
+# calcite rate 25), the 4x4 block operations (a block times a vector 32, a block product 112, an
+# inverse 144).
 PFLOTRAN_FLOPS_PER_CELL = {
-    "update": 1,  # exp
-    "begin_step": 1,  # 1 / [H+]
-    "rates": 13,
-    "residual": 6 * 4 * 3 + 13 + 1 + 12,  # 98
-    "jacobian": 6 * 3 + 13 + 20,  # 51
+    "update": 4 + 258,  # exp of ln m, the totals and their derivatives
+    "begin_step": 153 + 258,  # the activity coefficients, the totals again
+    "rates": 25,
+    "residual": 6 * 4 * 3 + 25 + 1 + 4 * 4,  # 114
+    "jacobian": 6 * (1 + 16) + 25 + 1 + 4 + 16 * 3,  # 180
+    "update_limit": 0,  # a min and a max per unknown: no flops by the rule
     "matvec_local": 7 * 32,  # 224
     "ilu_factor": 3 * (2 * 112 + 16) + 144,  # 864
     "ilu_solve": 7 * 32,  # 224

@@ -63,23 +63,24 @@ def test_proxy_against_itself_both_petsc_eras(capsys):
     }
     assert table["profiled"] == ["region timed", "region timed"]
     assert table["time steps"] == ["2", "2"]
-    assert table["Newton iterations"] == ["12", "12"]
-    assert table["linear iterations"] == ["25", "25"]
-    # per rank in the time steps: 138 MPI_Allreduce, 62 ghost messages (one face, 8 KiB)
-    assert table["MPI_Allreduce per linear iteration per rank"] == ["5.52", "5.52"]
-    assert table["messages per linear iteration per rank"] == ["2.48", "2.48"]
-    assert table["MPI_Allreduce per Newton iteration per rank"] == ["11.50", "11.50"]
-    assert table["messages per step per rank"] == ["31.00", "31.00"]
-    assert table["bytes sent per step per rank"] == ["253952", "253952"]
-    # vpscat: 386 calls per rank (138 + 4 x 62); sf: 859 (138 MPI_Allreduce, 124 each of
-    # MPI_Startall and MPI_Waitall, 250 MPI_Comm_size (124 for the ghost updates, 126 for the
-    # dot products), 123 MPI_Type_free, 50 MPI_Send_init, 1 MPI_Recv_init, 49 MPI_Request_free)
-    assert table["MPI_Allreduce, % of calls"] == ["35.8", "16.1"]
-    assert table["MPI_Start, % of calls"] == ["16.1", "0.0"]
-    assert table["MPI_Waitany, % of calls"] == ["16.1", "0.0"]
-    assert table["MPI_Startall, % of calls"] == ["16.1", "14.4"]
-    assert table["MPI_Comm_size, % of calls"] == ["0.0", "29.1"]
-    assert table["MPI_Type_free, % of calls"] == ["0.0", "14.3"]
-    # sizes: 248 ghost entries (124 sends + 124 receives, 8 KiB) of 524 with the 276 reductions
-    assert table["messages under 4 KiB, %"] == ["52.7", "52.7"]
-    assert table["modal message sizes"][0].startswith("8 KiB-16 KiB 47 %")
+    assert table["Newton iterations"] == ["17", "17"]
+    assert table["linear iterations"] == ["90", "90"]
+    # per rank in the time steps: 396 MPI_Allreduce, 197 ghost messages (one face, 8 KiB)
+    assert table["MPI_Allreduce per linear iteration per rank"] == ["4.40", "4.40"]
+    assert table["messages per linear iteration per rank"] == ["2.19", "2.19"]
+    assert table["MPI_Allreduce per Newton iteration per rank"] == ["23.29", "23.29"]
+    assert table["messages per step per rank"] == ["98.50", "98.50"]
+    assert table["bytes sent per step per rank"] == ["806912", "806912"]
+    # vpscat: 1184 calls per rank (396 + 4 x 197); sf: 2727 (396 MPI_Allreduce, 394 each of
+    # MPI_Startall and MPI_Waitall, 790 MPI_Comm_size (394 for the ghost updates, 396 for the
+    # dot products), 393 MPI_Type_free, 180 MPI_Send_init, 1 MPI_Recv_init, 179
+    # MPI_Request_free)
+    assert table["MPI_Allreduce, % of calls"] == ["33.4", "14.5"]
+    assert table["MPI_Start, % of calls"] == ["16.6", "0.0"]
+    assert table["MPI_Waitany, % of calls"] == ["16.6", "0.0"]
+    assert table["MPI_Startall, % of calls"] == ["16.6", "14.4"]
+    assert table["MPI_Comm_size, % of calls"] == ["0.0", "29.0"]
+    assert table["MPI_Type_free, % of calls"] == ["0.0", "14.4"]
+    # sizes: 788 ghost entries (394 sends + 394 receives, 8 KiB) of 1580 with the 792 reductions
+    assert table["messages under 4 KiB, %"] == ["50.1", "50.1"]
+    assert table["modal message sizes"][0].startswith("8 KiB-16 KiB 50 %")

@@ -1,7 +1,7 @@
 /* Newton's method as PETSc's SNES newtonls runs it for PFLOTRAN: full steps, the update
- * truncated as PFLOTRAN truncates it (Ca++ and HCO3- kept positive, ln[H+] changed by at most
- * max_log_change), the convergence tests atol, rtol on ||F|| and stol on the update; the three
- * norms of an iteration in one allreduce. Each Newton step assembles the Jacobian and solves
+ * truncated as PFLOTRAN truncates it in the log formulation (each ln m changed by at most
+ * max_log_change), PETSc's convergence tests (SNESConvergedDefault) atol, rtol on ||F|| and
+ * stol on the update; the three norms of an iteration in one allreduce. Each Newton step assembles the Jacobian and solves
  * it by the run's Krylov solver (krylov.c) or PETSc's (petsc_ksp.c). */
 #include <math.h>
 #include <stdio.h>
@@ -9,25 +9,19 @@
 #include <string.h>
 #include "pflotran.h"
 
-/* The largest fraction of the update dx that keeps Ca++ and HCO3- positive and changes
- * ln[H+] by at most max_log_change (one allreduce). */
-static double update_limit(const run *r)
+/* PFLOTRAN's update truncation in the log formulation (pm_rt.F90 PMRTCheckUpdatePre): each
+ * entry of the update of ln m is clipped to at most max_log_change (reaction%max_dlnC, 5) in
+ * size, cell by cell, with no reduction. */
+static void update_limit(const run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 2};
-    double limit = 1.0;
-    if (esm_kernel_begin(&kernel, (double)r->g.ncells, 2.0 * NS * 8 * r->g.ncells)) {
-        for (long c = 0; c < r->g.ncells; c++) {
-            const double *u = r->x + NS * c, *d = r->dx + NS * c;
-            for (int s = CA; s <= HCO3; s += 2)
-                if (u[s] + d[s] <= 0.0)
-                    limit = fmin(limit, 0.99 * u[s] / -d[s]);
-            if (fabs(d[H]) > r->newton.max_log_change)
-                limit = fmin(limit, r->newton.max_log_change / fabs(d[H]));
-        }
+    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 0}; /* min, max */
+    const long n = r->g.ncells * NS;
+    const double most = r->newton.max_log_change;
+    if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
+        for (long e = 0; e < n; e++)
+            r->dx[e] = fmax(-most, fmin(most, r->dx[e]));
         esm_kernel_end(&kernel);
     }
-    esm_global_min(&limit, 1);
-    return limit;
 }
 
 /* norms[0..count-1] = ||F||^2, ||x||^2, ||dx||^2 over all ranks (one allreduce, as SNES). */
@@ -60,14 +54,14 @@ static void newton_rhs(run *r)
     }
 }
 
-/* The update, cut back by `limit`: x += limit dx. */
-static void newton_update(run *r, double limit)
+/* The update: x += dx. */
+static void newton_update(run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_update", .flops = 2};
+    static esm_kernel kernel = {.name = "pflotran.newton_update", .flops = 1};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 3.0 * 8 * n)) {
         for (long e = 0; e < n; e++)
-            r->x[e] += limit * r->dx[e];
+            r->x[e] += r->dx[e];
         esm_kernel_end(&kernel);
     }
 }
@@ -116,8 +110,8 @@ newton_outcome newton_solve(run *r)
         out.linear_iterations += linear.iterations;
         out.linear[out.iterations < HISTORY ? out.iterations : HISTORY - 1] = linear.iterations;
         out.linear_failed |= !linear.converged;
-        double limit = update_limit(r);
-        newton_update(r, limit);
+        update_limit(r);
+        newton_update(r);
         out.iterations++;
         transport_update(&r->t, r->x);
         esm_timer_start(&r->residual);
@@ -127,7 +121,8 @@ newton_outcome newton_solve(run *r)
         fnorm = sqrt(norms[0]);
         if (out.iterations < HISTORY)
             out.residual[out.iterations] = fnorm;
-        if (limit * sqrt(norms[2]) <= s->stol * sqrt(norms[1])) {
+        bool small_now = fnorm <= s->atol || fnorm <= s->rtol * fnorm0; /* tested first */
+        if (!small_now && sqrt(norms[2]) <= s->stol * sqrt(norms[1])) {
             out.converged = true;
             if (!fixed) {
                 out.reason = "stol";

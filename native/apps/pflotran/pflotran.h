@@ -3,15 +3,18 @@
  *   grid.c       the structured 3D grid cut into boxes, one per rank, as a PETSc DMDA cuts it
  *                (any rank count, remainders spread), and the ghost plan (esm_scatter) of the
  *                4 unknowns per cell
- *   chemistry.c  the calcite reaction network: rate, its derivatives, initial waters, and
- *                the batch reaction's ODE solution
- *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction (7-point stencil)
+ *   chemistry.c  the deck's chemistry: speciation (secondary species, totals and their
+ *                derivatives), activity coefficients, the calcite rate, the deck's waters,
+ *                and the batch reaction's ODE solution
+ *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction of the component
+ *                totals, unknowns ln m (7-point stencil)
  *   blockmat.c   the Jacobian stored as 4x4 blocks (PETSc's BAIJ, bs = 4): product with ghost
  *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi)
  *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
  *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
  *   newton.c     Newton's method (SNES newtonls), the update truncated as PFLOTRAN does
- *   verify.c     the verification of each --case: conservation, erf, the batch ODE
+ *   verify.c     the verification of each --case: conservation, erf, the batch ODE; the
+ *                Jacobian against finite differences
  *   report.c     the result line: performance, solver work, communication, kernels
  *   pflotran.c   the driver: decks, command line, initial state, time steps */
 #ifndef PFLOTRAN_H
@@ -76,36 +79,73 @@ long grid_cells_before(const grid *g, int rank);
 
 /* ---- chemistry ----------------------------------------------------------------------- */
 
+/* The deck's secondary species (chemistry.c), and the activity coefficients of a cell: the
+ * primaries' then the secondaries' ln gamma. */
+enum { NSEC = 5, NGAMMA = NS + NSEC, ACTIVITY_PASSES = 40 };
+extern const char *const secondary_name[NSEC];
+
 typedef struct chemistry {
     double rate_constant;   /* k, mol per m^2 of calcite per s */
     double area;            /* specific surface area, m^2 per m^3 of rock */
-    double log10_K;         /* Calcite = Ca++ + HCO3- - H+, log10 K in mol/L */
-    double K;               /* the same in mol/m^3 */
+    double ln_K;            /* Calcite = -H+ + Ca++ + HCO3-, ln K (molal) */
+    double ln_K_secondary[NSEC];
     double porosity;
     double diffusion;       /* m^2/s, the same for every species */
+    double density;         /* of water, kg/m^3: molal to mol per m^3 of water */
+    double debye_a, debye_b, debye_bdot; /* Debye-Hueckel A, B (1/Angstrom), B-dot at 25 C */
 } chemistry;
 
-/* A water: concentrations (mol/m^3) of the species, [H+] itself (not its log). */
+/* A water: ln of the primary molalities (mol/kg) and the activity coefficients it was made
+ * with (ln gamma, in equilibrium with it). */
 typedef struct water {
-    double c[NS];
+    double ln_m[NS];
+    double ln_gamma[NGAMMA];
 } water;
 
 chemistry chemistry_calcite(double rate_constant);
-water water_background(const chemistry *chem); /* pH 8, at equilibrium with calcite */
-water water_acidic_pulse(const chemistry *chem); /* pH 4, tracer 1 */
-water water_batch(const chemistry *chem);        /* pH 7.7, undersaturated */
+water water_background(const chemistry *chem); /* the deck's CONSTRAINT initial */
+water water_acidic_pulse(const chemistry *chem); /* the deck's CONSTRAINT pulse */
+water water_batch(const chemistry *chem);        /* the background, calcite half saturated */
+
+/* Totals T_j = m_j + sum_s nu_sj m_s (mol/kg) and dT_j/d ln m_k (NS x NS, row-major) at ln m
+ * with the activity coefficients ln gamma held. */
+void speciate(const chemistry *chem, const double *ln_m, const double *lngam, double *total,
+              double *dtotal);
+/* The activity coefficients from the ionic strength of ln m and the secondaries it gives with
+ * the coefficients in lngam (PFLOTRAN's LAG: one pass), into lngam. */
+void activity_update(const chemistry *chem, const double *ln_m, double *lngam);
+/* From gamma = 1, passes until one changes no bit (ACTIVITY_PASSES at most): the
+ * coefficients in equilibrium with ln m, the same bits for the same ln m. */
+void activity_equilibrate(const chemistry *chem, const double *ln_m, double *lngam);
+
+/* The molalities of a water's species (primaries, then secondaries: NGAMMA) into m; returns
+ * its ionic strength (mol/kg). */
+double water_species(const chemistry *chem, const water *w, double *m);
 
 /* Calcite dissolution rate R (mol per m^3 of rock per s; negative: precipitation) and its
- * derivatives by Ca++, ln[H+] and HCO3-. */
+ * derivatives by ln m of each primary. */
 typedef struct rate {
-    double r, d_ca, d_lnh, d_hco3;
+    double r, d[NS];
 } rate;
-rate calcite_rate(const chemistry *chem, double ca, double h, double hco3);
-/* Its flops, counted from its code (the rate and its three derivatives, all computed). */
-enum { CALCITE_RATE_FLOPS = 13 };
+rate calcite_rate(const chemistry *chem, const double *ln_m, const double *lngam);
+const double *calcite_stoichiometry(void); /* nu of Ca++, H+, HCO3-, Tracer in Calcite */
 
-/* The batch reaction ODE (no transport) from `start`: the extent of dissolution x(t) for the
- * times t[0..n-1], by RK4 with steps far below the reaction's time scale. */
+/* Flops, counted from the code (exp, log, sqrt one each; a sign change none; zero entries of
+ * the stoichiometry too, as the loops do them): the secondaries (ln a 4; per secondary 1, 4
+ * multiply-adds, exp), speciate (the secondaries, exp of each primary, per secondary and
+ * primary 2 + 4 multiply-adds), calcite_rate (ln Q 3 per primary, 5, each derivative 2),
+ * activity_update (the secondaries, I: 4 per primary, 3 per secondary, 2; ln gamma 11 for
+ * each of the 6 charged species, none for the 3 neutral ones). */
+enum {
+    SECONDARIES_FLOPS = NS + NSEC * (1 + 2 * NS + 1),         /* 54 */
+    SPECIATE_FLOPS = SECONDARIES_FLOPS + NS + NSEC * NS * (2 + 2 * NS), /* 258 */
+    CALCITE_RATE_FLOPS = 3 * NS + 5 + 2 * NS,                 /* 25 */
+    ACTIVITY_FLOPS = SECONDARIES_FLOPS + 4 * NS + 3 * NSEC + 2 + 6 * 11, /* 153 */
+};
+
+/* The batch reaction ODE (no transport) from `start`, the activity coefficients in
+ * equilibrium at every instant: the extent of dissolution x(t) (mol/kg of water) for the times
+ * t[0..n-1], by RK4 with steps far below the reaction's time scale. */
 void batch_extent(const chemistry *chem, water start, const double *t, int n, double *extent);
 
 /* ---- transport (backward Euler in time, finite volumes in space) --------------------- */
@@ -117,17 +157,25 @@ typedef struct transport {
     const chemistry *chem;
     double dt;
     double coupling[3];  /* dt D / dx^2 along x, y, z */
-    double *conc;        /* concentrations of the iterate, NS per cell ([H+], not its log) */
-    double *conc_ghost;  /* the same for the ghost cells */
-    double *conc_old;    /* concentrations at the start of the step */
-    double *h_scale;     /* 1 / [H+] at the start of the step: the H+ rows are relative */
+    const double *ln_conc; /* ln m of the iterate (the unknowns x), NS per cell */
+    double *conc;        /* m, the primary molalities of the iterate, NS per cell */
+    double *ln_ghost;    /* ln m of the ghost cells (the iterate's ghost update) */
+    double *lngam, *lngam_ghost;   /* ln gamma, NGAMMA per cell, held through a step */
+    double *total, *total_ghost;   /* component totals T (mol/kg), NS per cell */
+    double *dtotal, *dtotal_ghost; /* dT/d ln m, NS x NS per cell */
+    double *total_old;   /* T at the start of the step */
 } transport;
 
 void transport_create(transport *t, const grid *g, const chemistry *chem, double dt);
 void transport_free(transport *t);
-/* Concentrations of the iterate x (NS unknowns per cell), ghosts included (one scatter). */
+/* Molalities and totals of the iterate x (ln m, NS per cell), ghosts included (one scatter).
+ * x stays the iterate's storage. */
 void transport_update(transport *t, const double *x);
-/* Start a step: the iterate's concentrations become the old ones. */
+/* The activity coefficients in equilibrium with the iterate, from gamma = 1 (the initial
+ * state: every cell and ghost alike). */
+void transport_equilibrate_activities(transport *t);
+/* Start a step: the iterate's totals become the old ones, then the activity coefficients are
+ * updated (PFLOTRAN's LAG, once per time step) and the totals with them. */
 void transport_begin_step(transport *t);
 /* F(x) for the iterate last given to transport_update. */
 void transport_residual(const transport *t, double *f);
@@ -241,7 +289,7 @@ typedef struct run {
 typedef struct options {
     const esm_deck *deck;
     long steps;
-    const char *case_name, *solver, *library, *petsc;
+    const char *case_name, *solver, *library, *petsc, *jacobian_check;
     problem_case which;
     double dt, rate_constant, stream_mb;
     krylov_settings ksp;
@@ -258,6 +306,7 @@ extern const int pflotran_fold_history_count;
 /* What the time steps leave for verification and report. */
 typedef struct record {
     long newton, linear, failed_steps, linear_failures;
+    double final_residuals;   /* sum over the steps of ||F|| at each Newton solve's end */
     int newton_most;
     newton_outcome first;     /* the first step's Newton solve */
     double *times, *ca_change; /* at the end of each step; Ca++ gained by cell 0 */
@@ -280,6 +329,9 @@ double convergence_order(const double *residual, int iterations, double floor);
 inventory inventories(const run *r);
 /* The case's checks and their norms into the result (collective). */
 void verify(run *r, const options *o, const record *h, inventory start, esm_result *result);
+/* The largest difference between the Jacobian and central differences of the residual at the
+ * iterate, over the columns of the cells on the grid's diagonal (one rank). */
+double jacobian_check(run *r);
 /* Performance, solver work, communication, and the kernels against STREAM (collective). */
 void report(run *r, const options *o, const record *h, esm_stream stream, esm_result *result);
 #endif
