@@ -49,9 +49,10 @@ enum { FOLDED_NEWTON_ITERATIONS = 2, FOLDED_KRYLOV_ITERATIONS = 15 };
 /* The options a recorded history was made with at their defaults: any given, it does not
  * apply (the rank grid changes block Jacobi's blocks, so --px/--py/--pz too). */
 static const char *const history_settings[] = {
-    "case",     "solver",  "library",     "dt",         "rate-constant",
-    "ksp-rtol", "restart", "newton-rtol", "newton-max", "nx",
-    "ny",       "nz",      "px",          "py",         "pz"};
+    "case",         "solver",  "library",     "dt",         "rate-constant",
+    "ksp-rtol",     "restart", "newton-rtol", "newton-max", "nx",
+    "ny",           "nz",      "px",          "py",         "pz",
+    "time-stepping"};
 
 /* A folded run's history: its deck's nearest if every setting it depends on is the default. */
 static const esm_fold_history *history_for(const esm_cli *cli, const esm_deck *deck)
@@ -154,7 +155,15 @@ static options parse_options(int argc, char **argv)
         "MPI_Waitany per message) or sf (3.13+ PetscSF: MPI_Startall/MPI_Waitall, no MPI on "
         "one rank)");
     esm_scatter_era era = !strcmp(o.petsc, "sf") ? ESM_SCATTER_SF : ESM_SCATTER_VPSCAT;
-    o.dt = esm_cli_real(cli, "dt", default_dt[o.which], 1e-6, 1e12, "time step, s");
+    o.time_stepping = esm_cli_choice(
+        cli, "time-stepping", "fixed,deck",
+        "fixed: --steps steps of --dt; deck: PFLOTRAN's step control on the calcite deck's TIME "
+        "block (1e-6 y first, growing by TS_ACCELERATION 8's factors to at most 1 y, matched to "
+        "the yearly output, until 10 y or --steps)");
+    o.deck_steps = !strcmp(o.time_stepping, "deck");
+    o.dt = esm_cli_real(cli, "dt", default_dt[o.which], 1e-6, 1e12,
+                        "time step, s (--time-stepping fixed)");
+    bool dt_given = esm_cli_given(cli, "dt");
     o.rate_constant = esm_cli_real(cli, "rate-constant", o.which == CASE_TRACER ? 0 : 1e-8, 0, 1,
                                    "calcite rate constant, mol/m^2/s");
     o.ksp = (krylov_settings){
@@ -212,6 +221,17 @@ static options parse_options(int argc, char **argv)
     o.stream_mb = esm_cli_real(cli, "stream-mb", simulated ? 0 : 64, 0, 65536,
                                "STREAM triad array size per rank, MiB (0: skip; under SMPI 0)");
     esm_cli_end(cli);
+    if (o.deck_steps && o.which != CASE_CALCITE)
+        esm_fail("--time-stepping deck: the deck's time stepping is the calcite case's (its "
+                 "verification of %s needs fixed steps): use --case calcite or --time-stepping "
+                 "fixed",
+                 o.case_name);
+    if (o.deck_steps && dt_given)
+        esm_fail("--dt %g: the deck's time stepping chooses each step's size: leave --dt out or "
+                 "use --time-stepping fixed",
+                 o.dt);
+    if (o.deck_steps)
+        o.dt = time_stepper_deck().dt; /* the first step */
     if (folded && o.stream_mb > 0)
         esm_fail("--stream-mb %g: a folded run cannot measure STREAM (every simulated rank "
                  "would hold its own arrays): leave it 0",
@@ -261,6 +281,7 @@ static void set_up(run *r, const options *o)
         r->ksp = krylov_create(n, o->ksp, &r->dots);
     }
     r->x = esm_field_alloc(n * sizeof(double));
+    r->x_old = o->deck_steps ? esm_field_alloc(n * sizeof(double)) : NULL;
     r->f = esm_field_alloc(n * sizeof(double));
     r->dx = esm_field_alloc(n * sizeof(double));
     r->rhs = esm_field_alloc(n * sizeof(double));
@@ -281,6 +302,8 @@ static void tear_down(run *r)
     transport_free(&r->t);
     grid_free(&r->g);
     esm_field_free(r->x), esm_field_free(r->f), esm_field_free(r->dx);
+    if (r->x_old)
+        esm_field_free(r->x_old);
     esm_field_free(r->rhs), esm_field_free(r->rate), esm_field_free(r->dissolved);
 }
 
@@ -295,19 +318,25 @@ static void calcite_reacted(run *r, double dt)
     }
 }
 
-/* The timed backward-Euler steps, each solved by Newton (newton.c). */
-static record time_steps(run *r, const options *o)
+/* The iterate back to the step's start (x_old) after a failed Newton solve, or x_old from it. */
+static void copy_state(run *r, double *to, const double *from)
 {
-    record h = {.times = esm_calloc(o->steps, sizeof(double)),
-                .ca_change = esm_calloc(o->steps, sizeof(double))};
-    double ca_start = r->t.total[CA];
-    esm_barrier();
-    double started = esm_wtime();
-    h.before = *esm_counts_mine();
-    esm_timed_begin();
-    for (long step = 0; step < o->steps; step++) {
-        esm_timer_start(&r->step);
-        transport_begin_step(&r->t);
+    static esm_kernel kernel = {.name = "pflotran.copy_state", .flops = 0};
+    const long n = r->g.ncells * NS;
+    if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
+        memcpy(to, from, n * sizeof(double));
+        esm_kernel_end(&kernel);
+    }
+}
+
+/* One step's Newton solve; under the deck's time stepping a failed solve (never a folded one,
+ * whose values mean nothing) is cut and solved again from the step's start (timestep.c). The
+ * solve that ends the step (converged, or the last) is returned; every solve's work counts. */
+static newton_outcome step_solve(run *r, const options *o, record *h, long step)
+{
+    if (o->deck_steps)
+        copy_state(r, r->x_old, r->x);
+    for (;;) {
         if (o->history) { /* a folded run follows the step's recorded counts */
             r->newton.fixed_iterations =
                 esm_fold_history_step(o->history, step, r->history_step, HISTORY - 1);
@@ -316,23 +345,60 @@ static record time_steps(run *r, const options *o)
         esm_phase_begin("newton");
         newton_outcome n = newton_solve(r);
         esm_phase_end("newton");
+        h->newton += n.iterations;
+        h->linear += n.linear_iterations;
+        h->linear_failures += n.linear_failed;
+        h->newton_most = n.iterations > h->newton_most ? n.iterations : h->newton_most;
+        if (!o->deck_steps || n.converged || r->newton.fixed_iterations ||
+            !time_stepper_cut(&h->clock))
+            return n;
+        esm_say("step %3ld  cut: newton %d (%s), dt now %.4e s\n", step + 1, n.iterations, n.reason,
+                h->clock.dt);
+        transport_set_dt(&r->t, h->clock.dt);
+        copy_state(r, r->x, r->x_old);
+        transport_update(&r->t, r->x);
+    }
+}
+
+/* The timed backward-Euler steps, each solved by Newton (newton.c): --steps of --dt, or the
+ * deck's time stepping (timestep.c) until its final time or --steps. */
+static record time_steps(run *r, const options *o)
+{
+    record h = {.times = esm_calloc(o->steps, sizeof(double)),
+                .ca_change = esm_calloc(o->steps, sizeof(double))};
+    h.clock = o->deck_steps ? time_stepper_deck() : (time_stepper){.dt = o->dt};
+    double ca_start = r->t.total[CA];
+    esm_barrier();
+    double started = esm_wtime();
+    h.before = *esm_counts_mine();
+    esm_timed_begin();
+    for (long step = 0; step < o->steps; step++) {
+        esm_timer_start(&r->step);
+        double dt = o->deck_steps ? time_stepper_begin(&h.clock) : o->dt;
+        transport_set_dt(&r->t, dt);
+        transport_begin_step(&r->t);
+        newton_outcome n = step_solve(r, o, &h, step);
+        dt = r->t.dt; /* as cut */
         transport_rates(&r->t, r->rate);
-        calcite_reacted(r, o->dt);
+        calcite_reacted(r, dt);
         esm_timer_stop(&r->step);
         if (step == 0)
             h.first = n;
-        h.newton += n.iterations;
         h.final_residuals += n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1];
-        h.linear += n.linear_iterations;
-        h.newton_most = n.iterations > h.newton_most ? n.iterations : h.newton_most;
         h.failed_steps += !n.converged;
         esm_fold_history_append(&h.iteration_history, n.linear, n.iterations);
-        h.linear_failures += n.linear_failed;
-        h.times[step] = (step + 1) * o->dt;
+        time_stepper_end(&h.clock, n.iterations);
+        if (!o->deck_steps)
+            h.clock.time = (step + 1) * o->dt; /* exact multiples */
+        h.steps = step + 1;
+        h.times[step] = h.clock.time;
         h.ca_change[step] = r->t.total[CA] - ca_start; /* total Ca++ gained by cell 0 */
-        esm_say("step %3ld  t %.4e s  newton %2d (%s)  linear %4ld  |F| %.3e -> %.3e\n", step + 1,
-                h.times[step], n.iterations, n.reason, n.linear_iterations, n.residual[0],
-                n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
+        esm_say("step %3ld  t %.4e s  dt %.4e s  newton %2d (%s)  linear %4ld  |F| %.3e -> "
+                "%.3e\n",
+                step + 1, h.times[step], dt, n.iterations, n.reason, n.linear_iterations,
+                n.residual[0], n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
+        if (o->deck_steps && (time_stepper_done(&h.clock) || !n.converged))
+            break; /* the final time, or a step that failed after all its cuts */
     }
     esm_timed_end();
     h.after = *esm_counts_mine();
@@ -350,7 +416,7 @@ int main(int argc, char **argv)
     inventory start = inventories(&r);
     esm_stream stream = o.stream_mb > 0 ? esm_stream_triad(o.stream_mb, 5) : (esm_stream){0};
     record h = time_steps(&r, &o);
-    esm_result *result = esm_result_new("pflotran", o.deck->name, o.steps);
+    esm_result *result = esm_result_new("pflotran", o.deck->name, h.steps);
     verify(&r, &o, &h, start, result);
     report(&r, &o, &h, stream, result);
     int status = esm_result_finish(result);

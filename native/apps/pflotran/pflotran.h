@@ -13,6 +13,7 @@
  *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
  *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
  *   newton.c     Newton's method (SNES newtonls), the update truncated as PFLOTRAN does
+ *   timestep.c   the deck's time stepping (PFLOTRAN's reactive-transport time-step control)
  *   verify.c     the verification of each --case: conservation, erf, the batch ODE; the
  *                Jacobian against finite differences
  *   report.c     the result line: performance, solver work, communication, kernels
@@ -168,6 +169,8 @@ typedef struct transport {
 
 void transport_create(transport *t, const grid *g, const chemistry *chem, double dt);
 void transport_free(transport *t);
+/* The step's size (backward Euler's dt), s. */
+void transport_set_dt(transport *t, double dt);
 /* Molalities and totals of the iterate x (ln m, NS per cell), ghosts included (one scatter).
  * x stays the iterate's storage. */
 void transport_update(transport *t, const double *x);
@@ -249,6 +252,34 @@ petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings);
 krylov_outcome petsc_solve(petsc_solver *p, const block_matrix *A, const double *b, double *x);
 void petsc_solver_free(petsc_solver *p);
 
+/* ---- the deck's time stepping (timestep.c) ------------------------------------------- */
+
+typedef struct time_stepper {
+    double dt, dt_max, output_period, final_time; /* s: the next step's size; the deck's */
+    int acceleration;                 /* TS_ACCELERATION */
+    double time;                      /* reached, s */
+    long steps, cuts;                 /* steps taken; cuts in all */
+    double dt_first, dt_last, dt_largest; /* of the steps taken */
+    /* PFLOTRAN's stepper state: the size before a waypoint matched it, whether the next step
+     * reverts to it, whether this step was cut, its cuts, steps held constant since a cut */
+    double dt_before_match;
+    bool revert, cut;
+    int cuts_this_step, constant_steps;
+} time_stepper;
+
+/* The calcite deck's TIME block (1e-6 y first, at most 1 y, 10 y in all), its output every
+ * year (waypoints) and TS_ACCELERATION 8. */
+time_stepper time_stepper_deck(void);
+/* The next step's size: the step held, limited, matched to the next waypoint. */
+double time_stepper_begin(time_stepper *s);
+/* The step's Newton solve failed: halve it (true), or false when the cuts are exhausted. */
+bool time_stepper_cut(time_stepper *s);
+/* The step converged with `newton_iterations` in its last solve: advance the time, choose the
+ * next step's size. */
+void time_stepper_end(time_stepper *s, int newton_iterations);
+/* Has the final time been reached? */
+bool time_stepper_done(const time_stepper *s);
+
 /* ---- the run: what the driver (pflotran.c), Newton (newton.c), verification (verify.c) and
  * the result (report.c) share ------------------------------------------------------------ */
 
@@ -282,15 +313,16 @@ typedef struct run {
     newton_settings newton;
     const int *krylov_counts; /* following a recorded history: each Newton iteration's */
     int history_step[HISTORY]; /* the step's counts, from the history */
-    double *x, *f, *dx, *rhs, *rate, *dissolved;
+    double *x, *x_old, *f, *dx, *rhs, *rate, *dissolved; /* x_old: the step's start */
     esm_timer step, residual, jacobian, factor, product, precondition, dots, linear;
 } run;
 
 typedef struct options {
     const esm_deck *deck;
     long steps;
-    const char *case_name, *solver, *library, *petsc, *jacobian_check;
+    const char *case_name, *solver, *library, *petsc, *jacobian_check, *time_stepping;
     problem_case which;
+    bool deck_steps; /* --time-stepping deck: PFLOTRAN's step control (timestep.c) */
     double dt, rate_constant, stream_mb;
     krylov_settings ksp;
     newton_settings newton;
@@ -305,7 +337,9 @@ extern const int pflotran_fold_history_count;
 
 /* What the time steps leave for verification and report. */
 typedef struct record {
+    long steps;               /* taken (fewer than --steps when the deck's final time comes) */
     long newton, linear, failed_steps, linear_failures;
+    time_stepper clock;       /* the step sizes and time reached (fixed steps too) */
     double final_residuals;   /* sum over the steps of ||F|| at each Newton solve's end */
     int newton_most;
     newton_outcome first;     /* the first step's Newton solve */

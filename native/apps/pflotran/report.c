@@ -11,7 +11,7 @@
 void report(run *r, const options *o, const record *h, esm_stream stream, esm_result *result)
 {
     const grid *g = &r->g;
-    long cells = (long)g->nx * g->ny * g->nz, steps = o->steps;
+    long cells = (long)g->nx * g->ny * g->nz, steps = h->steps;
     esm_result_wall(result, h->wall);
     esm_result_fom(result, steps / h->wall, "steps/s", true);
     esm_result_int(result, "model.cells", cells);
@@ -22,6 +22,10 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_real(result, "model.linear_iterations_per_step", (double)h->linear / steps);
     esm_result_real(result, "model.linear_iterations_per_newton",
                     h->newton ? (double)h->linear / h->newton : 0);
+    esm_result_real(result, "model.dt_first", h->clock.dt_first);
+    esm_result_real(result, "model.dt_last", h->clock.dt_last);
+    esm_result_real(result, "model.dt_largest", h->clock.dt_largest);
+    esm_result_real(result, "model.time_reached", h->clock.time);
     esm_scatter_counts scatter = esm_scatter_counts_mine();
     esm_report_counts(result, &h->before, &h->after, steps); /* means per rank */
     esm_sum comm[6];
@@ -42,6 +46,7 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_text(result, "params.solver", o->solver);
     esm_result_text(result, "params.library", o->library);
     esm_result_text(result, "params.petsc", o->petsc);
+    esm_result_text(result, "params.time_stepping", o->time_stepping);
     esm_report_grid(result, g->nx, g->ny, g->nz, 0, 0);
     char rank_grid[64];
     snprintf(rank_grid, sizeof rank_grid, "%dx%dx%d", g->px, g->py, g->pz);
@@ -63,6 +68,7 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_int(result, "newton.iterations", h->newton);
     esm_result_int(result, "newton.most_in_a_step", h->newton_most);
     esm_result_int(result, "newton.failed_steps", h->failed_steps);
+    esm_result_int(result, "newton.time_step_cuts", h->clock.cuts);
     esm_result_int(result, "newton.linear_iterations", h->linear);
     esm_result_int(result, "newton.linear_failures", h->linear_failures);
     char history[HISTORY * 26] = "";

@@ -36,11 +36,17 @@ enum {
     JACOBIAN_FLOPS = FACES * (1 + BLOCK_SIZE) + CALCITE_RATE_FLOPS + 1 + NS + BLOCK_SIZE * 3,
 };
 
+void transport_set_dt(transport *t, double dt)
+{
+    t->dt = dt;
+    for (int a = 0; a < 3; a++)
+        t->coupling[a] = dt * t->chem->diffusion / (t->g->width[a] * t->g->width[a]);
+}
+
 void transport_create(transport *t, const grid *g, const chemistry *chem, double dt)
 {
-    *t = (transport){.g = g, .chem = chem, .dt = dt};
-    for (int a = 0; a < 3; a++)
-        t->coupling[a] = dt * chem->diffusion / (g->width[a] * g->width[a]);
+    *t = (transport){.g = g, .chem = chem};
+    transport_set_dt(t, dt);
     long n = g->ncells, ng = g->nghosts + 1;
     t->conc = esm_field_alloc(n * NS * sizeof(double));
     t->lngam = esm_field_alloc(n * NGAMMA * sizeof(double));
