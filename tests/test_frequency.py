@@ -166,6 +166,7 @@ def test_pflotran_kernels_charge_the_flops_counted_from_their_code(smpi, tmp_pat
     setting = knob_setting(smpi, knobs, 2, 2, 2, tmp_path / "platforms")
     write_files(setting)
     grid = ["--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1", "--stream-mb", "0"]
+    grid += ["--solver", "bicgstab"]  # its vector kernels, below
     program = [str(build_dir(smpi) / "apps" / "pflotran" / "pflotran"), *grid]
     command = mpirun_command(smpi, 2, program, setting.launcher_args)
     model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_KERNEL_REPORT": "1"}

@@ -212,11 +212,21 @@ def test_results_independent_of_rank_count(stack_id):
                 )
 
 
+def test_the_calcite_deck_defaults_to_its_gmres_the_other_cases_to_bicgstab():
+    """The deck's LINEAR_SOLVER TRANSPORT says KSP_TYPE GMRES (docs/pflotran.md, "The deck's
+    linear solver"); tracer and batch keep PFLOTRAN's default, BiCGStab."""
+    tiny = ("--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1")
+    assert run(FIRST.id, 1, *tiny)["params"]["solver"] == "gmres"
+    for case in ("tracer", "batch"):
+        result = run(FIRST.id, 1, *tiny, "--case", case, statuses=(0, 2))
+        assert result["params"]["solver"] == "bicgstab"
+
+
 @pytest.mark.parametrize("stack_id", STACK_IDS)
 def test_gmres_and_bicgstab_agree(stack_id):
     """Both Krylov solvers drive Newton to the same answer."""
-    bicgstab = run(stack_id, 2, "--steps", S_STEPS)
-    gmres = run(stack_id, 2, "--steps", S_STEPS, "--solver", "gmres")
+    bicgstab = run(stack_id, 2, "--steps", S_STEPS, "--solver", "bicgstab")
+    gmres = run(stack_id, 2, "--steps", S_STEPS)  # the calcite deck's default
     assert gmres["params"]["solver"] == "gmres" and bicgstab["params"]["solver"] == "bicgstab"
     for key, value in bicgstab["fields"]["probe0"].items():
         assert gmres["fields"]["probe0"][key] == pytest.approx(value, rel=1e-6)
@@ -578,6 +588,17 @@ def test_folded_run_takes_the_history_of_the_nearest_rank_count(smpi, tmp_path):
     own_grid = simulate(smpi, tmp_path, 5, 5, {"ESM_FOLD": "1"}, *GRID_16, "--steps", "1")
     assert own_grid["params"]["iterations_from"] == "constant (no history for these settings)"
     assert "history" not in own_grid["params"]
+
+
+def test_a_history_applies_to_the_solver_it_was_recorded_with_only(smpi, tmp_path):
+    """S's histories are GMRES's (the calcite default): a folded BiCGStab run of S takes the
+    constant counts, not GMRES's."""
+    folded = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, "--size", "S", "--steps", "1")
+    assert folded["params"]["solver"] == "gmres"
+    assert folded["params"]["history"] == "S at 4 ranks, 50 steps"
+    args = ("--size", "S", "--steps", "1", "--solver", "bicgstab")
+    bicgstab = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, *args)
+    assert bicgstab["params"]["iterations_from"] == "constant (no history for these settings)"
 
 
 def test_folded_run_defaults_to_the_measured_iteration_counts(smpi, tmp_path):
