@@ -124,6 +124,23 @@ def test_a_failed_newton_solve_halves_the_step_which_then_holds_five_steps():
     assert result["model"]["time_reached"] < YEAR
 
 
+def test_a_step_that_fails_after_16_cuts_ends_the_run():
+    """--newton-max 1: no solve converges; the first step is halved 16 times
+    (max_time_step_cuts), 17 solves in all, then the run stops there, as PFLOTRAN stops, and
+    the verification fails (status 2)."""
+    binary(FIRST)
+    done = launch(FIRST, 1, *SMALL, "--time-stepping", "deck", "--newton-max", "1")
+    assert done.returncode == 2, done.stderr[-2000:]
+    result = result_line(done.stdout)
+    newton = result["newton"]
+    assert (newton["time_step_cuts"], newton["failed_steps"], newton["iterations"]) == (16, 1, 17)
+    assert result["steps"] == 1 and result["model"]["time_reached"] == 0
+    assert [float(m[4]) for m in CUT.finditer(done.stdout)][-1] == pytest.approx(
+        1e-6 * YEAR / 2**16, rel=1e-4
+    )
+    assert result["verification"]["passed"] is False
+
+
 def test_fixed_steps_unchanged():
     """The default stays --steps steps of --dt (the matched case, the seed studies): sizes and
     times exact multiples."""

@@ -409,7 +409,11 @@ static record time_steps(run *r, const options *o)
         h.final_residuals += n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1];
         h.failed_steps += !n.converged;
         esm_fold_history_append(&h.iteration_history, n.linear, n.iterations);
-        time_stepper_end(&h.clock, n.iterations);
+        /* a deck step that failed after all its cuts ends the run (PFLOTRAN stops); a folded
+         * run's "convergence" means nothing */
+        bool failed = o->deck_steps && !n.converged && !r->newton.fixed_iterations;
+        if (!failed)
+            time_stepper_end(&h.clock, n.iterations);
         if (!o->deck_steps)
             h.clock.time = (step + 1) * o->dt; /* exact multiples */
         h.steps = step + 1;
@@ -419,8 +423,8 @@ static record time_steps(run *r, const options *o)
                 "%.3e\n",
                 step + 1, h.times[step], dt, n.iterations, n.reason, n.linear_iterations,
                 n.residual[0], n.residual[n.iterations < HISTORY ? n.iterations : HISTORY - 1]);
-        if (o->deck_steps && (time_stepper_done(&h.clock) || !n.converged))
-            break; /* the final time, or a step that failed after all its cuts */
+        if (o->deck_steps && (failed || time_stepper_done(&h.clock)))
+            break; /* a step that failed after all its cuts, or the final time */
     }
     esm_timed_end();
     h.after = *esm_counts_mine();
