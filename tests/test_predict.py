@@ -80,6 +80,38 @@ def test_counts_are_modelled_exactly(tmp_path: Path) -> None:
         assert found.held_out.error == pytest.approx(0, abs=1e-9)
 
 
+def test_a_function_not_called_at_a_rank_count_takes_no_time_there(tmp_path: Path) -> None:
+    """A function a program does not call at some rank count (Veros: MPI_Sendrecv on 1 rank)
+    has 0 s there, not a missing point: Extra-P needs every quantity at every rank count."""
+    path = study(tmp_path / "missing.duckdb")
+    with Store(path) as store:
+        store.rows(
+            "DELETE FROM profile_function WHERE function = 'MPI_Waitall' AND run_key IN "
+            "(SELECT run_key FROM run WHERE ranks = 2)"
+        )
+    _series, models = modelled(path)
+    waitall = models["MPI time in MPI_Waitall"]
+    assert waitall.held_out is not None
+    with Store(path, read_only=True) as store:
+        (series,) = load_series(store)
+    (quantity,) = [q for q in series.quantities if q.name == "MPI time in MPI_Waitall"]
+    assert quantity.values[2] == [0.0]
+    assert quantity.values[4] == [pytest.approx(0.2 * 4)]  # 0.2 x ranks s per rank
+
+
+def test_a_rate_predicted_below_zero_is_clamped_and_said(tmp_path: Path) -> None:
+    """A falling figure of merit (10 - 1.5 log2(p) steps/s, never measured below 0) modelled to
+    256 ranks, where its law is -2: the prediction is 0 and says it is clamped."""
+    runs = [
+        FakeRun(r, [10 - 1.5 * math.log2(r) + d for d in SPREAD], unit="steps/s") for r in RANKS
+    ]
+    series, models = modelled(make_store(tmp_path / "falling.duckdb", runs))
+    (at_256,) = models[FOM].predictions
+    assert (at_256.value, at_256.clamped) == (0.0, True)
+    text = "\n".join(render_lines(series, list(models.values())))
+    assert "at 256: 0 [0, 0] steps/s (clamped: the model leaves the range there)" in text
+
+
 def test_held_out_error(tmp_path: Path) -> None:
     """The largest rank count measured 0.3 s above the law: the model fitted without it
     predicts the law there, 4.5 s, against 4.8 s measured: -6.25 %."""
@@ -212,3 +244,19 @@ def test_bad_rank_counts_are_one_clear_error(tmp_path: Path) -> None:
     assert done.stderr.strip() == (
         "error: --ranks 0,abc: give positive whole rank counts, e.g. --ranks 256,1024"
     )
+
+
+def test_from_ranks_leaves_the_smaller_runs_out(tmp_path: Path) -> None:
+    """--from-ranks 4: the series is modelled on 4-32 ranks (a serial run, which exchanges
+    nothing, can be left out); the law still holds there, so the model is the same."""
+    store = study(tmp_path / "law.duckdb")
+    with Store(store, read_only=True) as opened:
+        (series,) = load_series(opened, from_ranks=4)
+    assert series.ranks == [4, 8, 16, 32]
+    done = esmperf("predict", str(store), "--ranks", "256", "--from-ranks", "4")
+    assert done.returncode == 0, done.stderr
+    assert "(ranks 4,8,16,32;" in done.stdout
+    assert "figure of merit: 2 + 0.5 * log2(p)" in done.stdout
+    refused = esmperf("predict", str(store), "--ranks", "256", "--from-ranks", "0")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == "error: --from-ranks 0: give a positive rank count, e.g. 2"

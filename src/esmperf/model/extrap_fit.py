@@ -66,6 +66,7 @@ class Prediction:
     value: float
     low: float | None  # the interval (None: one repetition per rank count)
     high: float | None
+    clamped: bool = False  # the model left the quantity's range there (below 0, above 100 %)
 
 
 @dataclass
@@ -100,14 +101,15 @@ def model_series(series: Series, predict_at: Sequence[int]) -> list[QuantityMode
     found = []
     for quantity in quantities:
         model = fitted[quantity.name]
-        bound = _bound(quantity.unit)
+        bound = _bound(quantity)
         spread = any(len(v) > 1 for v in quantity.values.values())
         predictions = []
         for ranks in predict_at:
-            value = bound(model.evaluate(ranks))
+            raw = model.evaluate(ranks)
+            value = bound(raw)
             ends = tuple(bound(m[quantity.name].evaluate(ranks)) for m in (lows, highs))
             low, high = (min(*ends, value), max(*ends, value)) if spread else (None, None)
-            predictions.append(Prediction(ranks, value, low, high))
+            predictions.append(Prediction(ranks, value, low, high, value != raw))
         held_out = None
         if quantity.name in held:
             largest = quantity.ranks[-1]
@@ -120,12 +122,12 @@ def model_series(series: Series, predict_at: Sequence[int]) -> list[QuantityMode
     return found
 
 
-def _bound(unit: str) -> Callable[[float], float]:
-    """What a prediction of a quantity in `unit` can be: a share 0-100 %, a time or a count
-    >= 0 (a model falling below 0 there shows as 0); a figure of merit anything."""
-    if unit == "%":
+def _bound(quantity: Quantity) -> Callable[[float], float]:
+    """What a prediction of `quantity` can be: a share 0-100 %; a quantity never measured below
+    0 (a time, a count, a rate of steps) >= 0, a model falling below 0 there showing as 0."""
+    if quantity.unit == "%":
         return lambda value: min(100.0, max(0.0, value))
-    if unit in ("s", "calls", "B"):
+    if all(v >= 0 for values in quantity.values.values() for v in values):
         return lambda value: max(0.0, value)
     return float
 

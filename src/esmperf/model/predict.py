@@ -14,10 +14,10 @@ INTERVAL_TEXT = (
 
 
 def predict_store(
-    store_path: Path, predict_at: Sequence[int]
+    store_path: Path, predict_at: Sequence[int], from_ranks: int = 1
 ) -> list[tuple[Series, list[QuantityModel]]]:
     with Store(Path(store_path), read_only=True) as store:
-        series = load_series(store)
+        series = load_series(store, from_ranks)
     return [(one, model_series(one, predict_at)) for one in series]
 
 
@@ -33,7 +33,8 @@ def prediction_text(prediction: Prediction, unit: str) -> str:
     text = f"{prediction.value:.4g}"
     if prediction.low is not None and prediction.high is not None:
         text += f" [{prediction.low:.4g}, {prediction.high:.4g}]"
-    return f"{text} {unit}".rstrip()
+    text = f"{text} {unit}".rstrip()
+    return f"{text} (clamped: the model leaves the range there)" if prediction.clamped else text
 
 
 def fit_text(found: QuantityModel) -> str:

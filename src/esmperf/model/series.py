@@ -48,12 +48,13 @@ class Series:
         return self.quantities[0].ranks if self.quantities else []
 
 
-def load_series(store: Store) -> list[Series]:
-    """Every series of the store with at least MIN_RANK_COUNTS measured rank counts; an
-    EsmperfError naming the fix when the store has none."""
+def load_series(store: Store, from_ranks: int = 1) -> list[Series]:
+    """Every series of the store with at least MIN_RANK_COUNTS measured rank counts from
+    `from_ranks` on (a serial run, which exchanges nothing, can be left out); an EsmperfError
+    naming the fix when the store has none."""
     curves: dict[str, list[RunResult]] = defaultdict(list)
     for result in load_results(store):
-        if result.values:
+        if result.values and result.ranks >= from_ranks:
             title = f"{result.workload} {result.size}".strip()
             curves[f"{title} · {result.series_label}"].append(result)
     if not curves:
@@ -83,10 +84,15 @@ def _quantities(store: Store, results: list[RunResult]) -> list[Quantity]:
     counts = [Quantity(CALLS, "calls"), Quantity(BYTES, "B")]
     functions: dict[str, Quantity] = {}
     regions: dict[str, Quantity] = {}
+    profiles: dict[int, int] = defaultdict(int)  # rank count -> profiled repetitions
     for result in results:
         for rep in _profiled_reps(store, result.key):
             _add_profile(store, result, rep, share, functions, regions)
             _add_counts(store, result, rep, counts)
+            profiles[result.ranks] += 1
+    for quantity in (*functions.values(), *regions.values()):
+        for ranks, reps in profiles.items():  # not called there (MPI_Sendrecv on 1 rank): 0 s
+            quantity.values.setdefault(ranks, [0.0] * reps)
     largest = max(results, key=lambda r: r.ranks).ranks
     chosen = _dominant(functions, largest) + _dominant(regions, largest)
     found = [fom]

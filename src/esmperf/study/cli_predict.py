@@ -30,6 +30,14 @@ def add_predict_command(commands: Any) -> None:
         help="rank counts to predict at, comma-separated",
     )
     predict.add_argument(
+        "--from-ranks",
+        type=int,
+        default=1,
+        metavar="N",
+        help="model the rank counts from N on (e.g. 2: leave out a serial run, which exchanges "
+        "no halo and so follows another law; default 1: all)",
+    )
+    predict.add_argument(
         "--extrap-input",
         type=Path,
         metavar="DIR",
@@ -44,7 +52,9 @@ def _predict(args: argparse.Namespace) -> int:
     from esmperf.model.predict import predict_store, render_lines
 
     ranks = _rank_counts(args.ranks)
-    modelled = predict_store(args.store, ranks)
+    if args.from_ranks < 1:
+        raise EsmperfError(f"--from-ranks {args.from_ranks}: give a positive rank count, e.g. 2")
+    modelled = predict_store(args.store, ranks, args.from_ranks)
     for series, models in modelled:
         for line in render_lines(series, models):
             console.print(escape(line), highlight=False, soft_wrap=True)
