@@ -8,7 +8,8 @@
  *   P_c = A_cc - sum over lower neighbours l (west, south, bottom) of  A_cl P_l^-1 A_lc
  *
  * so the factor is L_cl = A_cl P_l^-1 (stored), U = the upper face blocks of A (shared) and
- * P_c^-1 (stored).
+ * P_c^-1 (stored). Under --pc none (PCNONE) there is no factorisation and applying the
+ * preconditioner copies the vector, as PETSc's PCApply_None does.
  *
  * The product's local and off-rank parts, the factorisation and the solve are kernels
  * (esm_fold.h) with the bytes per cell below. */
@@ -290,4 +291,31 @@ void block_ilu_solve(const block_matrix *A, const double *r, double *z)
             }
     esm_kernel_end(&kernel);
     esm_timer_stop(A->solve_timer);
+}
+
+void preconditioner_setup(block_matrix *A, preconditioner pc)
+{
+    if (pc == PC_BJACOBI)
+        block_ilu_factor(A);
+}
+
+void preconditioner_apply(const block_matrix *A, preconditioner pc, const double *r, double *z)
+{
+    static esm_kernel copy = {.name = "pflotran.pc_none"};
+    if (pc == PC_BJACOBI) {
+        block_ilu_solve(A, r, z);
+        return;
+    }
+    const long cells = A->g->ncells; /* PCApply_None: VecCopy */
+    esm_timer_start(A->solve_timer);
+    if (esm_kernel_begin(&copy, (double)cells, preconditioner_apply_bytes(pc) * cells)) {
+        memcpy(z, r, cells * NS * sizeof *z);
+        esm_kernel_end(&copy);
+    }
+    esm_timer_stop(A->solve_timer);
+}
+
+double preconditioner_apply_bytes(preconditioner pc)
+{
+    return pc == PC_BJACOBI ? block_ilu_solve_bytes() : 2 * NS * sizeof(double); /* r, z */
 }

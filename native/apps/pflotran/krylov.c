@@ -1,5 +1,6 @@
 /* Krylov solvers as PETSc runs them by default, left preconditioned, the convergence test on
- * the preconditioned residual norm against rtol times its first value:
+ * the preconditioned residual norm against rtol times its first value (under --pc none, B = I:
+ * the true residual's):
  *
  *   GMRES(30)  classical Gram-Schmidt without refinement: per iteration one product, one
  *              preconditioner solve, one allreduce for all the projections (VecMDot) and one
@@ -166,7 +167,7 @@ static void maxpy(krylov *k, int count, const double *h, double *w)
 static void apply_preconditioned(krylov *k, block_matrix *A, const double *x, double *z)
 {
     block_matrix_multiply(A, x, k->work);
-    block_ilu_solve(A, k->work, z);
+    preconditioner_apply(A, k->settings.pc, k->work, z);
 }
 
 static bool converged(const krylov_settings *s, double rnorm, double rnorm0, krylov_outcome *out)
@@ -226,7 +227,7 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
     krylov_outcome out = {.reason = fixed ? "fixed" : "max_it"};
     double *H = k->hessenberg; /* column j holds h(0..j+1, j) at H[j (m+1) + i] */
     vector_zero(n, x);
-    block_ilu_solve(A, b, k->v[0]); /* B (b - A 0) */
+    preconditioner_apply(A, s->pc, b, k->v[0]); /* B (b - A 0) */
     for (;;) {
         double beta = global_norm(k, k->v[0]);
         if (out.iterations == 0)
@@ -303,7 +304,7 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
                 k->work[e] = b[e] - k->work[e];
             esm_kernel_end(&residual);
         }
-        block_ilu_solve(A, k->work, k->v[0]);
+        preconditioner_apply(A, s->pc, k->work, k->v[0]);
     }
 }
 
@@ -324,7 +325,7 @@ static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, doub
     vector_zero(n, x);
     vector_zero(n, p);
     vector_zero(n, v);
-    block_ilu_solve(A, b, r);
+    preconditioner_apply(A, s->pc, b, r);
     if (vectors_begin(&start, n, 2, 0)) {
         memcpy(r_tilde, r, n * sizeof *r);
         esm_kernel_end(&start);

@@ -102,7 +102,7 @@ newton_outcome newton_solve(run *r)
         if (r->petsc) {
             linear = petsc_solve(r->petsc, &r->A, r->rhs, r->dx);
         } else {
-            block_ilu_factor(&r->A);
+            preconditioner_setup(&r->A, r->pc);
             linear = krylov_solve(r->ksp, &r->A, r->rhs, r->dx);
         }
         esm_phase_end("krylov");

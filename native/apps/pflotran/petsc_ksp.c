@@ -1,6 +1,6 @@
 /* The linear solve by PETSc's KSP, as a cross-check of krylov.c and blockmat.c: the same
  * Jacobian copied into a PETSc MPIBAIJ matrix (block size 4), solved with KSPGMRES or KSPBCGS
- * and PCBJACOBI with ILU(0) on each rank's block (PETSc's defaults in parallel), the same
+ * and PCBJACOBI with ILU(0) on each rank's block (PETSc's defaults in parallel) or PCNONE, the same
  * tolerances. Built only where the system has PETSc (pkg-config petsc) for the MPI it was
  * compiled with (Debian's PETSc: Debian's Open MPI); elsewhere these are stubs and
  * --library petsc ends the run with a message naming the fix. PETSc options in the
@@ -56,7 +56,8 @@ petsc_solver *petsc_solver_create(const grid *g, krylov_settings settings)
     KSPSetTolerances(p->ksp, settings.rtol, settings.atol, settings.dtol, settings.max_iterations);
     PC pc;
     KSPGetPC(p->ksp, &pc);
-    PCSetType(pc, PCBJACOBI); /* sub-solver: ILU(0), PETSc's default */
+    /* block Jacobi, sub-solver ILU(0) (PETSc's default), or PCNONE (--pc none) */
+    PCSetType(pc, settings.pc == PC_NONE ? PCNONE : PCBJACOBI);
     KSPSetFromOptions(p->ksp);
     p->columns = esm_calloc(BLOCKS, sizeof *p->columns);
     p->values = esm_calloc(BLOCKS * BLOCK_SIZE, sizeof *p->values);

@@ -48,18 +48,19 @@ enum { NDECKS = sizeof decks / sizeof decks[0] };
  * run on one rank (docs/pflotran.md, "The folded counts"). */
 enum { FOLDED_NEWTON_ITERATIONS = 2, FOLDED_KRYLOV_ITERATIONS = 15 };
 
-/* The Krylov solver each deck's recorded histories were made with (its default then): a
- * history applies to a run of that solver only. Both decks' were recorded again under GMRES
- * when it became the calcite deck's default (2026-11-27). */
+/* The Krylov solver and preconditioner each deck's recorded histories were made with (its
+ * default then): a history applies to a run of those only. Both decks' were recorded again
+ * under GMRES when it became the calcite deck's default (2026-11-27), with block Jacobi. */
 static const struct {
-    const char *deck, *solver;
-} history_solvers[] = {{"S", "gmres"}, {"100_100_100", "gmres"}};
+    const char *deck, *solver, *pc;
+} history_solvers[] = {{"S", "gmres", "bjacobi"}, {"100_100_100", "gmres", "bjacobi"}};
 
 static bool history_solver_matches(const options *o)
 {
     for (unsigned d = 0; d < sizeof history_solvers / sizeof *history_solvers; d++)
         if (!strcmp(history_solvers[d].deck, o->deck->name))
-            return !strcmp(history_solvers[d].solver, o->solver);
+            return !strcmp(history_solvers[d].solver, o->solver) &&
+                   !strcmp(history_solvers[d].pc, o->pc);
     return false;
 }
 
@@ -170,6 +171,9 @@ static options parse_options(int argc, char **argv)
                               "KSP_TYPE GMRES; the other cases PFLOTRAN's default, BiCGStab)");
     if (o.which == CASE_CALCITE && !esm_cli_given(cli, "solver"))
         o.solver = "gmres"; /* the deck's (docs/pflotran.md, "The deck's linear solver") */
+    o.pc = esm_cli_choice(cli, "pc", "bjacobi,none",
+                          "preconditioner: bjacobi (block Jacobi + ILU(0), PETSc's default) or "
+                          "none (PCNONE, the seed's deck until 2011-10: docs/pflotran.md)");
     o.library = esm_cli_choice(cli, "library", "native,petsc",
                                "linear solves by this program or by the system's PETSc");
     o.petsc = esm_cli_choice(
@@ -191,6 +195,7 @@ static options parse_options(int argc, char **argv)
                                    "calcite rate constant, mol/m^2/s");
     o.ksp = (krylov_settings){
         .method = !strcmp(o.solver, "gmres") ? SOLVER_GMRES : SOLVER_BICGSTAB,
+        .pc = !strcmp(o.pc, "none") ? PC_NONE : PC_BJACOBI,
         .rtol = esm_cli_real(cli, "ksp-rtol", 1e-5, 1e-15, 0.5, "Krylov relative tolerance"),
         .atol = 1e-50,
         .dtol = 1e5,
@@ -221,7 +226,9 @@ static options parse_options(int argc, char **argv)
     o.iterations_from = !folded        ? "convergence"
                         : counts_given ? "command line"
                         : o.history    ? "history"
-                                       : "constant (no history for these settings)";
+                        : strcmp(o.pc, "bjacobi")
+                            ? "constant (no history for --pc none: the histories are bjacobi's)"
+                            : "constant (no history for these settings)";
     if (o.history)
         o.newton.fixed_iterations = o.ksp.fixed_iterations = 0;
     const char *axis = "xyz";
@@ -285,7 +292,7 @@ static options parse_options(int argc, char **argv)
 /* Grid, chemistry, Jacobian storage, linear solver, initial state (with its ghosts). */
 static void set_up(run *r, const options *o)
 {
-    *r = (run){.newton = o->newton};
+    *r = (run){.newton = o->newton, .pc = o->ksp.pc};
     r->step = (esm_timer){.name = "step"}, r->residual = (esm_timer){.name = "residual"};
     r->jacobian = (esm_timer){.name = "jacobian"}, r->factor = (esm_timer){.name = "pc_setup"};
     r->product = (esm_timer){.name = "matvec"}, r->precondition = (esm_timer){.name = "pc_apply"};

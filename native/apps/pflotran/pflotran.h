@@ -9,7 +9,7 @@
  *   transport.c  backward-Euler residual and Jacobian of diffusion + reaction of the component
  *                totals, unknowns ln m (7-point stencil)
  *   blockmat.c   the Jacobian stored as 4x4 blocks (PETSc's BAIJ, bs = 4): product with ghost
- *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi)
+ *                exchange overlapped, block ILU(0) of each rank's part (block Jacobi) or none
  *   krylov.c     GMRES(30) and BiCGStab, left preconditioned, PETSc's algorithms
  *   petsc_ksp.c  the same linear solve by PETSc's KSP, as a cross-check (when built with it)
  *   newton.c     Newton's method (SNES newtonls), the update truncated as PFLOTRAN does
@@ -204,6 +204,15 @@ void block_matrix_create(block_matrix *A, const grid *g);
 void block_matrix_free(block_matrix *A);
 /* y = A x, the ghost exchange overlapped with the local part (MatMult_MPIBAIJ). Collective. */
 void block_matrix_multiply(block_matrix *A, const double *x, double *y);
+/* The preconditioner (--pc): block Jacobi + ILU(0), PETSc's default, or PCNONE (the Krylov
+ * solver on the unpreconditioned operator; PETSc's PCApply_None copies the vector). */
+typedef enum { PC_BJACOBI, PC_NONE } preconditioner;
+/* Set up (bjacobi: factor; none: nothing) and apply z = B r, with A's timers. */
+void preconditioner_setup(block_matrix *A, preconditioner pc);
+void preconditioner_apply(const block_matrix *A, preconditioner pc, const double *r, double *z);
+/* Bytes one application moves per cell. */
+double preconditioner_apply_bytes(preconditioner pc);
+
 /* Block ILU(0) of this rank's diagonal part, natural order (PCBJACOBI + PCILU). */
 void block_ilu_factor(block_matrix *A);
 /* z = (LU)^-1 r: forward and backward block substitution. */
@@ -220,6 +229,7 @@ typedef enum { SOLVER_GMRES, SOLVER_BICGSTAB } krylov_method;
 
 typedef struct krylov_settings {
     krylov_method method;
+    preconditioner pc;
     double rtol, atol, dtol;
     int max_iterations, restart;
     int fixed_iterations;   /* > 0: exactly this many, no convergence or breakdown test (a
@@ -231,13 +241,13 @@ typedef struct krylov_outcome {
     int iterations;
     bool converged;
     const char *reason;     /* "rtol", "atol", "max_it", "breakdown", "diverged", "fixed" */
-    double rnorm0, rnorm;   /* preconditioned residual norms, first and last */
+    double rnorm0, rnorm;   /* preconditioned residual norms, first and last (PC_NONE: true) */
 } krylov_outcome;
 
 typedef struct krylov krylov;
 krylov *krylov_create(long n, krylov_settings settings, esm_timer *dots_timer);
 void krylov_free(krylov *k);
-/* Solve A x = b with x starting from 0, preconditioned on the left by A's block ILU(0). */
+/* Solve A x = b with x starting from 0, preconditioned on the left by settings.pc. */
 krylov_outcome krylov_solve(krylov *k, block_matrix *A, const double *b, double *x);
 /* The next solves make exactly `iterations` (> 0), as settings.fixed_iterations. */
 void krylov_fix_iterations(krylov *k, int iterations);
@@ -310,6 +320,7 @@ typedef struct run {
     block_matrix A;
     krylov *ksp;
     petsc_solver *petsc;
+    preconditioner pc;        /* the Krylov solver's (--pc) */
     newton_settings newton;
     const int *krylov_counts; /* following a recorded history: each Newton iteration's */
     int history_step[HISTORY]; /* the step's counts, from the history */
@@ -320,7 +331,7 @@ typedef struct run {
 typedef struct options {
     const esm_deck *deck;
     long steps;
-    const char *case_name, *solver, *library, *petsc, *jacobian_check, *time_stepping;
+    const char *case_name, *solver, *pc, *library, *petsc, *jacobian_check, *time_stepping;
     problem_case which;
     bool deck_steps; /* --time-stepping deck: PFLOTRAN's step control (timestep.c) */
     double dt, rate_constant, stream_mb;

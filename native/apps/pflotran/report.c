@@ -44,6 +44,7 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
 
     esm_result_text(result, "params.case", o->case_name);
     esm_result_text(result, "params.solver", o->solver);
+    esm_result_text(result, "params.pc", o->pc);
     esm_result_text(result, "params.library", o->library);
     esm_result_text(result, "params.petsc", o->petsc);
     esm_result_text(result, "params.time_stepping", o->time_stepping);
@@ -86,7 +87,8 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_global_max(kernel_time, 2);
     const char *kernel[2] = {"matvec", "pc_apply"};
     double bytes[2] = {(double)r->product.count * cells * block_matrix_product_bytes(),
-                       (double)r->precondition.count * cells * block_ilu_solve_bytes()};
+                       (double)r->precondition.count * cells *
+                           preconditioner_apply_bytes(o->ksp.pc)};
     long calls[2] = {r->product.count, r->precondition.count};
     for (int k = 0; k < 2; k++) {
         char path[64];
