@@ -47,6 +47,17 @@ def test_pc_none_counts_are_exact_and_the_same_at_any_rank_count():
         assert none["fields"]["probe0"][key] == pytest.approx(value, rel=1e-6)
 
 
+def test_pc_none_bicgstab_first_solve_is_the_same_at_any_rank_count():
+    """BiCGStab on the unpreconditioned operator: the first solve's 11 iterations at 1, 2 and 4
+    ranks and the same 5 Newton iterations; its later solves part with rounding (PETSc's KSPBCGS
+    under PCNONE too, docs/pflotran.md)."""
+    for ranks in NONE_RANKS:
+        result = run(FIRST.id, ranks, *SMALL, "--pc", "none", "--solver", "bicgstab")
+        assert result["verification"]["passed"] is True, ranks
+        assert result["newton"]["iterations"] == 5, ranks
+        assert result["newton"]["iteration_history"].split()[0] == "11", ranks
+
+
 def test_the_default_stays_block_jacobi_with_its_counts():
     """The counts of 8^3, 2 fixed steps, as before --pc existed (17 Newton; 72 GMRES on one
     rank, 88 on two: block Jacobi's blocks follow the cut)."""

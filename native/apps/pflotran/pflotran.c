@@ -13,7 +13,8 @@
  * out and precipitate. Fully implicit: each backward-Euler step is solved by Newton's
  * method, each Newton step by GMRES(30) or BiCGStab preconditioned by block Jacobi + block
  * ILU(0) on the 4x4 blocks of each cell (PETSc's SNES/KSP defaults, as PFLOTRAN ran them;
- * GMRES the calcite deck's KSP_TYPE). The steps: --steps of --dt, or the deck's own time
+ * GMRES the calcite deck's KSP_TYPE; --pc none: unpreconditioned, the 2011 deck's PC_TYPE
+ * NONE). The steps: --steps of --dt, or the deck's own time
  * stepping (--time-stepping deck, timestep.c: 1e-6 y growing to 1 y, until 10 y).
  *
  * How it communicates (what PETSc did): one box of cells per rank; every ghost update is a
