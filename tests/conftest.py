@@ -157,3 +157,8 @@ def as_terminal_job() -> None:
     would otherwise interrupt nothing."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+# For a run whose ranks all exit with an error after MPI_Finalize (a bad-input test): Open MPI's
+# mpirun would wait its SIGTERM-to-SIGKILL grace (2.3 s here) for ranks already gone.
+NO_KILL_GRACE = {"OMPI_MCA_odls_base_sigkill_timeout": "0"}

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from conftest import NO_KILL_GRACE
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.stacks import discover_stacks
@@ -61,12 +62,11 @@ class Run:
 
 
 @cache
-def _run(stack_id: str, ranks: int, name: str, args: tuple[str, ...]) -> Run:
+def _run(stack_id: str, ranks: int, name: str, args: tuple[str, ...], fails: bool = False) -> Run:
     stack = next(s for s in STACKS if s.id == stack_id)
     command = mpirun_command(stack, ranks, [str(executable(stack, name)), *args])
-    done = subprocess.run(
-        command, env=run_environment(stack, os.environ), capture_output=True, text=True, timeout=300
-    )
+    env = run_environment(stack, os.environ) | (NO_KILL_GRACE if fails else {})
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     return Run(done.returncode, done.stdout, done.stderr)
 
 
@@ -112,7 +112,7 @@ def calls(profile, name: str) -> list[int]:
 
 def bad_input(stack, name: str, *args: str, ranks: int = 2) -> str:
     """Run with bad input: every rank exits with status 1, one message; return it."""
-    done = run(stack, ranks, name, *args)
+    done = _run(stack.id, ranks, name, tuple(args), fails=True)
     assert done.returncode == 1, done.stdout + done.stderr
     assert '{"workload"' not in done.stdout
     assert f"{name}: error: " in done.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import NO_KILL_GRACE
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
 from esmperf.mpi.build import build_dir
@@ -48,11 +49,12 @@ def result_line(stdout: str) -> dict:
     return json.loads(lines[-1])
 
 
-def launch(stack, ranks: int, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+def launch(
+    stack, ranks: int, *args: str, timeout: int = 120, fails: bool = False
+) -> subprocess.CompletedProcess:
     command = mpirun_command(stack, ranks, [str(binary(stack)), "--stream-mb", "0", *args])
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=run_environment(stack)
-    )
+    env = run_environment(stack) | (NO_KILL_GRACE if fails else {})
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @cache
@@ -668,7 +670,7 @@ BAD_OPTIONS = [
 )
 def test_bad_input_is_a_clear_error(stack_id, ranks, args, message):
     """Every rank exits with status 1 and rank 0 alone prints one message naming the fix."""
-    done = launch(stack_by_id(stack_id), ranks, *args, timeout=60)
+    done = launch(stack_by_id(stack_id), ranks, *args, timeout=60, fails=True)
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in done.stderr
     assert done.stderr.count("pflotran: error:") == 1  # rank 0 only
