@@ -10,14 +10,12 @@ count rounding decides (PETSc's own PCNONE differs between 1 and 2 ranks there t
 rank-independent counts are asserted where the solves are not so close: rtol 1e-3."""
 
 import json
-import os
 import subprocess
 
 import pytest
 
 import test_pflotran as base
 from esmperf.launch.mpirun import mpirun_command, run_environment
-from esmperf.mpi.knob_setting import knob_setting, write_files
 from test_pflotran import FIRST, binary, launch, run
 
 smpi = base.smpi  # the fixture
@@ -121,22 +119,9 @@ def test_a_folded_pc_none_run_takes_the_constant_counts(smpi, tmp_path):
 def test_pc_none_charges_a_copy_and_no_ilu(smpi, tmp_path):
     """Under computation = model PCNONE costs PETSc's VecCopy (8 bytes read and 8 written per
     unknown, no flops) per application and no factorisation."""
-    setting = knob_setting(smpi, {"computation": "off", "fold": "off"}, 2, 2, 2, tmp_path / "p")
-    write_files(setting)
     grid = ["--nx", "4", "--ny", "4", "--nz", "4", "--steps", "1", "--stream-mb", "0"]
-    program = [str(binary(smpi)), *grid, "--pc", "none"]
     model = {"ESM_KERNEL_COST": "model", "ESM_NODE_BANDWIDTH": "1e9", "ESM_KERNEL_REPORT": "1"}
-    env = run_environment(smpi, os.environ) | setting.env | {"TMPDIR": str(tmp_path)} | model
-    done = subprocess.run(
-        mpirun_command(smpi, 2, program, setting.launcher_args),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = base.result_line(done.stdout)
+    result = base.simulate(smpi, tmp_path, 2, 2, model, *grid, "--pc", "none")
     kernels = result["fold"]["kernels"]["pflotran"]
     assert "ilu_factor" not in kernels and "ilu_solve" not in kernels
     copy = kernels["pc_none"]

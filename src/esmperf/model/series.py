@@ -87,8 +87,7 @@ def _quantities(store: Store, results: list[RunResult]) -> list[Quantity]:
     profiles: dict[int, int] = defaultdict(int)  # rank count -> profiled repetitions
     for result in results:
         for rep in _profiled_reps(store, result.key):
-            _add_profile(store, result, rep, share, functions, regions)
-            _add_counts(store, result, rep, counts)
+            _add_profile(store, result, rep, share, counts, functions, regions)
             profiles[result.ranks] += 1
     for quantity in (*functions.values(), *regions.values()):
         for ranks, reps in profiles.items():  # not called there (MPI_Sendrecv on 1 rank): 0 s
@@ -110,9 +109,12 @@ def _add_profile(
     result: RunResult,
     rep: int,
     share: Quantity,
+    counts: list[Quantity],
     functions: dict[str, Quantity],
     regions: dict[str, Quantity],
 ) -> None:
+    """One profile's MPI share, MPI time per function and region, and calls and bytes sent
+    (each per rank: the mean over its ranks)."""
     key = [result.key, rep]
     ranks = store.rows(
         "SELECT count(*) AS n, sum(wall) AS wall, sum(mpi_time) AS mpi FROM profile_rank "
@@ -126,14 +128,18 @@ def _add_profile(
         share.values.setdefault(result.ranks, []).append(
             min(100.0, 100 * float(ranks["mpi"] or 0) / float(ranks["wall"]))
         )
+    calls = sent = 0
     for row in store.rows(
-        "SELECT function, sum(time) AS time FROM profile_function WHERE run_key = ? AND rep = ? "
-        "GROUP BY function ORDER BY function",
+        "SELECT function, sum(time) AS time, sum(calls) AS calls, sum(sent) AS sent "
+        "FROM profile_function WHERE run_key = ? AND rep = ? GROUP BY function ORDER BY function",
         key,
     ):
         name = f"MPI time in {row['function']}"
         quantity = functions.setdefault(name, Quantity(name, "s"))
         quantity.values.setdefault(result.ranks, []).append(float(row["time"]) / count)
+        calls, sent = calls + int(row["calls"] or 0), sent + int(row["sent"] or 0)
+    for quantity, total in zip(counts, (calls, sent), strict=True):
+        quantity.values.setdefault(result.ranks, []).append(total / count)
     tables = {row["table_name"] for row in store.rows(TABLES_QUERY)}
     if "profile_region" in tables:
         for row in store.rows(
@@ -144,19 +150,6 @@ def _add_profile(
             name = f"region {row['region']}"
             quantity = regions.setdefault(name, Quantity(f"MPI time in {name}", "s"))
             quantity.values.setdefault(result.ranks, []).append(float(row["mpi"]) / count)
-
-
-def _add_counts(store: Store, result: RunResult, rep: int, counts: list[Quantity]) -> None:
-    """The run's MPI calls and bytes sent per rank (the mean over its ranks)."""
-    row = store.rows(
-        "SELECT count(DISTINCT rank) AS n, sum(calls) AS calls, sum(sent) AS sent "
-        "FROM profile_function WHERE run_key = ? AND rep = ?",
-        [result.key, rep],
-    )[0]
-    ranks = int(row["n"] or 0)
-    if ranks:
-        for quantity, total in zip(counts, (row["calls"], row["sent"]), strict=True):
-            quantity.values.setdefault(result.ranks, []).append(float(total or 0) / ranks)
 
 
 def _dominant(quantities: dict[str, Quantity], largest: int) -> list[Quantity]:
