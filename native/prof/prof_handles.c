@@ -5,13 +5,6 @@
 #include "prof_handles.h"
 #include "prof_state.h"
 
-uint64_t esm_handle_key(const void *handle, size_t size)
-{
-    uint64_t k = 0;
-    memcpy(&k, handle, size < sizeof k ? size : sizeof k);
-    return k ^ 0x9e3779b97f4a7c15ull;  /* never 0 for a real handle */
-}
-
 static size_t home(const table *t, uint64_t key)
 {
     return (size_t)((key * 0xff51afd7ed558ccdull) >> 17) & (t->cap - 1);
