@@ -76,6 +76,8 @@ def one_run(
         "newton": result["newton"]["iterations"],
         "krylov": result["newton"]["linear_iterations"],
         "messages": result["comm"]["messages"],
+        "iterations_from": result["params"]["iterations_from"],
+        "history": result["params"].get("history", ""),
         "load": run["load_before"],
         "load_after": run["load_after"],
         "flags": list(flags),
@@ -147,6 +149,10 @@ def main() -> None:
             f"{spread([r['cpu'] / (ranks * args.steps) * 1e3 for r in reps], 2)} | "
             f"{first['load']:.1f}, {first['load_after']:.1f} |"
         )
+    for (ranks, fold), reps in runs.items():
+        first = reps[0]
+        counts = f"{first['iterations_from']}: {first['history']}".rstrip(": ")
+        print(f"{ranks} ranks, fold {'on' if fold else 'off'}: counts from {counts}")
 
 
 if __name__ == "__main__":

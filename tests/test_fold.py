@@ -129,11 +129,14 @@ def test_unfolded_simulation_keeps_private_fields_and_runs_every_kernel(smpi, tm
 
 
 def test_a_recorded_history_is_the_nearest_rank_counts_and_repeats_its_last_step(smpi, tmp_path):
-    """fold_test.c's histories: deck T at 4 and 16 ranks. The nearest by ratio (8 ranks: a tie,
-    the lower), none for another deck; a step past the 3 recorded repeats the last."""
+    """fold_test.c's histories: deck T at 4 and 16 ranks, and with options "--o x" at 32. The
+    nearest by ratio (8 ranks: a tie, the lower) among those of the run's options (4 ranks with
+    "--o x": the 32), none for another deck or for options a deck has none of; a step past the
+    3 recorded repeats the last."""
     record = result_of(fold_test(smpi, tmp_path, 2, 2, {}, computation="off"))
     assert record["history"] == {
         "nearest": "1:4 5:4 8:4 9:16 100:16",
+        "with_options_ranks": 32,
         "none_for_other_decks": True,
         "steps": "1/2 2/7/7/7",
     }

@@ -25,10 +25,10 @@ FILES = {
 def test_recorded_histories_are_whole_and_regenerate_the_same_file(workload, tmp_path):
     histories = recorded(FILES[workload])
     assert histories, f"{FILES[workload]}: no history read back"
-    for (deck, ranks), (steps, counts, note) in histories.items():
-        assert ranks >= 1 and re.fullmatch(r"\d+( \d+)*(/\d+( \d+)*)*", counts), (deck, ranks)
-        assert counts.count("/") + 1 == steps, (deck, ranks)
-        assert min(int(c) for c in re.split("[ /]", counts)) >= 1, (deck, ranks)
+    for key, (steps, counts, note) in histories.items():
+        assert key[2] >= 1 and re.fullmatch(r"\d+( \d+)*(/\d+( \d+)*)*", counts), key
+        assert counts.count("/") + 1 == steps, key
+        assert min(int(c) for c in re.split("[ /]", counts)) >= 1, key
         assert re.fullmatch(r"\d{4}-\d\d-\d\d on the smpi stack, \d+ s of CPU", note)
     again = tmp_path / "fold_history.c"
     again.write_text(c_source(workload, histories))
@@ -40,16 +40,22 @@ def test_recorded_histories_are_whole_and_regenerate_the_same_file(workload, tmp
     assert recorded(again) == histories
 
 
-def test_the_recorded_decks_and_rank_counts():
-    """What docs/simulate.md says was recorded."""
+def test_the_recorded_decks_options_and_rank_counts():
+    """What docs/pflotran.md ("The folded counts") and docs/simulate.md say was recorded:
+    pflotran's decks at fixed steps (options "") and with the deck's time stepping."""
+    deck = "--time-stepping deck"
     assert sorted(recorded(FILES["pflotran"])) == [
-        ("100_100_100", 4),
-        ("100_100_100", 8),
-        ("100_100_100", 16),
-        ("S", 1),
-        ("S", 2),
-        ("S", 4),
-        ("S", 8),
-        ("S", 16),
+        *[("100_100_100", "", ranks) for ranks in (4, 8, 16)],
+        *[("100_100_100", deck, ranks) for ranks in (4, 8, 16)],
+        *[("S", "", ranks) for ranks in (1, 2, 4, 8, 16)],
+        *[("S", deck, ranks) for ranks in (1, 2, 4, 8, 16)],
     ]
-    assert sorted(recorded(FILES["pop"])) == [("M", 1), ("S", 1), ("S", 4)]
+    assert sorted(recorded(FILES["pop"])) == [("M", "", 1), ("S", "", 1), ("S", "", 4)]
+
+
+def test_a_time_stepping_the_workload_has_not_is_refused():
+    script = ROOT / "scripts" / "fold_history.py"
+    command = [sys.executable, str(script), "pop", "--sizes", "S", "--ranks", "1"]
+    done = subprocess.run([*command, "--time-stepping", "deck"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "--time-stepping deck: pop records fixed histories only"

@@ -555,13 +555,31 @@ def test_folded_run_follows_the_recorded_history_of_its_deck(smpi, tmp_path):
     folded = [simulate(smpi, tmp_path, 4, 4, FOLD_MODEL | {"ESM_FOLD": "1"}, *args) for _ in "ab"]
     assert free["params"]["iterations_from"] == "convergence"
     assert folded[0]["params"]["iterations_from"] == "history"
-    assert folded[0]["params"]["history"] == "S at 4 ranks, 50 steps"
+    assert folded[0]["params"]["history"] == "S at 4 ranks, 50 steps, fixed time stepping"
     history = free["newton"]["iteration_history"]
     assert history.count("/") == 1 and len(history.split()) > 2 * FOLDED_COUNTS[0]
     assert folded[0]["newton"]["iteration_history"] == history
     assert folded[0]["comm_per_rank"] == free["comm_per_rank"]
     assert folded[0]["simulated_time"] == folded[1]["simulated_time"] == free["simulated_time"]
     assert folded[0]["wall"] == folded[1]["wall"] == free["wall"]
+
+
+def test_folded_deck_stepping_run_follows_the_deck_stepping_history(smpi, tmp_path):
+    """Deck S on 4 ranks, the deck's time stepping, 3 steps: the folded run follows S's
+    deck-stepping history at 4 ranks (not the fixed steps'), so its counts, step sizes and
+    messages are the free-running run's."""
+    args = ("--size", "S", "--steps", "3", "--time-stepping", "deck")
+    free = simulate(smpi, tmp_path, 4, 4, FOLD_MODEL, *args)
+    folded = simulate(smpi, tmp_path, 4, 4, FOLD_MODEL | {"ESM_FOLD": "1"}, *args)
+    assert folded["params"]["iterations_from"] == "history"
+    assert folded["params"]["history"] == "S at 4 ranks, 41 steps, deck time stepping"
+    history = free["newton"]["iteration_history"]
+    assert [len(step.split()) for step in history.split("/")] == [8, 5, 5]
+    assert folded["newton"]["iteration_history"] == history
+    # 31.536 s, then x1.4 after 8 Newton iterations, x2 after 5 (timestep.c)
+    assert folded["model"]["dt_last"] == free["model"]["dt_last"] == pytest.approx(31.536 * 2.8)
+    assert folded["comm_per_rank"] == free["comm_per_rank"]
+    assert folded["simulated_time"] == free["simulated_time"]
 
 
 def test_fold_check_compares_against_a_free_running_run(smpi, tmp_path):
@@ -586,7 +604,7 @@ def test_folded_run_takes_the_history_of_the_nearest_rank_count(smpi, tmp_path):
     """5 ranks: S's 4-rank history (nearer by ratio than 8); a grid of its own: none, the
     constant counts."""
     folded = simulate(smpi, tmp_path, 5, 5, {"ESM_FOLD": "1"}, "--size", "S", "--steps", "1")
-    assert folded["params"]["history"] == "S at 4 ranks, 50 steps"
+    assert folded["params"]["history"] == "S at 4 ranks, 50 steps, fixed time stepping"
     own_grid = simulate(smpi, tmp_path, 5, 5, {"ESM_FOLD": "1"}, *GRID_16, "--steps", "1")
     assert own_grid["params"]["iterations_from"] == "constant (no history for these settings)"
     assert "history" not in own_grid["params"]
@@ -597,7 +615,7 @@ def test_a_history_applies_to_the_solver_it_was_recorded_with_only(smpi, tmp_pat
     constant counts, not GMRES's."""
     folded = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, "--size", "S", "--steps", "1")
     assert folded["params"]["solver"] == "gmres"
-    assert folded["params"]["history"] == "S at 4 ranks, 50 steps"
+    assert folded["params"]["history"] == "S at 4 ranks, 50 steps, fixed time stepping"
     args = ("--size", "S", "--steps", "1", "--solver", "bicgstab")
     bicgstab = simulate(smpi, tmp_path, 4, 4, {"ESM_FOLD": "1"}, *args)
     assert bicgstab["params"]["iterations_from"] == "constant (no history for these settings)"

@@ -99,16 +99,19 @@ void esm_fold_skip(double seconds);
  * iteration, so as many counts as Newton iterations; POP: the barotropic solve's, one a step).
  * Recorded by scripts/fold_history.py into the workload's fold_history.c. */
 typedef struct esm_fold_history {
-    const char *deck;   /* recorded on this deck's own grid */
-    int ranks;          /* at this rank count */
+    const char *deck;    /* recorded on this deck's own grid */
+    const char *options; /* with these options beyond the deck's defaults ("" none; pflotran:
+                            "--time-stepping deck") */
+    int ranks;           /* at this rank count */
     int steps;          /* steps recorded */
     const char *counts; /* "12 10 9/8 7/..." */
 } esm_fold_history;
 
-/* Of the n histories, the one of `deck` recorded at the rank count nearest `ranks` (by
- * ratio; a tie: the lower), or NULL if `deck` has none. */
+/* Of the n histories, the one of `deck` recorded with `options` at the rank count nearest
+ * `ranks` (by ratio; a tie: the lower), or NULL if `deck` has none with those options. */
 const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
-                                                 const char *deck, int ranks);
+                                                 const char *deck, const char *options,
+                                                 int ranks);
 /* Step `step`'s counts (0-based) into counts[0..max-1]; their number. A step past the recorded
  * ones repeats the last recorded step. */
 int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int max);

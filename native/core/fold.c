@@ -165,12 +165,13 @@ void esm_fold_report(struct esm_result *r)
 }
 
 const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
-                                                 const char *deck, int ranks)
+                                                 const char *deck, const char *options,
+                                                 int ranks)
 {
     const esm_fold_history *best = NULL;
     double best_distance = 0;
     for (int k = 0; k < n; k++) {
-        if (strcmp(histories[k].deck, deck))
+        if (strcmp(histories[k].deck, deck) || strcmp(histories[k].options, options))
             continue;
         double distance = fabs(log((double)histories[k].ranks / ranks));
         if (!best || distance < best_distance - 1e-12 ||

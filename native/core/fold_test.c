@@ -29,22 +29,28 @@ static void *build_table(const void *context)
     return table;
 }
 
-/* Recorded histories (esm_fold.h): which one a rank count gets, and a step's counts, past
- * the recorded steps too, in the text form they are recorded in. */
+/* Recorded histories (esm_fold.h): which one a rank count and options get, and a step's
+ * counts, past the recorded steps too, in the text form they are recorded in. */
 static void check_histories(esm_result *r)
 {
-    static const esm_fold_history histories[] = {
-        {"T", 16, 3, "1/2 2/7"}, {"T", 4, 2, "3 4/5"}, {"U", 8, 1, "9"}};
+    static const esm_fold_history histories[] = {{"T", "", 16, 3, "1/2 2/7"},
+                                                 {"T", "", 4, 2, "3 4/5"},
+                                                 {"U", "", 8, 1, "9"},
+                                                 {"T", "--o x", 32, 1, "6"}};
+    enum { N = sizeof histories / sizeof *histories };
     char nearest[64] = "";
     const int asked[] = {1, 5, 8, 9, 100};
     for (int a = 0, used = 0; a < 5; a++) {
-        const esm_fold_history *h = esm_fold_history_nearest(histories, 3, "T", asked[a]);
+        const esm_fold_history *h = esm_fold_history_nearest(histories, N, "T", "", asked[a]);
         used += snprintf(nearest + used, sizeof nearest - used, "%s%d:%d", a ? " " : "", asked[a],
                          h->ranks);
     }
     esm_result_text(r, "history.nearest", nearest);
+    const esm_fold_history *with_options = esm_fold_history_nearest(histories, N, "T", "--o x", 4);
+    esm_result_int(r, "history.with_options_ranks", with_options ? with_options->ranks : 0);
     esm_result_bool(r, "history.none_for_other_decks",
-                    !esm_fold_history_nearest(histories, 3, "V", 8));
+                    !esm_fold_history_nearest(histories, N, "V", "", 8) &&
+                        !esm_fold_history_nearest(histories, N, "U", "--o x", 8));
     char *steps = NULL;
     for (long s = 0; s < 5; s++) {
         int counts[4];

@@ -68,13 +68,12 @@ static bool history_solver_matches(const options *o)
 /* The options a recorded history was made with at their defaults: any given, it does not
  * apply (the rank grid changes block Jacobi's blocks, so --px/--py/--pz too). */
 static const char *const history_settings[] = {
-    "case",     "library", "dt",           "rate-constant",
-    "ksp-rtol", "restart", "newton-rtol",  "newton-max",
-    "nx",       "ny",      "nz",           "px",
-    "py",       "pz",      "time-stepping"};
+    "case",     "library", "dt",          "rate-constant", "ksp-rtol", "restart", "newton-rtol",
+    "newton-max", "nx",    "ny",          "nz",            "px",       "py",      "pz"};
 
-/* A folded run's history: its deck's nearest if every setting it depends on is the default
- * and its solver the histories'. */
+/* A folded run's history: its deck's nearest recorded with its time stepping (fixed steps:
+ * options "", the deck's: "--time-stepping deck"; scripts/fold_history.py --time-stepping)
+ * if every other setting it depends on is the default and its solver the histories'. */
 static const esm_fold_history *history_for(const esm_cli *cli, const options *o)
 {
     if (!history_solver_matches(o))
@@ -83,7 +82,8 @@ static const esm_fold_history *history_for(const esm_cli *cli, const options *o)
         if (esm_cli_given(cli, history_settings[s]))
             return NULL;
     return esm_fold_history_nearest(pflotran_fold_histories, pflotran_fold_history_count,
-                                    o->deck->name, esm_ranks());
+                                    o->deck->name, o->deck_steps ? "--time-stepping deck" : "",
+                                    esm_ranks());
 }
 
 /* Under SimGrid SMPI the STREAM triad would time this machine, not the simulated node (whose

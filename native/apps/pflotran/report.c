@@ -60,9 +60,9 @@ void report(run *r, const options *o, const record *h, esm_stream stream, esm_re
     esm_result_int(result, "params.krylov_iterations", o->ksp.fixed_iterations);
     esm_result_text(result, "params.iterations_from", o->iterations_from);
     if (o->history) {
-        char from[96];
-        snprintf(from, sizeof from, "%s at %d ranks, %d steps", o->history->deck, o->history->ranks,
-                 o->history->steps);
+        char from[128]; /* the history's time stepping is the run's (history_for) */
+        snprintf(from, sizeof from, "%s at %d ranks, %d steps, %s time stepping", o->history->deck,
+                 o->history->ranks, o->history->steps, o->time_stepping);
         esm_result_text(result, "params.history", from);
     }
 

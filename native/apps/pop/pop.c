@@ -58,7 +58,7 @@ static const esm_fold_history *history_for(const esm_cli *cli, const esm_deck *d
     for (unsigned s = 0; s < sizeof history_settings / sizeof *history_settings; s++)
         if (esm_cli_given(cli, history_settings[s]))
             return NULL;
-    return esm_fold_history_nearest(pop_fold_histories, pop_fold_history_count, deck->name,
+    return esm_fold_history_nearest(pop_fold_histories, pop_fold_history_count, deck->name, "",
                                     esm_ranks());
 }
 
