@@ -110,8 +110,7 @@ typedef struct esm_fold_history {
 /* Of the n histories, the one of `deck` recorded with `options` at the rank count nearest
  * `ranks` (by ratio; a tie: the lower), or NULL if `deck` has none with those options. */
 const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
-                                                 const char *deck, const char *options,
-                                                 int ranks);
+                                                 const char *deck, const char *options, int ranks);
 /* Step `step`'s counts (0-based) into counts[0..max-1]; their number. A step past the recorded
  * ones repeats the last recorded step. */
 int esm_fold_history_step(const esm_fold_history *h, long step, int *counts, int max);

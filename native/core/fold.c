@@ -165,8 +165,7 @@ void esm_fold_report(struct esm_result *r)
 }
 
 const esm_fold_history *esm_fold_history_nearest(const esm_fold_history *histories, int n,
-                                                 const char *deck, const char *options,
-                                                 int ranks)
+                                                 const char *deck, const char *options, int ranks)
 {
     const esm_fold_history *best = NULL;
     double best_distance = 0;

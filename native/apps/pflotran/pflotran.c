@@ -68,8 +68,10 @@ static bool history_solver_matches(const options *o)
 /* The options a recorded history was made with at their defaults: any given, it does not
  * apply (the rank grid changes block Jacobi's blocks, so --px/--py/--pz too). */
 static const char *const history_settings[] = {
-    "case",     "library", "dt",          "rate-constant", "ksp-rtol", "restart", "newton-rtol",
-    "newton-max", "nx",    "ny",          "nz",            "px",       "py",      "pz"};
+    "case",     "library", "dt",          "rate-constant",
+    "ksp-rtol", "restart", "newton-rtol", "newton-max",
+    "nx",       "ny",      "nz",          "px",
+    "py",       "pz"};
 
 /* A folded run's history: its deck's nearest recorded with its time stepping (fixed steps:
  * options "", the deck's: "--time-stepping deck"; scripts/fold_history.py --time-stepping)
