@@ -20,6 +20,8 @@ Not modelled: messages between ranks of a node pay the interconnect's overhead t
 overhead is a sleep, not computation: OS noise does not stretch it.
 """
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from esmperf.mpi.knobs import Unsupported
@@ -50,6 +52,59 @@ def interpolated(points: tuple[tuple[int, float], ...]) -> str:
         per_byte = (next_o - o) / (next_size - size)
         pieces.append(f"{size}:{o - per_byte * size:.6e}:{per_byte:.6e}")
     return ";".join(pieces)
+
+
+Piece = tuple[float, float, float]  # boundary (bytes), offset (s), per byte (s)
+
+
+def pieces(option: str) -> list[Piece]:
+    split = (tuple(float(v) for v in piece.split(":")) for piece in option.split(";"))
+    return sorted((boundary, offset, per_byte) for boundary, offset, per_byte in split)
+
+
+def line(option: list[Piece], size: float) -> tuple[float, float]:
+    """The (offset, per_byte) SimGrid 3.32 charges a message of `size` bytes: the piece whose
+    boundary is the largest below `size`; the first at or below its boundary."""
+    offset, per_byte = option[0][1:]
+    for boundary, piece_offset, piece_per_byte in option:
+        if size <= boundary:
+            break
+        offset, per_byte = piece_offset, piece_per_byte
+    return offset, per_byte
+
+
+def charged(option: str, size: int) -> float:
+    """Seconds SimGrid 3.32 charges a message of `size` bytes under a piecewise option."""
+    offset, per_byte = line(pieces(option), size)
+    return offset + per_byte * size
+
+
+def envelope(a: str, b: str, pick: Callable[[float, float], float]) -> str:
+    """The piecewise option that charges each message size pick(a's, b's) charge (min: the
+    band's low end, max: its high end), exactly at every whole size: between the two options'
+    boundaries both are linear, split once more where they cross."""
+    first, second = pieces(a), pieces(b)
+    # from -1: the first piece also charges the sizes at or below its boundary (0 bytes)
+    edges = sorted({-1.0, *(p[0] for p in first), *(p[0] for p in second)})
+    out: list[tuple[int, float, float]] = []
+    for start, end in zip(edges, [*edges[1:], float("inf")], strict=True):
+        (off_a, slope_a), (off_b, slope_b) = line(first, start + 1), line(second, start + 1)
+        cuts = [start]
+        if slope_a != slope_b:
+            crossing = math.floor((off_b - off_a) / (slope_a - slope_b))
+            if start < crossing < end:
+                cuts.append(crossing)
+        for cut in cuts:
+            at = cut + 1
+            charges = {
+                off_a + slope_a * at: (off_a, slope_a),
+                off_b + slope_b * at: (off_b, slope_b),
+            }
+            chosen = charges[pick(*charges)] if len(charges) == 2 else next(iter(charges.values()))
+            if not out or out[-1][1:] != chosen:
+                out.append((max(int(cut), 0), *chosen))
+    assert all(x[0] < y[0] for x, y in zip(out, out[1:], strict=False)), out
+    return ";".join(f"{boundary}:{offset:.9g}:{per_byte:.9g}" for boundary, offset, per_byte in out)
 
 
 # Netgauge's `loggp` pattern over MPI on ANL's Tukey (MVAPICH over InfiniBand; the file names
@@ -123,28 +178,30 @@ TAURUS = HostOverhead(
     "0.11 ns/B, o_r 3.52 us + 0.30 ns/B below 1420 B (Ezibenroc/platform-calibration, "
     "data/final_platforms/taurus.xml)",
 )
-# The band's ends per platform family: InfiniBand from two MPI stacks on two clusters (Stampede
-# the lower: its o_s + o_r 1.70 us for 8 B against Tukey's 2.22 us); Ethernet from one
-# published calibration, so both ends are the same figure (the GigE presets take the 10 GbE
-# cluster's: the per-message cost is the kernel's TCP path, not the wire's).
+# The band's ends per platform family. InfiniBand: two published MPI stacks on two clusters,
+# neither below the other at every size (Stampede's o_s is a third of Tukey's, its o_r higher
+# below 1,817 B), so each option's low end is the smaller of the two at every message size and
+# its high end the larger (`envelope`): low <= high for every message and every algorithm.
+# Ethernet: one published calibration, so both ends are the same figure (the GigE presets take
+# the 10 GbE cluster's: the per-message cost is the kernel's TCP path, not the wire's).
+IB_LOW = HostOverhead(
+    envelope(STAMPEDE.send, TUKEY.send, min),
+    envelope(STAMPEDE.isend, TUKEY.isend, min),
+    envelope(STAMPEDE.recv, TUKEY.recv, min),
+    "the smaller of Stampede's and Tukey's at every size: " + STAMPEDE.source + "; " + TUKEY.source,
+)
+IB_HIGH = HostOverhead(
+    envelope(STAMPEDE.send, TUKEY.send, max),
+    envelope(STAMPEDE.isend, TUKEY.isend, max),
+    envelope(STAMPEDE.recv, TUKEY.recv, max),
+    "the larger of Stampede's and Tukey's at every size: " + STAMPEDE.source + "; " + TUKEY.source,
+)
 HOST_OVERHEADS: dict[str, dict[str, HostOverhead]] = {
-    "ib-qdr": {"low": STAMPEDE, "high": TUKEY},
-    "ib-fdr": {"low": STAMPEDE, "high": TUKEY},
+    "ib-qdr": {"low": IB_LOW, "high": IB_HIGH},
+    "ib-fdr": {"low": IB_LOW, "high": IB_HIGH},
     "gige": {"low": TAURUS, "high": TAURUS},
     "10gige": {"low": TAURUS, "high": TAURUS},
 }
-
-
-def charged(option: str, size: int) -> float:
-    """Seconds SimGrid 3.32 charges a message of `size` bytes under a piecewise option (the
-    piece whose boundary is the largest below `size`; the first at or below its boundary)."""
-    pieces = sorted(tuple(float(v) for v in piece.split(":")) for piece in option.split(";"))
-    offset, per_byte = pieces[0][1:]
-    for boundary, piece_offset, piece_per_byte in pieces:
-        if size <= boundary:
-            break
-        offset, per_byte = piece_offset, piece_per_byte
-    return offset + per_byte * size
 
 
 def host_overhead_options(name: str, platform: str, eager_limit: str) -> tuple[str, ...]:
