@@ -7,7 +7,7 @@ MPI_Barrier's shares of MPI time (the profiler, summed over ranks) and the simul
 seconds; then the ratio of each fca run's figure of merit over its offload = none twin.
 
     .venv/bin/python benchmarks/host_overhead_fca.py [--case pflotran|cesm] [--nodes 8]
-        [--ranks-per-node 48] [--overheads none,low,high] [--collectives simgrid,ompi]
+        [--ranks-per-node 48] [--size S] [--overheads none,low,high] [--collectives simgrid,ompi]
         [--program-args "--newton-iterations 2 --krylov-iterations 15"]
 """
 
@@ -28,15 +28,15 @@ from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.profile.read import read_profile  # noqa: E402
 from esmperf.study.execute import execute  # noqa: E402
 
-CASES = {
-    "pflotran": (("pflotran", "--size", "100_100_100", "--stream-mb", "0"), "dell-r815"),
-    "cesm": (("cesm", "--size", "1deg"), "dell-m610"),
+CASES = {  # the program, its seed-scale size, the seed's node
+    "pflotran": (("pflotran", "--stream-mb", "0"), "100_100_100", "dell-r815"),
+    "cesm": (("cesm",), "1deg", "dell-m610"),
 }
 
 
 def one_run(case: str, ranks: int, per_node: int, knobs: dict[str, str], extra: list[str]) -> dict:
     stack = discover_stacks().by_id("smpi")
-    (name, *args), machine = CASES[case]
+    (name, *args), _, machine = CASES[case]
     chosen = {"platform": "ib-qdr", "machine": machine, "computation": "model", "fold": "on"}
     chosen |= {"eager_limit": "mpi", **knobs}
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,13 +78,15 @@ def main() -> None:
     parser.add_argument("--case", default="pflotran", choices=sorted(CASES))
     parser.add_argument("--nodes", type=int, default=8)
     parser.add_argument("--ranks-per-node", type=int, default=48)
+    parser.add_argument("--size", help="the workload's size (default: the seed's)")
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--overheads", default="none,low,high")
     parser.add_argument("--collectives", default="simgrid,ompi")
     parser.add_argument("--offloads", default="none,fca")
     parser.add_argument("--program-args", default="", help="more arguments for the workload")
     options = parser.parse_args()
-    extra = ["--steps", str(options.steps), *shlex.split(options.program_args)]
+    size = options.size or CASES[options.case][1]
+    extra = ["--size", size, "--steps", str(options.steps), *shlex.split(options.program_args)]
     ranks = options.nodes * options.ranks_per_node
     runs = []
     for selector in options.collectives.split(","):
