@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from esmperf.cli import main
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi import host_overhead
 from esmperf.mpi.build import build_dir
@@ -175,3 +176,18 @@ def test_a_barrier_pays_per_round_and_an_offloaded_one_nothing(smpi: Stack, tmp_
     offloaded = barrier(offload="fca")
     assert barrier(offload="fca", host_overhead="high") == offloaded
     assert offloaded[1] == pytest.approx(7.36e-6 + WTIME_S, rel=1e-8)
+
+
+def test_simulate_takes_host_overhead_and_collectives_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if discover_stacks().by_id("smpi") is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
+    command = ["simulate", "pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--dry-run"]
+    command += ["--eager-limit", "mpi", "--host-overhead", "high", "--collectives", "ompi"]
+    assert main([*command, "--out", str(tmp_path / "t.duckdb")]) == 0
+    printed = capsys.readouterr().out
+    assert f"--cfg=smpi/os:{TAURUS.send}" in printed.replace("\n", "")
+    assert "--cfg=smpi/coll-selector:ompi" in printed
+    assert "skip: unsupported knob on smpi: eager_limit = mpi on ib-hdr" in printed
