@@ -7,7 +7,7 @@ MPI_Barrier's shares of MPI time (the profiler, summed over ranks) and the simul
 seconds; then the ratio of each fca run's figure of merit over its offload = none twin.
 
     .venv/bin/python benchmarks/host_overhead_fca.py [--case pflotran|cesm] [--nodes 8]
-        [--ranks-per-node 48] [--size S] [--overheads none,low,high] [--collectives simgrid,ompi]
+        [--ranks-per-node 48] [--size S] [--platform ib-qdr] [--offloads none,fca] [--overheads none,low,high] [--collectives simgrid,ompi]
         [--program-args "--newton-iterations 2 --krylov-iterations 15"]
 """
 
@@ -34,10 +34,12 @@ CASES = {  # the program, its seed-scale size, the seed's node
 }
 
 
-def one_run(case: str, ranks: int, per_node: int, knobs: dict[str, str], extra: list[str]) -> dict:
+def one_run(
+    case: str, ranks: int, per_node: int, knobs: dict[str, str], extra: list[str], platform: str
+) -> dict:
     stack = discover_stacks().by_id("smpi")
     (name, *args), _, machine = CASES[case]
-    chosen = {"platform": "ib-qdr", "machine": machine, "computation": "model", "fold": "on"}
+    chosen = {"platform": platform, "machine": machine, "computation": "model", "fold": "on"}
     chosen |= {"eager_limit": "mpi", **knobs}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -82,7 +84,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--overheads", default="none,low,high")
     parser.add_argument("--collectives", default="simgrid,ompi")
-    parser.add_argument("--offloads", default="none,fca")
+    parser.add_argument("--offloads", default="none,fca", help="none alone off InfiniBand")
+    parser.add_argument("--platform", default="ib-qdr")
     parser.add_argument("--program-args", default="", help="more arguments for the workload")
     options = parser.parse_args()
     size = options.size or CASES[options.case][1]
@@ -93,7 +96,9 @@ def main() -> None:
         for overhead in options.overheads.split(","):
             for offload in options.offloads.split(","):
                 knobs = {"collectives": selector, "host_overhead": overhead, "offload": offload}
-                run = one_run(options.case, ranks, options.ranks_per_node, knobs, extra)
+                run = one_run(
+                    options.case, ranks, options.ranks_per_node, knobs, extra, options.platform
+                )
                 print(json.dumps(run), flush=True)
                 runs.append(run)
     for run in runs:
