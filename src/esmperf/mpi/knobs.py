@@ -48,6 +48,13 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - eager_limit    simgrid | mpi   sends below it eager, from it rendezvous: SMPI's choice
                  (65536 bytes below FOLD_AUTO_RANKS ranks, none from it) or the seeds' MPI's
                  limit for the platform at every scale (mpi/eager.py)
+- host_overhead  none | low | high   the CPU time each message costs its sender and receiver
+                 (LogGP's o), the ends of the published band for the platform's family
+                 (mpi/host_overhead.py; needs eager_limit = mpi; gige, 10gige, ib-qdr, ib-fdr)
+- collectives    simgrid | ompi | mpich   which rules choose SMPI's collective algorithms:
+                 SimGrid's defaults, or Open MPI's or MPICH's decision rules as SimGrid
+                 transcribes them (smpi/coll-selector); an <op>_algorithm knob overrides them
+                 for its collective
 - fold           auto | on | off  folded simulation (esm_fold.h): fields and replicated data
                  shared between simulated ranks, kernels sampled then charged; auto folds from
                  FOLD_AUTO_RANKS ranks up, for the workloads that fold
@@ -269,6 +276,26 @@ KNOBS: dict[str, Knob] = {
             "one rank sends no message",
         ),
         Knob(
+            "host_overhead",
+            ("none", "low", "high"),
+            "none",
+            "MPI stack's CPU cost per message (LogGP o)",
+            "the CPU time each eager message costs its sender (MPI_Send, MPI_Isend) and its "
+            "receiver: none, or the low or high end of the published figures for the "
+            "platform's family (mpi/host_overhead.py; needs eager_limit = mpi; smpi stack only)",
+            "one rank sends no message",
+        ),
+        Knob(
+            "collectives",
+            ("simgrid", "ompi", "mpich"),
+            "simgrid",
+            "the MPI library's collective algorithms",
+            "which rules choose the collective algorithms: SimGrid SMPI's defaults, or Open "
+            "MPI's or MPICH's decision rules as SimGrid transcribes them (smpi/coll-selector); "
+            "an <op>_algorithm knob overrides them for its collective (smpi stack only)",
+            "a collective on one rank sends no message",
+        ),
+        Knob(
             "fold",
             ("auto", "on", "off"),
             "auto",
@@ -319,6 +346,8 @@ SIMULATION_KNOBS = (
     "machine",
     "frequency",
     "eager_limit",
+    "host_overhead",
+    "collectives",
     "fold",
     "noise",
     "noise_seed",

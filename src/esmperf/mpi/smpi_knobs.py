@@ -6,7 +6,15 @@ not simulated (SMPI_NOT_SIMULATED says why)."""
 from dataclasses import replace
 from pathlib import Path
 
-from esmperf.mpi import eager, machines, ns3_network, offload, platforms, tcp_model
+from esmperf.mpi import (
+    eager,
+    host_overhead,
+    machines,
+    ns3_network,
+    offload,
+    platforms,
+    tcp_model,
+)
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
@@ -54,8 +62,9 @@ SMPI_MMAP = "--cfg=smpi/privatization:mmap"
 # broadcast) although the seeds' MPIs use recursive doubling for short vectors: with `rdb`
 # PFLOTRAN 100^3 on 384 ranks was stopped after 12.5 min of CPU (143 s before), so recursive
 # doubling is the allreduce_algorithm knob's choice, not the default. From FOLD_AUTO_RANKS
-# ranks, unless the knob of the collective chooses another (docs/simulate.md, "What a
-# simulation costs").
+# ranks, unless the knob of the collective chooses another, and under collectives = simgrid only
+# (Open MPI's and MPICH's rules choose Bruck, recursive doubling or a ring themselves)
+# (docs/simulate.md, "What a simulation costs").
 SMPI_COLLECTIVES_AT_SCALE = {"allgather": "bruck", "allgatherv": "mpich_ring"}
 # The smpi model's factors were calibrated against a TCP cluster's line rate: its bandwidth
 # factor for messages of 65472 bytes or more is 0.940694 (SimGrid 3.32's default smpi/bw-factor,
@@ -101,7 +110,9 @@ def smpi_setting(
                 f"(it has: {', '.join(SMPI_ALGORITHMS[op])})"
             )
         collectives.append(f"--cfg=smpi/{op}:{algorithm}")
-    if ranks >= FOLD_AUTO_RANKS:
+    if chosen["collectives"] != "simgrid":
+        collectives.append(f"--cfg=smpi/coll-selector:{chosen['collectives']}")
+    elif ranks >= FOLD_AUTO_RANKS:
         collectives.extend(
             f"--cfg=smpi/{op}:{algorithm}"
             for op, algorithm in SMPI_COLLECTIVES_AT_SCALE.items()
@@ -157,6 +168,11 @@ def smpi_setting(
     eager_mpi = chosen["eager_limit"] == "mpi"
     if eager_mpi:
         args.extend(eager.eager_options(eager.eager_limit(chosen["platform"]).limit))
+    args.extend(
+        host_overhead.host_overhead_options(
+            chosen["host_overhead"], chosen["platform"], chosen["eager_limit"]
+        )
+    )
     if ranks >= FOLD_AUTO_RANKS:
         # under ns-3 the coarser solver precision loses flows that end together: SimGrid
         # reports a deadlock (pflotran S, 32 ranks on 4 gige nodes: tests/test_ns3.py)

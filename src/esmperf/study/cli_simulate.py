@@ -165,6 +165,18 @@ KNOB_FLAGS = (
         "the platform's transport at every scale)",
     ),
     (
+        "host_overhead",
+        "none,low,high",
+        "the CPU time each eager message costs its sender and receiver (LogGP o): the ends of "
+        "the published band (gige, 10gige, ib-qdr, ib-fdr; needs --eager-limit mpi; default none)",
+    ),
+    (
+        "collectives",
+        "simgrid,ompi,mpich",
+        "which rules choose SMPI's collective algorithms: SimGrid's defaults (default), or Open "
+        "MPI's or MPICH's decision rules as SimGrid transcribes them",
+    ),
+    (
         "bandwidth_end",
         "low,high",
         "the end of an interconnect's bandwidth range (an adapter's PCIe payload size, 128 or "
