@@ -663,6 +663,43 @@ compare = { offload = "fca" }
     assert summary_counts(found)[NOT_REPRODUCED] == 1
 
 
+def test_the_hosts_cost_per_message_is_a_band_paired_end_with_end(tmp_path: Path) -> None:
+    """ "IB 2x GigE at 2 nodes" with the host's cost per message at both ends of its published
+    figures: each IB end is paired with the GigE runs at the same end (at both switch-buffer
+    ends), never across ends; the four pairs are one band, with the runs without the cost (the
+    plain IB run and its GigE counterparts) a band of their own."""
+    tcp = {"platform": "gige", "network_model": "cm02-tcp"}
+    eager = {"eager_limit": "mpi", "collectives": "ompi"}
+    runs = [Run(8, 20.0, knobs=IB), Run(8, 10.0, knobs={**tcp, "switch_buffer": "low"})]
+    for end, ib, gige in (("low", 18.0, 9.0), ("high", 16.0, 4.0)):
+        runs.append(Run(8, ib, knobs={**IB, **eager, "host_overhead": end}))
+        for buffer in ("low", "high"):
+            gige_knobs = {**tcp, **eager, "switch_buffer": buffer, "host_overhead": end}
+            runs.append(Run(8, gige, knobs=gige_knobs))
+    found = evaluate_one(
+        tmp_path,
+        """
+[[claim]]
+id = "ib-over-gige"
+kind = "ratio"
+text = "IB 2x GigE at 2 nodes"
+source = "slide 9"
+value = 2.0
+at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
+baseline = { platform = "gige" }
+compare = { platform = "ib-qdr" }
+""",
+        runs,
+    )
+    with_cost = [e for e in found if "host_overhead" in e.band[1]]
+    assert sorted(e.ours for e in with_cost) == [2.0, 2.0, 4.0, 4.0]  # 18/9 twice, 16/4 twice
+    assert {e.band[1] for e in with_cost} == {
+        f"host_overhead={h}, switch_buffer={b}" for b in ("low", "high") for h in ("low", "high")
+    }
+    assert len({e.band[0] for e in with_cost}) == 1
+    assert [e.ours for e in found if "host_overhead" not in e.band[1]] == [2.0]
+
+
 @pytest.mark.parametrize(
     ("low", "high", "verdict"),
     [

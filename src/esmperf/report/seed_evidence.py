@@ -139,8 +139,9 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
 # The knobs whose values are the ends of a model parameter's sourced range (a band): a claim
 # is held against each end, and its verdict is the band's (seed_verdicts.band_verdict). The
 # switch buffer's ends are `low` and `high`; OS noise's are a source's two signatures (the seed
-# studies run linux-2007-low and linux-2007-high: Tsafrir's 0.5-1.5 % of a core, mpi/noise.py).
-BAND_KNOBS = frozenset({"switch_buffer", "noise"})
+# studies run linux-2007-low and linux-2007-high: Tsafrir's 0.5-1.5 % of a core, mpi/noise.py);
+# the host's cost per message `low` and `high`, the published figures' ends (mpi/host_overhead.py).
+BAND_KNOBS = frozenset({"switch_buffer", "noise", "host_overhead"})
 
 
 def band_of(*runs: RunResult, drop_point: bool = False) -> tuple[str, str]:
