@@ -28,7 +28,12 @@
  *   one fitted constant (RECOVERY_WINDOW) come from ns-3 runs of native/bench/incast.c
  *   (benchmarks/incast_sweep.py, docs/simulate.md), never from a seed's claim.
  */
+// SimGrid 3.32 sets the factor callbacks on the network model's interface; 3.33 and later
+// (4.1: `make setup-simgrid`) on the netzone, which passes them to the same model.
+#if __has_include(<simgrid/kernel/resource/NetworkModelIntf.hpp>)
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#define ESM_FACTORS_ON_MODEL 1
+#endif
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -127,11 +132,19 @@ double incast_latency_factor(double size, const simgrid::s4u::Host *source,
 
 void install()
 {
+#ifdef ESM_FACTORS_ON_MODEL
     auto *model = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
     if (kernel_rate > 0)
         model->set_bw_factor_cb(kernel_bandwidth_factor);
     if (incast.buffer_packets > 0)
         model->set_lat_factor_cb(incast_latency_factor);
+#else
+    const auto *zone = simgrid::s4u::Engine::get_instance()->get_netzone_root();
+    if (kernel_rate > 0)
+        zone->set_bandwidth_factor_cb(kernel_bandwidth_factor);
+    if (incast.buffer_packets > 0)
+        zone->set_latency_factor_cb(incast_latency_factor);
+#endif
 }
 
 __attribute__((constructor)) void read_model()
