@@ -8,6 +8,10 @@ simulated time and message count side by side; optionally the base run under `pe
         [--steps 2] [--platform ib-qdr] [--variants base,privatization-dlopen,...] [--repeats 1]
         [--perf record|stat|none] [--json FILE]
 
+The smpi stack's SimGrid: Debian's 3.32, or the one $ESMPERF_SIMGRID names (SimGrid 4.1 from
+`make setup-simgrid`, built with `ESMPERF_SIMGRID=$PWD/.venv/simgrid-4.1 esmperf build --stack
+smpi`); the table's heading says which.
+
 Cases (computation = model, folded, so every simulated time is deterministic):
   homme     homme ne120, --stream 0, JUROPA nodes (8 ranks a node), IB QDR; default 1,024 ranks
   pflotran  pflotran 100_100_100, --stream-mb 0, Dell R815 nodes (48 a node), IB QDR; 384 ranks
@@ -188,6 +192,7 @@ def one_run(
             "fom": (result.get("fom") or {}).get("value"),
             "messages": simulated_messages(done.stderr),
             "load": os.getloadavg()[0],
+            "simgrid": stack.version,
         }
         if perf == "record":
             run["perf"] = perf_groups(perf_out)
@@ -295,7 +300,7 @@ def main() -> None:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
     print(
         f"{args.case}, {ranks} ranks, {args.steps} steps, folded, computation model, "
-        f"{args.platform}"
+        f"{args.platform}, {stack.version}"
     )
     print("| variant | CPU s | simulated s | vs base | program's wall s | messages |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -4,7 +4,9 @@
 # stack keeps Debian's SimGrid unless ESMPERF_SIMGRID names this prefix (docs/simulate.md,
 # "SimGrid 4.1"). Only what smpicc, smpicxx, smpiff and smpirun need is built: the library with
 # SMPI and, when libns3-dev is installed (root with apt-get installs it here), the ns-3 model;
-# no Python or Java bindings, documentation, model checker, sthread, tests or examples.
+# no Python or Java bindings, documentation, model checker, sthread, tests or examples. Measured
+# here (2026-11-27, nice 19, -j2, load 3.5-5.6): 13.5 min (571 s user + 84 s system CPU, 0.9 GB
+# peak), 111 MB installed; the 807 MB build tree is removed after the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,5 +54,5 @@ nice -n 19 cmake --build "$WORK/obj" -j "$JOBS"
 cmake --install "$WORK/obj"
 touch "$PREFIX/.installed"
 echo "setup-simgrid: SimGrid $VERSION in $PREFIX: built in $(($(date +%s) - start)) s," \
-    "$(du -sh "$PREFIX" | cut -f1) installed, $(du -sh "$WORK" | cut -f1) of build tree" \
-    "(rm -rf $WORK frees it)"
+    "$(du -sh "$PREFIX" | cut -f1) installed; the build tree ($(du -sh "$WORK" | cut -f1)) removed"
+rm -rf "$WORK/src" "$WORK/obj"  # the source package stays, for a rebuild
