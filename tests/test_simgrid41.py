@@ -1,9 +1,10 @@
 """SimGrid 4.1 beside Debian's 3.32 (docs/simulate.md, "SimGrid 4.1"; issue 27): $ESMPERF_SIMGRID
 points the smpi stack at `make setup-simgrid`'s prefix, its version string says which SimGrid,
-its native build has its own directory; the late receiver of tests/test_eager.py gets the same
-simulated times to the bit under both (eager and rendezvous, below and from FOLD_AUTO_RANKS
-ranks), and the message counter counts the same messages. The runs under 4.1 are skipped unless
-it is installed (`make setup-simgrid`); CI does not build it."""
+its native build has its own directory and its runs their own keys in a store; the late
+receiver of tests/test_eager.py gets the same simulated times to the bit under both (eager and
+rendezvous, below and from FOLD_AUTO_RANKS ranks), and the message counter counts the same
+messages. The runs under 4.1 are skipped unless it is installed (`make setup-simgrid`); CI does
+not build it."""
 
 import json
 import subprocess
@@ -18,6 +19,7 @@ from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.paths import SIMGRID_VARIABLE, build_root, repo_root, stack_build_dir
+from esmperf.study.configuration import Configuration
 
 PREFIX = repo_root() / ".venv" / "simgrid-4.1"  # where `make setup-simgrid` installs it
 DELAY_US = 1000  # the receiver posts its receive this late (tests/late_receiver.c)
@@ -28,9 +30,15 @@ def test_the_variable_chooses_the_smpi_stacks_simgrid_and_build_directory(
 ) -> None:
     monkeypatch.delenv(SIMGRID_VARIABLE, raising=False)
     assert stack_build_dir("smpi") == build_root() / "smpi"
+    simulated, real = (Configuration("homme", "workload", 64, stack) for stack in ("smpi", "mpich"))
+    keys = simulated.key, real.key  # a store's run keys under PATH's SimGrid: as before
+    assert "simgrid" not in simulated.identity()
     monkeypatch.setenv(SIMGRID_VARIABLE, str(tmp_path / "simgrid-4.1"))
     assert stack_build_dir("smpi") == build_root() / "smpi-simgrid-4.1"
     assert stack_build_dir("openmpi") == build_root() / "openmpi"  # real stacks keep theirs
+    # a store resumed under 4.1 does not take 3.32's runs for its own
+    assert simulated.identity()["simgrid"] == "simgrid-4.1"
+    assert simulated.key != keys[0] and real.key == keys[1]
     discovery = discover_stacks()
     assert discovery.by_id("smpi") is None  # not PATH's SimGrid instead
     assert (
