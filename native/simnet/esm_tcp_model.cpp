@@ -28,14 +28,14 @@
  *   one fitted constant (RECOVERY_WINDOW) come from ns-3 runs of native/bench/incast.c
  *   (benchmarks/incast_sweep.py, docs/simulate.md), never from a seed's claim.
  */
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h> // after s4u.hpp: 3.32's needs xbt/base.h first
 // SimGrid 3.32 sets the factor callbacks on the network model's interface; from 3.34 (4.1:
 // `make setup-simgrid`) on the netzone, which passes them to the same model.
-#include <simgrid/version.h>
 #if SIMGRID_VERSION < 33400
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #define ESM_FACTORS_ON_MODEL 1
 #endif
-#include <simgrid/s4u.hpp>
 
 #include <algorithm>
 #include <cmath>
