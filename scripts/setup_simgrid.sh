@@ -14,6 +14,7 @@ VERSION=4.1
 PREFIX=.venv/simgrid-$VERSION
 WORK=build/simgrid-$VERSION
 JOBS=${JOBS:-2}
+ROOT=$PWD
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
@@ -44,12 +45,13 @@ rm -rf "$WORK/src" "$WORK/obj" && mkdir -p "$WORK/src" "$WORK/obj"
 tar -xzf "$WORK/simgrid-$VERSION.tar.gz" -C "$WORK/src" --strip-components=1
 
 # Fortran stays on (smpiff). Eigen3 (the BMF model) is not looked for: esmperf uses CM02/ns-3.
-cmake -S "$WORK/src" -B "$WORK/obj" -DCMAKE_INSTALL_PREFIX="$PWD/$PREFIX" \
+# from the build directory: SimGrid's configure leaves a test program in the working directory
+(cd "$WORK/obj" && cmake -S ../src -B . -DCMAKE_INSTALL_PREFIX="$ROOT/$PREFIX" \
     -Denable_smpi=ON -Denable_fortran=ON -Denable_ns3=$NS3 \
     -Denable_python=OFF -Denable_java=OFF -Denable_documentation=OFF \
     -Denable_model-checking=OFF -Denable_sthread=OFF -Denable_smpi_papi=OFF \
     -Denable_testsuite_smpi_MPICH3=OFF -Denable_testsuite_smpi_MBI=OFF \
-    -Denable_testsuite_McMini=OFF -Denable_compile_warnings=OFF -DEIGEN3_HINT=OFF
+    -Denable_testsuite_McMini=OFF -Denable_compile_warnings=OFF -DEIGEN3_HINT=OFF)
 nice -n 19 cmake --build "$WORK/obj" -j "$JOBS"
 cmake --install "$WORK/obj"
 touch "$PREFIX/.installed"
