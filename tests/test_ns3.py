@@ -13,7 +13,7 @@ import pytest
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
-from esmperf.mpi.knobs import Unsupported
+from esmperf.mpi.knobs import Unsupported, implementation_of
 from esmperf.mpi.ns3_network import INITIAL_WINDOW_2010, SWITCH_BUFFERS
 from esmperf.mpi.stacks import Stack, discover_stacks
 from ocean_smpi import smpi_built
@@ -176,13 +176,19 @@ def test_large_message_abort_is_worked_around_by_the_send_buffer(
     without = simulate(
         smpi, tmp_path, program, 2, network_model="ns3", drop="ns3::TcpSocket::SndBufSize"
     )
-    assert without.returncode != 0
-    assert "total_bytes (=1048592) is not sent_bytes" in without.stderr
     record = output(simulate(smpi, tmp_path, program, 2, network_model="ns3"))
     # 1 MiB + SMPI's 16 bytes over GigE: 8.39 ms at line rate; TCP/IP headers, slow start
     # from 3 segments, the connection's handshakes and the hops through the node routers make
     # it 9.07 ms
     assert record["one_way_s"] == [pytest.approx(9.0734905e-03, rel=1e-9)]
+    if implementation_of(smpi).version >= (3, 34):
+        # SimGrid 3.34 closes only the sender's socket when it has buffered the message (not
+        # the receiver's too, with data in flight: commit a3d5d7c92a): no abort, the same time
+        # (SimGrid 4.1 from `make setup-simgrid`; docs/simulate.md, "SimGrid 4.1")
+        assert output(without) == record
+        return
+    assert without.returncode != 0
+    assert "total_bytes (=1048592) is not sent_bytes" in without.stderr
 
 
 def test_each_message_opens_a_connection_measured(smpi: Stack, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.mpi.tcp_model import plugin_library
 from esmperf.store.database import Store
 from esmperf.study.file import study_from_dict
 from esmperf.study.orchestrate import run_study
@@ -66,7 +67,7 @@ def one_way(net: str, size: int, rate: float | None = None) -> float:
 def test_tcp_kernel_sets_the_plugins_rate_from_the_machines_clock(smpi: Stack) -> None:
     setting = knob_setting(smpi, {"tcp_kernel": "1hz-per-bit", "machine": "dell-r815"}, 2, 2)
     assert setting.env["ESM_TCP_KERNEL_RATE"] == "275000000"
-    assert setting.env["LD_PRELOAD"].endswith("smpi/simnet/libesmtcp.so")
+    assert setting.env["LD_PRELOAD"] == str(plugin_library())  # build/smpi/simnet/libesmtcp.so
     m610 = knob_setting(smpi, {"tcp_kernel": "1hz-per-bit", "machine": "dell-m610"}, 2, 2)
     assert m610.env["ESM_TCP_KERNEL_RATE"] == "366250000"  # 2.93 GHz / 8
     assert "LD_PRELOAD" not in knob_setting(smpi, {}, 2, 2).env

@@ -28,8 +28,14 @@
  *   one fitted constant (RECOVERY_WINDOW) come from ns-3 runs of native/bench/incast.c
  *   (benchmarks/incast_sweep.py, docs/simulate.md), never from a seed's claim.
  */
-#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/version.h> // after s4u.hpp: 3.32's needs xbt/base.h first
+// SimGrid 3.32 sets the factor callbacks on the network model's interface; from 3.34 (4.1:
+// `make setup-simgrid`) on the netzone, which passes them to the same model.
+#if SIMGRID_VERSION < 33400
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#define ESM_FACTORS_ON_MODEL 1
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -127,11 +133,19 @@ double incast_latency_factor(double size, const simgrid::s4u::Host *source,
 
 void install()
 {
+#ifdef ESM_FACTORS_ON_MODEL
     auto *model = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
     if (kernel_rate > 0)
         model->set_bw_factor_cb(kernel_bandwidth_factor);
     if (incast.buffer_packets > 0)
         model->set_lat_factor_cb(incast_latency_factor);
+#else
+    const auto *zone = simgrid::s4u::Engine::get_instance()->get_netzone_root();
+    if (kernel_rate > 0)
+        zone->set_bandwidth_factor_cb(kernel_bandwidth_factor);
+    if (incast.buffer_packets > 0)
+        zone->set_latency_factor_cb(incast_latency_factor);
+#endif
 }
 
 __attribute__((constructor)) void read_model()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.errors import EsmperfError
-from esmperf.paths import build_root, repo_root
+from esmperf.paths import repo_root, stack_build_dir
 
 MANIFEST = "workload.toml"
 MANIFEST_KEYS = {
@@ -45,7 +45,7 @@ class Workload:
     folds: bool = False  # supports folded simulation (esm_fold.h): `folds = true` in the manifest
 
     def executable_path(self, stack_id: str) -> Path:
-        return build_root() / stack_id / "apps" / self.name / self.executable
+        return stack_build_dir(stack_id) / "apps" / self.name / self.executable
 
     def is_built(self, stack_id: str) -> bool:
         return self.executable_path(stack_id).is_file()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import Stack
-from esmperf.paths import build_root, repo_root
+from esmperf.paths import build_root, repo_root, stack_build_dir
 
 TEST_PROGRAMS = ("prof_test_c", "prof_test_f", "prof_test_f08")
 CONFIGURED = "esmperf-configure.txt"  # in the build directory: the last successful configure
@@ -58,7 +58,7 @@ class BuildResult:
 
 
 def build_dir(stack: Stack) -> Path:
-    return build_root() / stack.id
+    return stack_build_dir(stack.id)
 
 
 def profiler_path(stack: Stack) -> Path:
@@ -120,7 +120,7 @@ def build_stack(stack: Stack) -> BuildResult:
         f"-DCMAKE_Fortran_COMPILER={stack.mpifort or 'NOTFOUND'}",
     ]
     compile_ = [str(build_tool("cmake")), "--build", str(directory)]
-    log = build_root() / f"{stack.id}-build.log"
+    log = build_root() / f"{build_dir(stack).name}-build.log"
     configured = directory / CONFIGURED
     command_line = "\n".join(configure) + "\n"
     fresh = (directory / "CMakeCache.txt").is_file() and _read(configured) == command_line

@@ -17,7 +17,7 @@ from esmperf.mpi.knobs import (
 from esmperf.mpi.library_knobs import MAPPERS
 from esmperf.mpi.smpi_knobs import smpi_setting
 from esmperf.mpi.stacks import SMPI, Stack
-from esmperf.paths import build_root
+from esmperf.paths import stack_build_dir
 
 LINK_KNOBS = ("bandwidth_end", "rails", "node_channel")  # written into the platform file
 
@@ -36,7 +36,7 @@ def knob_setting(
     impl = implementation_of(stack)
     if stack.simulated:
         return smpi_setting(
-            knobs, ranks, ranks_per_node or 1, platform_dir or build_root() / SMPI / "platforms"
+            knobs, ranks, ranks_per_node or 1, platform_dir or stack_build_dir(SMPI) / "platforms"
         )
     env: dict[str, str] = {}
     args: list[str] = []

@@ -8,7 +8,8 @@ Stacks are found in three places:
   installs them: the wheels all ship `bin/mpicc`, so they cannot share one prefix);
 - a plain `mpicc` on PATH that is none of the above, e.g. from `module load` on a cluster;
 - SimGrid SMPI (`smpicc`, `smpiff`, `smpirun`; Debian `libsimgrid-dev`): stack `smpi`, family
-  `smpi`, whose runs are simulated on a cluster described by a platform (docs/simulate.md).
+  `smpi`, whose runs are simulated on a cluster described by a platform (docs/simulate.md);
+  $ESMPERF_SIMGRID names another SimGrid's prefix for it (`make setup-simgrid`: SimGrid 4.1).
 
 Each stack's `MPI_Get_library_version` string is read by compiling and running a tiny program
 (MPI allows that call before MPI_Init); the result is cached by compiler path and mtime.
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.paths import build_root
+from esmperf.paths import SIMGRID_VARIABLE, build_root, simgrid_prefix
 
 DEBIAN_SUFFIXES = ("openmpi", "mpich")
 SMPI = "smpi"  # SimGrid SMPI: the id and the family of the simulated stack
@@ -158,22 +159,40 @@ def discover_stacks(cache_file: Path | None = None) -> Discovery:
 
 
 def _smpi_stack() -> Stack | str | None:
-    """SimGrid SMPI when smpicc and smpirun are on PATH (None when absent; a problem sentence
-    when it is there but unusable). Its version comes from `smpirun -version` (an SMPI program
-    cannot run outside smpirun, so the MPI_Get_library_version probe does not apply)."""
-    smpicc, smpirun = shutil.which("smpicc"), shutil.which("smpirun")
-    if not smpicc:
-        return None
-    if not smpirun:
-        return f"{smpicc}: no smpirun beside it (install SimGrid's libsimgrid-dev: make setup)"
+    """SimGrid SMPI when smpicc and smpirun are on PATH, or in $ESMPERF_SIMGRID's prefix when
+    that is set (`make setup-simgrid`; None when absent; a problem sentence when it is there but
+    unusable). Its version comes from `smpirun -version` (an SMPI program cannot run outside
+    smpirun, so the MPI_Get_library_version probe does not apply)."""
+    prefix = simgrid_prefix()
+    if prefix is None:
+        smpicc, smpirun, smpiff = (shutil.which(tool) for tool in ("smpicc", "smpirun", "smpiff"))
+        env: dict[str, str] = {}
+        if not smpicc:
+            return None
+        if not smpirun:
+            return f"{smpicc}: no smpirun beside it (install SimGrid's libsimgrid-dev: make setup)"
+    else:
+        smpicc, smpirun, smpiff = (
+            str(path) if path.is_file() else None
+            for path in (prefix / "bin" / tool for tool in ("smpicc", "smpirun", "smpiff"))
+        )
+        if not (smpicc and smpirun):
+            return (
+                f"{SIMGRID_VARIABLE}={prefix}: no bin/smpicc and bin/smpirun there "
+                "(make setup-simgrid builds SimGrid 4.1 into .venv/simgrid-4.1)"
+            )
+        # its programs (loaded by smpimain) and esmperf's counter and plugin link -lsimgrid
+        env = {"LD_LIBRARY_PATH": str(prefix / "lib")}
+    run_env = tool_environment(Path(smpirun).parent, env)
     try:
-        result = subprocess.run([smpirun, "-version"], capture_output=True, text=True, timeout=30)
+        result = subprocess.run(
+            [smpirun, "-version"], capture_output=True, text=True, timeout=30, env=run_env
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"{smpirun} -version failed: {error}"
     version = first_line(result.stdout)
     if result.returncode != 0 or "SimGrid" not in version:
         return f"{smpirun} -version printed no SimGrid version ({version or result.stderr!r})"
-    smpiff = shutil.which("smpiff")
     return Stack(
         id=SMPI,
         family=SMPI,
@@ -182,6 +201,7 @@ def _smpi_stack() -> Stack | str | None:
         mpirun=Path(smpirun),
         bin_dir=Path(smpicc).parent,
         version=f"SimGrid SMPI {version.split()[-1]} (simulated MPI)",
+        env=env,
     )
 
 

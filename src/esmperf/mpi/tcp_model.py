@@ -17,7 +17,7 @@ from esmperf.mpi import machines, ns3_network
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.platforms import Interconnect
 from esmperf.mpi.stacks import SMPI
-from esmperf.paths import build_root
+from esmperf.paths import stack_build_dir
 
 TCP_INTERCONNECTS = ns3_network.NS3_INTERCONNECTS
 CM02_TCP = "cm02-tcp"
@@ -43,7 +43,7 @@ RECOVERY_WINDOW = (12.07 + 9.05) / 2
 
 def plugin_library() -> Path:
     """Where `esmperf build --stack smpi` puts the plugin (native/simnet/CMakeLists.txt)."""
-    return build_root() / SMPI / "simnet" / "libesmtcp.so"
+    return stack_build_dir(SMPI) / "simnet" / "libesmtcp.so"
 
 
 def kernel_rate(machine: machines.Machine) -> float:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from esmperf.errors import EsmperfError
+from esmperf.paths import simgrid_prefix
 from esmperf.slurm.batch import SlurmOptions
 
 DEFAULT_TIMEOUT = 600.0
@@ -66,8 +67,11 @@ class Configuration:
     matrix: int = 1
 
     def identity(self) -> dict[str, Any]:
-        """What is run: equal identities measure the same thing (resume, compare)."""
-        return {
+        """What is run: equal identities measure the same thing (resume, compare). The smpi
+        stack on another SimGrid than PATH's ($ESMPERF_SIMGRID) adds its prefix's name, so a
+        store resumed under SimGrid 4.1 does not take 3.32's runs for its own."""
+        prefix = simgrid_prefix() if self.stack == "smpi" else None
+        return ({"simgrid": prefix.name} if prefix else {}) | {
             "kind": self.kind,
             "workload": self.workload,
             "command": list(self.command),

@@ -16,7 +16,7 @@ from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.platforms import PlatformError, nodes_for
 from esmperf.mpi.stacks import SMPI, Stack, library_name
-from esmperf.paths import build_root
+from esmperf.paths import build_root, stack_build_dir
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import results_dir
 from esmperf.study import world
@@ -273,7 +273,7 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
         "size": config.size or "",
         "steps": "" if config.steps is None else str(config.steps),
         "stack": config.stack,
-        "build": str(build_root() / config.stack),
+        "build": str(stack_build_dir(config.stack)),
         "scratch": str(planned.scratch),
         "mpirun": str(stack.mpirun) if stack else "",
     }
