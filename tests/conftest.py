@@ -2,6 +2,7 @@
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,30 @@ def as_terminal_job() -> None:
 # For a run whose ranks all exit with an error after MPI_Finalize (a bad-input test): Open MPI's
 # mpirun would wait its SIGTERM-to-SIGKILL grace (2.3 s here) for ranks already gone.
 NO_KILL_GRACE = {"OMPI_MCA_odls_base_sigkill_timeout": "0"}
+
+
+def run_simulated(
+    smpi: Any,
+    tmp_path: Path,
+    program: list[str],
+    ranks: int,
+    knobs: dict[str, str],
+    ranks_per_node: int = 1,
+) -> str:
+    """`program` under smpirun with the knobs' options, files and variables (knob_setting.py),
+    in `tmp_path`; its standard output (the run must succeed)."""
+    from esmperf.launch.mpirun import mpirun_command, run_environment
+    from esmperf.mpi.knob_setting import knob_setting, write_files
+
+    setting = knob_setting(smpi, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
+    write_files(setting)
+    result = subprocess.run(
+        mpirun_command(smpi, ranks, program, setting.launcher_args),
+        env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout

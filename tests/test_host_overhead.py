@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from conftest import run_simulated
 from esmperf.cli import main
-from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi import host_overhead
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.host_overhead import IB_HIGH, IB_LOW, STAMPEDE, TAURUS, TUKEY, charged
-from esmperf.mpi.knob_setting import knob_setting, write_files
+from esmperf.mpi.knob_setting import knob_setting
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, KNOBS, Unsupported
 from esmperf.mpi.smpi_knobs import SMPI_COLLECTIVES_AT_SCALE
 from esmperf.mpi.stacks import Stack, discover_stacks
@@ -114,18 +114,8 @@ def smpi() -> Stack:
 
 def run(smpi: Stack, tmp_path: Path, program: list[str], ranks: int, **knobs: str) -> Any:
     """The program's JSON lines, with the knobs' variables (offload's) in its environment."""
-    setting = knob_setting(smpi, {**EAGER, **knobs}, ranks, 2, 1, tmp_path / "platforms")
-    write_files(setting)
-    result = subprocess.run(
-        mpirun_command(smpi, ranks, program, setting.launcher_args),
-        env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    out = run_simulated(smpi, tmp_path, program, ranks, {**EAGER, **knobs})
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def test_a_ping_pong_pays_o_s_plus_o_r_per_one_way_message(smpi: Stack, tmp_path: Path) -> None:

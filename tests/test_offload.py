@@ -6,16 +6,15 @@ count under one tree level, one step per level; without it, SMPI's algorithms to
 Skipped without SimGrid."""
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from esmperf.launch.mpirun import mpirun_command, run_environment
+from conftest import run_simulated
 from esmperf.mpi import offload, platforms
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knob_setting import knob_setting, write_files
+from esmperf.mpi.knob_setting import knob_setting
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.stacks import Stack, discover_stacks
 
@@ -44,19 +43,9 @@ def collectives(
     """bench/collectives on a simulated IB HDR cluster, the network alone unless computation is
     chosen (deterministic): {"us": mean per call, "after_last_us": from the last arrival}."""
     chosen = {"platform": "ib-hdr", "computation": "off", **knobs}
-    setting = knob_setting(smpi, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
-    write_files(setting)
     program = [str(build_dir(smpi) / "bench" / "collectives"), str(ITERS), str(compute_us)]
-    result = subprocess.run(
-        mpirun_command(smpi, ranks, program, setting.launcher_args),
-        env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    record = json.loads(result.stdout.strip().splitlines()[-1])
+    out = run_simulated(smpi, tmp_path, program, ranks, chosen, ranks_per_node)
+    record = json.loads(out.strip().splitlines()[-1])
     assert record["right"] and record["ranks"] == ranks
     return {"us": record["us"], "after_last_us": record["after_last_us"]}
 

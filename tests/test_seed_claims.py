@@ -588,6 +588,19 @@ compare = { nodes = 2 }
     assert (ib.verdict, ib.ours) == (REPRODUCED, 2.0)  # 20 over 10 steps/s
 
 
+IB_OVER_GIGE = """
+[[claim]]
+id = "ib-over-gige"
+kind = "ratio"
+text = "IB 2x GigE at 2 nodes"
+source = "slide 9"
+value = 2.0
+at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
+baseline = { platform = "gige" }
+compare = { platform = "ib-qdr" }
+"""
+
+
 def band_evaluations(tmp_path: Path, low: float, high: float) -> list[Evaluation]:
     """ "IB 2x GigE at 2 nodes" held against GigE simulated as TCP (network_model = cm02-tcp)
     at both ends of the switch-buffer band (performance `low` and `high`), IB as CM02 (20)."""
@@ -599,17 +612,7 @@ def band_evaluations(tmp_path: Path, low: float, high: float) -> list[Evaluation
     ]
     return evaluate_one(
         tmp_path,
-        """
-[[claim]]
-id = "ib-over-gige"
-kind = "ratio"
-text = "IB 2x GigE at 2 nodes"
-source = "slide 9"
-value = 2.0
-at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
-baseline = { platform = "gige" }
-compare = { platform = "ib-qdr" }
-""",
+        IB_OVER_GIGE,
         runs,
     )
 
@@ -678,17 +681,7 @@ def test_the_hosts_cost_per_message_is_a_band_paired_end_with_end(tmp_path: Path
             runs.append(Run(8, gige, knobs=gige_knobs))
     found = evaluate_one(
         tmp_path,
-        """
-[[claim]]
-id = "ib-over-gige"
-kind = "ratio"
-text = "IB 2x GigE at 2 nodes"
-source = "slide 9"
-value = 2.0
-at = { workload = "pop", nodes = 2, ranks_per_node = 4 }
-baseline = { platform = "gige" }
-compare = { platform = "ib-qdr" }
-""",
+        IB_OVER_GIGE,
         runs,
     )
     with_cost = [e for e in found if "host_overhead" in e.band[1]]
