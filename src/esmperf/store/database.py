@@ -197,6 +197,37 @@ class Store(SlurmTables):
             [unit, higher_is_better, run_key],
         )
 
+    def remove_runs(self, run_keys: Sequence[str]) -> list[Path]:
+        """Delete configurations and everything stored of them (repetitions, metrics, profile
+        tables, Slurm jobs), all or nothing; returns their profile files kept beside the store
+        (results_dir), for the caller to delete (`esmperf study --prune`)."""
+        keys = list(run_keys)
+        if not keys:
+            return []
+        marks = ", ".join("?" for _ in keys)
+        beside = results_dir(self.path).absolute()
+        files = [
+            Path(row["profile_file"])
+            for row in self.rows(
+                f"SELECT profile_file FROM repetition WHERE run_key IN ({marks})"
+                " AND profile_file IS NOT NULL",
+                keys,
+            )
+            if beside in Path(row["profile_file"]).absolute().parents
+        ]
+        present = {row[0] for row in self.con.execute("SHOW TABLES").fetchall()}
+        per_session = ("study_file", "session")
+        tables = [t for t in (*TABLES, *OPTIONAL_TABLES) if t in present and t not in per_session]
+        self.con.execute("BEGIN")
+        try:
+            for table in tables:
+                self.con.execute(f"DELETE FROM {table} WHERE run_key IN ({marks})", keys)
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+        return files
+
     def run_row(self, run_key: str) -> dict[str, Any] | None:
         rows = self.rows("SELECT * FROM run WHERE run_key = ?", [run_key])
         return rows[0] if rows else None

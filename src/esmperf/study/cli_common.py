@@ -39,6 +39,12 @@ def run_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run configurations that failed or timed out before again",
     )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the store's configurations that the study no longer has (an edited "
+        "study file resumed; without it they are kept and said)",
+    )
     parser.add_argument("--report", action="store_true", help="write the HTML report at the end")
     parser.add_argument(
         "--jobs",
@@ -141,6 +147,7 @@ def run_study_command(
         slurm=slurm,
         jobs=jobs,
         order_seed=getattr(args, "order_seed", None),
+        prune=getattr(args, "prune", False),
     )
     console.print(
         f"[bold]study {escape(study.name)}:[/] {outcome.complete} complete, {outcome.failed} "

@@ -62,8 +62,10 @@ class StudyRunner:
         command: str = "esmperf study",
         jobs: int = 1,
         order_seed: int | None = None,
+        prune: bool = False,
     ) -> None:
         self.study = study
+        self.prune = prune  # remove the store's configurations the study file no longer has
         self.jobs = jobs  # simulations that may run side by side (side_by_side.py)
         # shuffles the interleaved rounds (rounds.py); stored with the session
         self.order_seed = order_seed if order_seed is not None else new_order_seed()
@@ -91,6 +93,7 @@ class StudyRunner:
         )
         for note in study.notes:
             self.console.print(f"[yellow]note:[/] {escape(note)}")
+        self._stale_configurations()
         todo = self._record_plan()
         previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill PID`: stop like Ctrl-C
         try:
@@ -99,6 +102,29 @@ class StudyRunner:
             signal.signal(signal.SIGTERM, previous)
             self.store.end_session(self.recorder.session_id, now().isoformat())
         return self.recorder.outcome
+
+    def _stale_configurations(self) -> None:
+        """Configurations of the store that the study file no longer has (an edited file,
+        resumed): kept and said, since they still show in the report and the seed's claims,
+        or removed with --prune."""
+        planned = {p.config.key for p in self.plan}
+        stale = [run for run in self.store.runs() if run["run_key"] not in planned]
+        if not stale:
+            return
+        labels = ", ".join(escape(run["label"]) for run in stale[:3])
+        more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+        if not self.prune:
+            self.console.print(
+                f"[yellow]note:[/] {len(stale)} configuration(s) of the store are not in the "
+                f"study file ({labels}{more}): kept, and still in its report; --prune "
+                "removes them"
+            )
+            return
+        for path in self.store.remove_runs([run["run_key"] for run in stale]):
+            path.unlink(missing_ok=True)
+        self.console.print(
+            f"pruned {len(stale)} configuration(s) no longer in the study file: {labels}{more}"
+        )
 
     def _record_plan(self) -> list[PlannedRun]:
         todo = []
@@ -289,12 +315,14 @@ def run_study(
     slurm: SlurmOptions | None = None,
     jobs: int = 1,
     order_seed: int | None = None,
+    prune: bool = False,
 ) -> Outcome:
     """Plan `study` for this machine and run it into the store at `store_path`: here, in this
     Slurm allocation (srun) or as Slurm jobs (slurm/campaign.py), as `slurm` or the study
     says. `jobs`: how many simulations whose time does not depend on this machine's load
     (computation = model or off) may run at once (side_by_side.py); the rest run here one at a
-    time, interleaved in rounds shuffled by `order_seed` (rounds.py; default: a new seed)."""
+    time, interleaved in rounds shuffled by `order_seed` (rounds.py; default: a new seed).
+    `prune`: remove the store's configurations that the study no longer has (else said)."""
     store_path = Path(store_path).absolute()  # runs work in their own scratch directories
     slurm = slurm or study.slurm
     launcher = launcher_for(slurm.launcher, simulated=False)
@@ -306,5 +334,7 @@ def run_study(
     if not plan:
         raise EsmperfError(f"{study.source}: the study has no configuration to run")
     with Store(store_path) as store:
-        runner = StudyRunner(study, store, plan, console, retry_failed, command, jobs, order_seed)
+        runner = StudyRunner(
+            study, store, plan, console, retry_failed, command, jobs, order_seed, prune
+        )
         return runner.run()
