@@ -49,7 +49,15 @@ def test_the_options_carry_the_published_figures() -> None:
     assert "ng-mpi-tukey.dat" in TUKEY.source and "stampede_output.xml" in STAMPEDE.source
     assert "taurus.xml" in TAURUS.source
     assert KNOBS["host_overhead"].values == host_overhead.HOST_OVERHEAD_VALUES
-    assert host_overhead.HOST_OVERHEADS["gige"] == {"low": TAURUS, "high": TAURUS}
+    # Ethernet's one calibration between nodes at both ends; within a node nothing at the low end
+    low, high = host_overhead.HOST_OVERHEADS["gige"].values()
+    assert (low.send, low.isend, low.recv, low.on_node_share) == (
+        TAURUS.send,
+        TAURUS.isend,
+        TAURUS.recv,
+        0.0,
+    )
+    assert high == TAURUS and TAURUS.on_node_share == 1.0 and IB_LOW.on_node_share == 0.0
 
 
 def test_infinibands_ends_are_the_smaller_and_the_larger_figure_at_every_size() -> None:
@@ -73,10 +81,12 @@ def test_infinibands_ends_are_the_smaller_and_the_larger_figure_at_every_size() 
 def test_the_knob_sets_os_ois_or_and_none_changes_nothing() -> None:
     high = options(host_overhead="high", **{**EAGER, "platform": "ib-fdr"})
     assert f"--cfg=smpi/os:{IB_HIGH.send}" in high and f"--cfg=smpi/or:{IB_HIGH.recv}" in high
-    assert f"--cfg=smpi/ois:{IB_HIGH.isend}" in high
-    assert f"--cfg=smpi/os:{TAURUS.send}" in options(
-        host_overhead="low", **{**EAGER, "platform": "gige"}
-    )
+    assert f"--cfg=smpi/ois:{IB_HIGH.isend}" in high and not any("esm/" in a for a in high)
+    # the low end: the simulator's plugin charges by destination, nothing within a node
+    low = options(host_overhead="low", **{**EAGER, "platform": "gige"})
+    assert f"--cfg=esm/os:{TAURUS.send}" in low and f"--cfg=esm/or:{TAURUS.recv}" in low
+    assert f"--cfg=esm/ois:{TAURUS.isend}" in low and "--cfg=esm/on-node-share:0" in low
+    assert not any("smpi/o" in arg for arg in low)
     for ranks in (2, FOLD_AUTO_RANKS):
         assert options(ranks, host_overhead="none") == options(ranks)
         assert not any("smpi/o" in arg for arg in options(ranks, **EAGER))
@@ -127,6 +137,25 @@ def test_a_ping_pong_pays_o_s_plus_o_r_per_one_way_message(smpi: Stack, tmp_path
         for size, before, after in zip(sizes, base, one_way, strict=True):
             expected = charged(figures.send, size) + charged(figures.recv, size)
             assert after - before == pytest.approx(expected, abs=PRECISION_S)
+
+
+def test_a_message_within_a_node_pays_nothing_at_the_low_end_and_o_at_the_high_end(
+    smpi: Stack, tmp_path: Path
+) -> None:
+    sizes = (0, 8, 1024)
+    program = [str(build_dir(smpi) / "bench" / "pingpong"), "10", *map(str, sizes)]
+
+    def one_way(ranks_per_node: int, **knobs: str) -> list[float]:
+        out = run_simulated(smpi, tmp_path, program, 2, {**EAGER, **knobs}, ranks_per_node)
+        return [json.loads(line) for line in out.splitlines() if line.startswith("{")][-1][
+            "one_way_s"
+        ]
+
+    on_node = one_way(2)
+    assert one_way(2, host_overhead="low") == on_node  # to the bit
+    for size, before, after in zip(sizes, on_node, one_way(2, host_overhead="high"), strict=True):
+        expected = charged(IB_HIGH.send, size) + charged(IB_HIGH.recv, size)
+        assert after - before == pytest.approx(expected, abs=PRECISION_S)
 
 
 def test_a_send_and_an_isend_pay_their_own_overhead(smpi: Stack, tmp_path: Path) -> None:

@@ -15,14 +15,18 @@ Each option is SimGrid's piecewise-linear form `size:offset:per_byte;...`: from 
 boundary the first piece (SimGrid 3.32, smpi_host.cpp; SimGrid 4.1's FactorSet returns 0 there
 instead, so on 4.1 a message of 0 bytes pays nothing).
 
-Not modelled: messages between ranks of a node pay the interconnect's overhead too (SimGrid
-3.32 has one figure per host, not per pair; Open MPI's shared-memory BTL costs less), and the
-overhead is a sleep, not computation: OS noise does not stretch it.
+A message between two ranks of one node: its MPI stack's cost through shared memory is not
+published for the seeds' stacks, so the band takes its physical ends: nothing at the low end
+(`on_node_share` 0) and the interconnect's figure at the high end (SimGrid's options charge
+every message alike). The low end is charged by the simulator's plugin, which knows each
+message's source and destination host (native/simcount/host_cost.cpp: SMPI's cost callbacks).
+
+Not modelled: the overhead is a sleep, not computation: OS noise does not stretch it.
 """
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from esmperf.mpi.knobs import Unsupported
 
@@ -35,12 +39,18 @@ class HostOverhead:
     isend: str  # smpi/ois
     recv: str  # smpi/or
     source: str
+    on_node_share: float = 1.0  # what a message between two ranks of one host pays of it
 
     def options(self) -> tuple[str, ...]:
+        if self.on_node_share == 1.0:  # SimGrid's own options: every message alike
+            prefix, share = "smpi", ()
+        else:  # the simulator's plugin charges by destination (native/simcount/host_cost.cpp)
+            prefix, share = "esm", (f"--cfg=esm/on-node-share:{self.on_node_share:g}",)
         return (
-            f"--cfg=smpi/os:{self.send}",
-            f"--cfg=smpi/ois:{self.isend}",
-            f"--cfg=smpi/or:{self.recv}",
+            f"--cfg={prefix}/os:{self.send}",
+            f"--cfg={prefix}/ois:{self.isend}",
+            f"--cfg={prefix}/or:{self.recv}",
+            *share,
         )
 
 
@@ -182,13 +192,17 @@ TAURUS = HostOverhead(
 # neither below the other at every size (Stampede's o_s is a third of Tukey's, its o_r higher
 # below 1,817 B), so each option's low end is the smaller of the two at every message size and
 # its high end the larger (`envelope`): low <= high for every message and every algorithm.
-# Ethernet: one published calibration, so both ends are the same figure (the GigE presets take
-# the 10 GbE cluster's: the per-message cost is the kernel's TCP path, not the wire's).
+# Ethernet: one published calibration, so both ends have the same figure between nodes (the GigE
+# presets take the 10 GbE cluster's: the per-message cost is the kernel's TCP path, not the
+# wire's); within a node the ends differ as on InfiniBand.
+# A message within a node pays nothing at the low end and the interconnect's figure at the high
+# end (the module's docstring).
 IB_LOW = HostOverhead(
     envelope(STAMPEDE.send, TUKEY.send, min),
     envelope(STAMPEDE.isend, TUKEY.isend, min),
     envelope(STAMPEDE.recv, TUKEY.recv, min),
     "the smaller of Stampede's and Tukey's at every size: " + STAMPEDE.source + "; " + TUKEY.source,
+    on_node_share=0.0,
 )
 IB_HIGH = HostOverhead(
     envelope(STAMPEDE.send, TUKEY.send, max),
@@ -196,11 +210,12 @@ IB_HIGH = HostOverhead(
     envelope(STAMPEDE.recv, TUKEY.recv, max),
     "the larger of Stampede's and Tukey's at every size: " + STAMPEDE.source + "; " + TUKEY.source,
 )
+TAURUS_LOW = replace(TAURUS, on_node_share=0.0)
 HOST_OVERHEADS: dict[str, dict[str, HostOverhead]] = {
     "ib-qdr": {"low": IB_LOW, "high": IB_HIGH},
     "ib-fdr": {"low": IB_LOW, "high": IB_HIGH},
-    "gige": {"low": TAURUS, "high": TAURUS},
-    "10gige": {"low": TAURUS, "high": TAURUS},
+    "gige": {"low": TAURUS_LOW, "high": TAURUS},
+    "10gige": {"low": TAURUS_LOW, "high": TAURUS},
 }
 
 
