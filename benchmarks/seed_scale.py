@@ -6,6 +6,8 @@ rank count, node type and problem size of its seed, with what the simulation cos
 
 Cases (issue 11's targets; docs/simulate.md, "The seeds' scale"):
   homme     ne120, 13,824 ranks on 1,728 JUROPA nodes of 8, IB QDR, 2 steps
+  homme-rd  the same with the seed's MPI's allreduce (recursive doubling): the homme-pop seed
+            study's headline run (issue 27: under 5 minutes and 8 GB)
   pflotran  100_100_100, 384 ranks on 8 Dell R815 nodes of 48, IB QDR, 10 steps
   hycom     glb0.08, 504 ranks on 11 Dell R815 nodes of 48 (the last one half full), IB QDR
   cesm      1deg, 384 ranks on 32 Dell M610 nodes of 12, IB QDR, 4 coupling intervals (+ 1)
@@ -51,6 +53,7 @@ class Case:
     platform: str
     steps: int | None
     options: tuple[str, ...] = ()  # workload options, NAME=VALUE
+    flags: tuple[str, ...] = ()  # more `esmperf simulate` flags (knobs)
 
     @property
     def nodes(self) -> int:
@@ -61,6 +64,18 @@ CASES = {
     case.name: case
     for case in (
         Case("homme", "homme", "ne120", 13824, 8, "juropa", "ib-qdr", 2),
+        # the homme-pop seed study's headline run: the seed's MPI's allreduce (issue 27's target)
+        Case(
+            "homme-rd",
+            "homme",
+            "ne120",
+            13824,
+            8,
+            "juropa",
+            "ib-qdr",
+            2,
+            flags=("--allreduce-algorithm", "recursive_doubling"),
+        ),
         # 10 of the deck's 50 steps: folded, every step makes the same fixed Newton and Krylov
         # iterations, and 50 took about 20 min a run here (2026-11-25, load 10-14)
         Case("pflotran", "pflotran", "100_100_100", 384, 48, "dell-r815", "ib-qdr", 10),
@@ -111,6 +126,7 @@ def simulate(case: Case, repeats: int, computation: str, out: Path, timeout: flo
         command += ["--steps", str(case.steps)]
     for option in case.options:
         command += ["--option", option]
+    command += list(case.flags)
     subprocess.run(command, check=False)
     return command
 
@@ -142,6 +158,9 @@ def describe(case: Case, store_path: Path, command: list[str]) -> dict:
         for r in result.repetitions
         if r["kind"] == "measure" and r["status"] == "ok"
     ]
+    measured = [r for r in result.repetitions if r["kind"] == "measure" and r["status"] == "ok"]
+    cpu = [float(r["simulator_cpu_seconds"]) for r in measured if r["simulator_cpu_seconds"]]
+    messages = [int(r["simulator_messages"]) for r in measured if r["simulator_messages"]]
     steps = int(result.run["steps"] or json.loads(result.repetitions[-1]["result"])["steps"])
     record.update(
         {
@@ -153,6 +172,13 @@ def describe(case: Case, store_path: Path, command: list[str]) -> dict:
             "real_max": max(seconds),
             "peak_rss_gb": max(result.peak_rss) / 1e9,
             "us_per_rank_step": statistics.median(seconds) / (case.ranks * steps) * 1e6,
+            "cpu_seconds": statistics.median(cpu) if cpu else None,
+            "cpu_min": min(cpu) if cpu else None,
+            "cpu_max": max(cpu) if cpu else None,
+            "messages": messages[-1] if messages else None,
+            "cpu_us_per_message": statistics.median(cpu) / messages[-1] * 1e6
+            if cpu and messages
+            else None,
         }
     )
     return record
@@ -194,6 +220,12 @@ def main() -> int:
             f"[{r['real_min']:.1f}..{r['real_max']:.1f}]{'':>6} {r['peak_rss_gb']:>7.2f}GB "
             f"{r['us_per_rank_step']:>12.1f}"
         )
+        if r["cpu_seconds"] is not None:
+            print(
+                f"{'':9} simulator CPU {r['cpu_seconds']:.1f} s [{r['cpu_min']:.1f}.."
+                f"{r['cpu_max']:.1f}], {r['messages']:,} messages, "
+                f"{r['cpu_us_per_message']:.0f} us of CPU per message"
+            )
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return 0

@@ -375,6 +375,23 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
     assert "unknown topology 'dragonfly' (topologies: crossbar, fat-tree-1to1" in (
         capsys.readouterr().err
     )
+    assert main(["simulate", "hycom", "--knob", "rails=2"]) == 1
+    assert "--knob 'rails=2': rails has its own flag, --rails" in capsys.readouterr().err
+    assert main(["simulate", "hycom", "--knob", "allreduce_algorithm"]) == 1
+    assert "write NAME=VALUE[,VALUE...]" in capsys.readouterr().err
+
+
+def test_simulate_takes_any_other_knob_as_an_axis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if discover_stacks().by_id("smpi") is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
+    command = ["simulate", "homme", "--platform", "ib-qdr", "--nodes", "2", "--dry-run"]
+    command += ["--out", str(tmp_path / "t.db")]
+    assert main([*command, "--knob", "allreduce_algorithm=default,recursive_doubling"]) == 0
+    printed = capsys.readouterr().out
+    assert "2 configurations" in printed and "--cfg=smpi/allreduce:rdb" in printed
 
 
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:

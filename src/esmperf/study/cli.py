@@ -13,7 +13,13 @@ from typing import Any
 from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.study.cli_catalog import add_catalog_commands
-from esmperf.study.cli_common import default_stacks, run_options, run_study_command, split_list
+from esmperf.study.cli_common import (
+    axis,
+    default_stacks,
+    run_options,
+    run_study_command,
+    split_list,
+)
 from esmperf.study.cli_predict import add_predict_command
 from esmperf.study.cli_results import add_results_commands
 from esmperf.study.cli_simulate import add_simulate_command
@@ -159,10 +165,8 @@ def _run(args: argparse.Namespace) -> int:
         block["steps"] = args.steps
     for flag, group in ((args.knob, "knobs"), (args.option, "options")):
         for item in flag:
-            axis, _, values = item.partition("=")
-            if not axis or not values:
-                raise EsmperfError(f"--{group[:-1]} {item!r}: write NAME=VALUE[,VALUE...]")
-            block.setdefault(group, {})[axis.strip()] = split_list(values)
+            name, values = axis(item, f"--{group[:-1]}")
+            block.setdefault(group, {})[name] = values
     repeats = (
         {"min": args.repeats, "max": args.repeats}
         if args.repeats

@@ -90,6 +90,14 @@ def split_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def axis(item: str, flag: str) -> tuple[str, list[str]]:
+    """A NAME=V1,V2 flag's (name, values), or one error naming the form."""
+    name, _, values = item.partition("=")
+    if not name.strip() or not split_list(values):
+        raise EsmperfError(f"{flag} {item!r}: write NAME=VALUE[,VALUE...]")
+    return name.strip(), split_list(values)
+
+
 def default_stacks(stacks: list[Stack]) -> list[str]:
     """Stacks a study uses when it names none: those built here, else all found."""
     built = [s.id for s in stacks if (build_dir(s) / "prof" / "libesmprof.so").is_file()]

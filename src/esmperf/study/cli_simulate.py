@@ -10,7 +10,7 @@ from esmperf.mpi.knobs import FOLD_AUTO_RANKS
 from esmperf.mpi.machines import machine
 from esmperf.mpi.platforms import check_topology, interconnect
 from esmperf.mpi.stacks import SMPI, discover_stacks
-from esmperf.study.cli_common import run_options, run_study_command, split_list
+from esmperf.study.cli_common import axis, run_options, run_study_command, split_list
 from esmperf.study.file import study_from_dict
 
 
@@ -69,6 +69,14 @@ def add_simulate_command(commands: Any) -> None:
     for knob, metavar, what in KNOB_FLAGS:
         flag = "--" + knob.replace("_", "-")
         simulate.add_argument(flag, type=split_list, metavar=metavar, help=what)
+    simulate.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="any other knob as an axis, e.g. allreduce_algorithm=default,recursive_doubling "
+        "(see `esmperf knobs`)",
+    )
     simulate.add_argument(
         "--profile",
         action="store_true",
@@ -224,6 +232,13 @@ def _simulate(args: argparse.Namespace) -> int:
     for knob, _, _ in KNOB_FLAGS:
         if getattr(args, knob):
             knobs[knob] = getattr(args, knob)
+    for item in args.knob:
+        name, values = axis(item, "--knob")
+        if name in knobs or name in {knob for knob, _, _ in KNOB_FLAGS}:
+            raise EsmperfError(
+                f"--knob {item!r}: {name} has its own flag, --{name.replace('_', '-')}"
+            )
+        knobs[name] = values
     block: dict[str, Any] = {
         "workload": args.workload,
         "stack": [SMPI],
@@ -239,10 +254,8 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.steps is not None:
         block["steps"] = args.steps
     for item in args.option:
-        axis, _, values = item.partition("=")
-        if not axis or not values:
-            raise EsmperfError(f"--option {item!r}: write NAME=VALUE[,VALUE...]")
-        block.setdefault("options", {})[axis.strip()] = split_list(values)
+        name, values = axis(item, "--option")
+        block.setdefault("options", {})[name] = values
     command = " ".join(["esmperf", *sys.argv[1:]])
     data = {
         "name": f"simulate-{args.workload}",
