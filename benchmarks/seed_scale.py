@@ -74,7 +74,7 @@ CASES = {
             "juropa",
             "ib-qdr",
             2,
-            flags=("--allreduce-algorithm", "recursive_doubling"),
+            flags=("--knob", "allreduce_algorithm=recursive_doubling"),
         ),
         # 10 of the deck's 50 steps: folded, every step makes the same fixed Newton and Krylov
         # iterations, and 50 took about 20 min a run here (2026-11-25, load 10-14)
