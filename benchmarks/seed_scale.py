@@ -154,12 +154,8 @@ def describe(case: Case, store_path: Path, command: list[str]) -> dict:
         record["error"] = results[0].run["reason"] if results else "no result"
         return record
     result = results[0]
-    seconds = [
-        float(r["elapsed"])
-        for r in result.repetitions
-        if r["kind"] == "measure" and r["status"] == "ok"
-    ]
     measured = [r for r in result.repetitions if r["kind"] == "measure" and r["status"] == "ok"]
+    seconds = [float(r["elapsed"]) for r in measured]
     cpu = [float(r["simulator_cpu_seconds"]) for r in measured if r["simulator_cpu_seconds"]]
     messages = [int(r["simulator_messages"]) for r in measured if r["simulator_messages"]]
     steps = int(result.run["steps"] or json.loads(result.repetitions[-1]["result"])["steps"])

@@ -194,3 +194,21 @@ def run_simulated(
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
+
+
+def simulate_plan(
+    command: list[str],
+    tmp_path: Path,
+    capsys: Any,
+    monkeypatch: Any,
+) -> str:
+    """What `esmperf simulate COMMAND --dry-run` prints (the plan, one line per table cell);
+    skipped without SimGrid SMPI."""
+    from esmperf.cli import main
+    from esmperf.mpi.stacks import discover_stacks
+
+    if discover_stacks().by_id("smpi") is None:
+        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
+    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
+    assert main(["simulate", *command, "--dry-run", "--out", str(tmp_path / "plan.duckdb")]) == 0
+    return capsys.readouterr().out

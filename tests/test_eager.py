@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.cli import main
+from conftest import simulate_plan
 from esmperf.mpi import eager, platforms
 from esmperf.mpi.knob_setting import knob_setting
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, Unsupported
@@ -132,12 +132,7 @@ def test_simgrid_sends_rendezvous_at_scale_and_detached_below_it(
 def test_simulate_takes_eager_limit_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if discover_stacks().by_id("smpi") is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
-    command = ["simulate", "pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--dry-run"]
-    command += ["--eager-limit", "mpi", "--out", str(tmp_path / "t.duckdb")]
-    assert main(command) == 0
-    printed = capsys.readouterr().out
+    command = ["pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--eager-limit", "mpi"]
+    printed = simulate_plan(command, tmp_path, capsys, monkeypatch)
     assert "--cfg=smpi/send-is-detached-thresh:65536 --cfg=smpi/async-small-thresh:65536" in printed
     assert "skip: unsupported knob on smpi: eager_limit = mpi on ib-hdr" in printed

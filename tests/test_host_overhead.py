@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_simulated
-from esmperf.cli import main
+from conftest import run_simulated, simulate_plan
 from esmperf.mpi import host_overhead
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.host_overhead import IB_HIGH, IB_LOW, STAMPEDE, TAURUS, TUKEY, charged
@@ -200,13 +199,9 @@ def test_a_barrier_pays_per_round_and_an_offloaded_one_nothing(smpi: Stack, tmp_
 def test_simulate_takes_host_overhead_and_collectives_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if discover_stacks().by_id("smpi") is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
-    command = ["simulate", "pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--dry-run"]
-    command += ["--eager-limit", "mpi", "--host-overhead", "high", "--collectives", "ompi"]
-    assert main([*command, "--out", str(tmp_path / "t.duckdb")]) == 0
-    printed = capsys.readouterr().out
+    command = ["pop", "--platform", "gige,ib-hdr", "--nodes", "2", "--eager-limit", "mpi"]
+    command += ["--host-overhead", "high", "--collectives", "ompi"]
+    printed = simulate_plan(command, tmp_path, capsys, monkeypatch)
     assert f"--cfg=smpi/os:{TAURUS.send}" in printed.replace("\n", "")
     assert "--cfg=smpi/coll-selector:ompi" in printed
     assert "skip: unsupported knob on smpi: eager_limit = mpi on ib-hdr" in printed

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from conftest import simulate_plan
 from esmperf.cli import main
 from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.launch.smpirun import simulated_time
@@ -384,13 +385,9 @@ def test_user_errors_are_one_clear_message(capsys: pytest.CaptureFixture[str]) -
 def test_simulate_takes_any_other_knob_as_an_axis(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if discover_stacks().by_id("smpi") is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    monkeypatch.setenv("COLUMNS", "400")  # the plan's table on one line per cell
-    command = ["simulate", "homme", "--platform", "ib-qdr", "--nodes", "2", "--dry-run"]
-    command += ["--out", str(tmp_path / "t.db")]
-    assert main([*command, "--knob", "allreduce_algorithm=default,recursive_doubling"]) == 0
-    printed = capsys.readouterr().out
+    command = ["homme", "--platform", "ib-qdr", "--nodes", "2"]
+    command += ["--knob", "allreduce_algorithm=default,recursive_doubling"]
+    printed = simulate_plan(command, tmp_path, capsys, monkeypatch)
     assert "2 configurations" in printed and "--cfg=smpi/allreduce:rdb" in printed
 
 

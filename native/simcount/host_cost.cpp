@@ -16,7 +16,6 @@
 // does (smpi_host.cpp): the piece with the largest boundary below the size, the first piece at
 // or below its boundary (mpi/host_overhead.py `charged` is the same rule).
 #include <algorithm>
-#include <cstdlib>
 #include <xbt/config.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
