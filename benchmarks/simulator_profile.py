@@ -4,7 +4,7 @@ mid-size folded case run under SimGrid SMPI with the settings of every simulated
 simulated time and message count side by side; optionally the base run under `perf record`
 (its CPU by symbol, grouped by the simulator's parts) and `perf stat`.
 
-    .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran] [--ranks N]
+    .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran|redist-nopack] [--ranks N]
         [--steps 2] [--platform ib-qdr] [--variants base,privatization-dlopen,...] [--repeats 1]
         [--perf record|stat|none] [--program-args '--solver bicgstab'] [--json FILE]
 
@@ -12,9 +12,10 @@ The smpi stack's SimGrid: Debian's 3.32, or the one $ESMPERF_SIMGRID names (SimG
 `make setup-simgrid`, built with `ESMPERF_SIMGRID=$PWD/.venv/simgrid-4.1 esmperf build --stack
 smpi`); the table's heading says which.
 
-Cases (computation = model, folded, so every simulated time is deterministic):
+Cases (computation = model, folded, so every simulated time is deterministic, but the last):
   homme     homme ne120, --stream 0, JUROPA nodes (8 ranks a node), IB QDR; default 1,024 ranks
   pflotran  pflotran 100_100_100, --stream-mb 0, Dell R815 nodes (48 a node), IB QDR; 384 ranks
+  redist-nopack  redist-bench S, pack none, one node a rank, IB QDR, computation measured; 64
 Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given),
 or a knob changed (eager-mpi: eager_limit = mpi).
 """
@@ -57,11 +58,23 @@ CASES = {
         "ranks_per_node": 48,
         "ranks": 384,
     },
+    # the redistribution's NOPACK: thousands of requests a rank completed by one MPI_Waitall;
+    # computation measured (the library has no kernel model), so simulated times vary a little
+    "redist-nopack": {
+        "program": ("redist-bench", "--size", "S", "--pack", "none", "--peers", "none"),
+        "directory": "redist",
+        "options": ("--repeats", "1"),
+        "machine": None,
+        "ranks_per_node": 1,
+        "ranks": 64,
+    },
 }
 # one option changed at a time against the base (the flags of every simulated run at scale)
 VARIANTS = {
     "base": (),
-    "no-counter": (),  # the base without the message counter: what counting costs
+    # the base without the simulator's plugins (native/simcount: the message counter, the host's
+    # cost by destination and the one-pass MPI_Waitall): what counting costs, what waitall saves
+    "no-plugins": (),
     "privatization-dlopen": ("--cfg=smpi/privatization:dlopen",),
     "privatization-mmap": ("--cfg=smpi/privatization:mmap",),
     "privatization-no": ("--cfg=smpi/privatization:no",),
@@ -143,12 +156,15 @@ def command_for(
     workdir: Path,
     platform: str,
 ) -> tuple[list[str], dict[str, str]]:
-    knobs = {"platform": platform, "machine": case["machine"], "computation": "model", "fold": "on"}
+    knobs = {"platform": platform}
+    if case["machine"]:
+        knobs |= {"machine": case["machine"], "computation": "model", "fold": "on"}
     knobs |= KNOB_VARIANTS.get(variant, {})
     setting = knob_setting(stack, knobs, ranks, 2, case["ranks_per_node"], workdir / "platforms")
     write_files(setting)
     name, *args = case["program"]
-    program = [str(build_dir(stack) / "apps" / name / name), *args, "--steps", str(steps)]
+    binary = build_dir(stack) / "apps" / case.get("directory", name) / name
+    program = [str(binary), *args, "--steps", str(steps), *case.get("options", ())]
     launcher = [*wrapper, *setting.launcher_args, *VARIANTS[variant]]
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     return mpirun_command(stack, ranks, program, launcher), env
@@ -164,7 +180,7 @@ def one_run(
     keep: Path | None,
     platform: str = "ib-qdr",
 ) -> dict:
-    counter = [] if variant == "no-counter" else counter_arguments(stack)
+    counter = [] if variant == "no-plugins" else counter_arguments(stack)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         wrapper = counter

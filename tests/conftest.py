@@ -172,10 +172,13 @@ def run_simulated(
     ranks: int,
     knobs: dict[str, str],
     ranks_per_node: int = 1,
+    plugins: bool = True,
+    options: tuple[str, ...] = (),
 ) -> str:
     """`program` under smpirun with the knobs' options, files and variables (knob_setting.py)
-    and the simulator's plugins preloaded as the smpi launcher preloads them, in `tmp_path`;
-    its standard output (the run must succeed)."""
+    and the simulator's plugins preloaded as the smpi launcher preloads them (unless not
+    `plugins`), and smpirun's `options`, in `tmp_path`; its standard output (the run must
+    succeed)."""
     from esmperf.launch.mpirun import mpirun_command, run_environment
     from esmperf.launch.smpirun import counter_arguments
     from esmperf.mpi.knob_setting import knob_setting, write_files
@@ -183,9 +186,9 @@ def run_simulated(
     setting = knob_setting(smpi, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     command = mpirun_command(smpi, ranks, program, setting.launcher_args)
-    preload = counter_arguments(smpi, setting.env.get("LD_PRELOAD", ""))
+    preload = counter_arguments(smpi, setting.env.get("LD_PRELOAD", "")) if plugins else []
     result = subprocess.run(
-        [*command[:3], *preload, *command[3:]],
+        [*command[:3], *preload, *options, *command[3:]],
         env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
         cwd=tmp_path,
         capture_output=True,
