@@ -301,7 +301,8 @@ def main() -> None:
     stack = discover_stacks().by_id("smpi")
     case = CASES[args.case]
     case = case | {"program": (*case["program"], *shlex.split(args.program_args))}
-    if stack is None or not (build_dir(stack) / "apps" / case["program"][0]).is_dir():
+    program = case.get("directory", case["program"][0])
+    if stack is None or not (build_dir(stack) / "apps" / program).is_dir():
         raise SystemExit("the smpi stack is not built: run `esmperf build --stack smpi`")
     ranks = args.ranks or case["ranks"]
     runs: dict[str, list[dict]] = {}
@@ -324,8 +325,9 @@ def main() -> None:
                     out.write(json.dumps(record | run) + "\n")
             if "perf" in run:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
+    how = "folded, computation model" if case["machine"] else "computation measured"
     print(
-        f"{args.case}, {ranks} ranks, {args.steps} steps, folded, computation model, "
+        f"{args.case}, {ranks} ranks, {args.steps} steps, {how}, "
         f"{args.platform}, {stack.version} {args.program_args}"
     )
     print("| variant | CPU s | simulated s | vs base | program's wall s | messages |")
