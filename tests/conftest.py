@@ -1,6 +1,7 @@
 """Synthetic profile files (docs/profile-format.md): reader, summary, CLI tests need no MPI."""
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -187,16 +188,25 @@ def run_simulated(
     write_files(setting)
     command = mpirun_command(smpi, ranks, program, setting.launcher_args)
     preload = counter_arguments(smpi, setting.env.get("LD_PRELOAD", "")) if plugins else []
-    result = subprocess.run(
+    # its own process group: on a timeout the simulator (smpirun's child) goes too, rather than
+    # running on beside the rest of the suite
+    with subprocess.Popen(
         [*command[:3], *preload, *options, *command[3:]],
         env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
         cwd=tmp_path,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout
+        start_new_session=True,
+    ) as run:
+        try:
+            stdout, stderr = run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            raise
+    assert run.returncode == 0, stderr[-2000:]
+    return stdout
 
 
 def simulate_plan(
