@@ -1,9 +1,7 @@
 """Synthetic profile files (docs/profile-format.md): reader, summary, CLI tests need no MPI."""
 
 import json
-import os
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -183,30 +181,21 @@ def run_simulated(
     from esmperf.launch.mpirun import mpirun_command, run_environment
     from esmperf.launch.smpirun import counter_arguments
     from esmperf.mpi.knob_setting import knob_setting, write_files
+    from esmperf.study.execute import execute
 
     setting = knob_setting(smpi, knobs, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     command = mpirun_command(smpi, ranks, program, setting.launcher_args)
     preload = counter_arguments(smpi, setting.env.get("LD_PRELOAD", "")) if plugins else []
-    # its own process group: on a timeout the simulator (smpirun's child) goes too, rather than
-    # running on beside the rest of the suite
-    with subprocess.Popen(
+    # the launcher's own runner: its process group, so a timeout ends the simulator too
+    done = execute(
         [*command[:3], *preload, *options, *command[3:]],
-        env=run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as run:
-        try:
-            stdout, stderr = run.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.communicate()
-            raise
-    assert run.returncode == 0, stderr[-2000:]
-    return stdout
+        run_environment(smpi) | setting.env | {"TMPDIR": str(tmp_path)},
+        tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0 and not done.timed_out, done.stderr[-2000:]
+    return done.stdout
 
 
 def simulate_plan(
