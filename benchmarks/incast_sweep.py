@@ -4,15 +4,19 @@ from and checked against (docs/simulate.md, "TCP on the flow model").
     .venv/bin/python benchmarks/incast_sweep.py [--senders 4,8,16] [--bytes 1448,32768]
                                                 [--buffers low,high] [--platform gige]
                                                 [--models ns3,cm02-tcp] [--timeout 120]
+                                                [--rounds 2] [--compare-round 1]
 
 Each case is one smpirun of bench/incast (every sender sends one message of --bytes to rank 0
-at once, 2 rounds), one rank per node (senders + 1 nodes), network only (computation off),
+at once, --rounds rounds), one rank per node (senders + 1 nodes), network only (computation off),
 built with the smpi stack's own knob settings. Printed per case (one JSON line): the round
 times, the simulator's cost here (CPU seconds of smpirun and its children, real seconds), and
-for each case run under both ns3 and cm02-tcp the relative difference of cm02-tcp's first round
-from ns-3's; at the end a summary (agreement on a timeout, cases within 10 %). Runs one case
+for each case run under both ns3 and cm02-tcp the relative difference of cm02-tcp's round
+--compare-round from ns-3's; at the end a summary (agreement on a timeout, cases within 10 %). Runs one case
 at a time, at the caller's nice level. Needs the smpi stack built (`esmperf build --stack
-smpi`).
+smpi`). Which ns-3 binding runs: SimGrid's own (a TCP connection per message: every round
+alike) or, with ESMPERF_SIMGRID naming `make setup-simgrid`'s 4.1, esmperf's (connections kept
+open: the first round opens them, later rounds start from the windows the earlier left, so
+--compare-round 2 compares the steady state); each line names it.
 """
 
 import argparse
@@ -30,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.mpi.build import build_dir  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
+from esmperf.mpi.ns3_network import kept_connections  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 
-ROUNDS = 2
 TIMED_OUT_S = 0.1  # a round this long waited a retransmission timeout (200 ms)
 
 
@@ -53,10 +57,12 @@ def run_case(
         knobs["switch_buffer"] = buffer
     setting = knob_setting(stack, knobs, ranks, 2, 1, scratch / "platforms")
     write_files(setting)
-    program = [str(build_dir(stack) / "bench" / "incast"), str(ROUNDS), str(size)]
+    program = [str(build_dir(stack) / "bench" / "incast"), str(args.rounds), str(size)]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     env = run_environment(stack) | {"TMPDIR": str(scratch)} | setting.env
     case = {"platform": args.platform, "senders": senders, "bytes": size, "model": model}
+    if model == "ns3":
+        case["connections"] = "kept" if kept_connections(stack.mpicc) else "one per message"
     case["buffer"] = buffer if "switch_buffer" in knobs else ""
     cpu, wall = children_cpu(), time.monotonic()
     try:
@@ -104,8 +110,13 @@ def main() -> None:
     parser.add_argument("--platform", default="gige")
     parser.add_argument("--models", default="ns3,cm02-tcp")
     parser.add_argument("--timeout", type=float, default=120, help="seconds a case may take")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--compare-round", type=int, default=1, help="1 = the first round")
     args = parser.parse_args()
-    compared: list[tuple[float, float]] = []  # (ns3, cm02-tcp) first rounds
+    if not 1 <= args.compare_round <= args.rounds:
+        parser.error(f"--compare-round {args.compare_round}: from 1 to --rounds {args.rounds}")
+    at = args.compare_round - 1
+    compared: list[tuple[float, float]] = []  # (ns3, cm02-tcp) round --compare-round
     with tempfile.TemporaryDirectory(prefix="incast-sweep-") as scratch:
         for buffer in args.buffers.split(","):
             for size in map(int, args.bytes.split(",")):
@@ -118,8 +129,8 @@ def main() -> None:
                         print(json.dumps(found[model]), flush=True)
                     ns3, flow = found.get("ns3", {}), found.get("cm02-tcp", {})
                     if ns3.get("round_s") and flow.get("round_s"):
-                        compared.append((ns3["round_s"][0], flow["round_s"][0]))
-                        difference = flow["round_s"][0] / ns3["round_s"][0] - 1
+                        compared.append((ns3["round_s"][at], flow["round_s"][at]))
+                        difference = flow["round_s"][at] / ns3["round_s"][at] - 1
                         print(json.dumps({"cm02_tcp_vs_ns3": round(difference, 4)}), flush=True)
     if compared:
         print(json.dumps(summary(compared)))

@@ -5,12 +5,15 @@
                                             [--nodes 2,4] [--ranks-per-node 8]
                                             [--platform gige] [--models cm02,ns3]
                                             [--switch-buffer low] [--timeout 120]
+                                            [--knob fold=on ...] [--program-args '...']
 
 Each case is one smpirun of the workload with computation = model on Dell R815 nodes (the
 PFLOTRAN and HYCOM decks' node), the ranks filling each node, built with the smpi stack's own
-knob settings (esmperf.mpi.knob_setting). Printed per case: the simulated time, the workload's
-figure of merit, and the simulator's cost here: CPU seconds of smpirun and its children
-(user + system) and real seconds; a case past --timeout is reported as such (its smpirun is
+knob settings (esmperf.mpi.knob_setting). Printed per case: the SimGrid and its ns-3 binding's
+connections (kept under `make setup-simgrid`'s 4.1 with ESMPERF_SIMGRID, one per message under
+Debian's), the simulated time, the workload's figure of merit (or the error: a run that printed
+no result line, e.g. SimGrid's "Deadlock detected"), and the simulator's cost here: CPU seconds
+of smpirun and its children (user + system) and real seconds; a case past --timeout is reported as such (its smpirun is
 killed by subprocess's timeout). Runs one case at a time, at the caller's nice level.
 """
 
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
+from esmperf.mpi.ns3_network import kept_connections  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.workloads import fom_from_result, load_workloads, parse_result_line  # noqa: E402
 
@@ -51,6 +55,7 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
     }
     if model in ("ns3", "cm02-tcp"):
         knobs["switch_buffer"] = args.switch_buffer
+    knobs |= dict(item.split("=", 1) for item in args.knob)
     setting = knob_setting(stack, knobs, ranks, 2, args.ranks_per_node, scratch / "platforms")
     write_files(setting)
     program = [
@@ -59,6 +64,7 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         args.size,
         "--steps",
         str(args.steps),
+        *args.program_args.split(),
     ]
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
     env = run_environment(stack) | {"TMPDIR": str(scratch)} | setting.env
@@ -77,7 +83,16 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         return {"model": model, "nodes": nodes, "ranks": ranks, "timed_out_after_s": args.timeout}
     cpu, wall = children_cpu() - cpu, time.monotonic() - wall
     record = parse_result_line(result.stdout)
+    deadlock = [line for line in result.stderr.splitlines() if "Deadlock detected" in line]
+    if result.returncode != 0:
+        error = result.stderr[-400:]
+    elif record is None:  # SMPI can exit 0 when SimGrid stopped its ranks
+        error = "no result line: " + (deadlock[0] if deadlock else result.stderr[-400:])
+    else:
+        error = ""
     return {
+        "simgrid": stack.version,
+        "connections": "kept" if kept_connections(stack.mpicc) else "one per message",
         "workload": args.workload,
         "size": args.size,
         "steps": args.steps,
@@ -92,7 +107,7 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         "verification": record.get("verification", {}).get("status") if record else None,
         "cpu_s": round(cpu, 2),
         "wall_s": round(wall, 2),
-        "error": "" if result.returncode == 0 else result.stderr[-400:],
+        "error": error,
     }
 
 
@@ -107,6 +122,8 @@ def main() -> None:
     parser.add_argument("--models", default="cm02,ns3", help="cm02, smpi, ns3, cm02-tcp")
     parser.add_argument("--switch-buffer", default="low", help="under ns3 and cm02-tcp")
     parser.add_argument("--timeout", type=float, default=120, help="seconds a case may take")
+    parser.add_argument("--knob", action="append", default=[], help="KNOB=VALUE, e.g. fold=on")
+    parser.add_argument("--program-args", default="", help="e.g. '--time-stepping deck'")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ns3-cost-") as scratch:
         for nodes in map(int, args.nodes.split(",")):

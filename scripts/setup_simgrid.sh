@@ -7,6 +7,10 @@
 # no Python or Java bindings, documentation, model checker, sthread, tests or examples. Measured
 # here (2026-11-27, nice 19, -j2, load 3.5-5.6): 13.5 min (571 s user + 84 s system CPU, 0.9 GB
 # peak), 111 MB installed; the 807 MB build tree is removed after the install.
+# esmperf's patches to SimGrid (native/simnet/simgrid-$VERSION-*.patch) are applied to the
+# source first: the ns-3 binding's one TCP connection per pair of hosts, kept open
+# (docs/simulate.md, "TCP over Ethernet"). The install records their checksum: a changed patch
+# rebuilds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +24,9 @@ is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }
 
-if [[ -x $PREFIX/bin/smpirun && -f $PREFIX/.installed ]]; then
+PATCHES=(native/simnet/simgrid-$VERSION-*.patch)
+STAMP="simgrid $VERSION, patches: $(cat "${PATCHES[@]}" | sha256sum | cut -c1-16)"
+if [[ -x $PREFIX/bin/smpirun && -f $PREFIX/.installed && $(cat "$PREFIX/.installed") == "$STAMP" ]]; then
     echo "setup-simgrid: SimGrid $VERSION installed ($PREFIX)"
     exit 0
 fi
@@ -43,6 +49,10 @@ if [[ ! -f $WORK/simgrid-$VERSION.tar.gz ]]; then
 fi
 rm -rf "$WORK/src" "$WORK/obj" && mkdir -p "$WORK/src" "$WORK/obj"
 tar -xzf "$WORK/simgrid-$VERSION.tar.gz" -C "$WORK/src" --strip-components=1
+for patch in "${PATCHES[@]}"; do
+    echo "setup-simgrid: applying $patch"
+    patch -d "$WORK/src" -p1 --forward --quiet < "$patch"
+done
 
 # Fortran stays on (smpiff). Eigen3 (the BMF model) is not looked for: esmperf uses CM02/ns-3.
 # from the build directory: SimGrid's configure leaves a test program in the working directory
@@ -54,7 +64,7 @@ tar -xzf "$WORK/simgrid-$VERSION.tar.gz" -C "$WORK/src" --strip-components=1
     -Denable_testsuite_McMini=OFF -Denable_compile_warnings=OFF -DEIGEN3_HINT=OFF)
 nice -n 19 cmake --build "$WORK/obj" -j "$JOBS"
 cmake --install "$WORK/obj"
-touch "$PREFIX/.installed"
+echo "$STAMP" > "$PREFIX/.installed"
 echo "setup-simgrid: SimGrid $VERSION in $PREFIX: built in $(($(date +%s) - start)) s," \
     "$(du -sh "$PREFIX" | cut -f1) installed; the build tree ($(du -sh "$WORK" | cut -f1)) removed"
 rm -rf "$WORK/src" "$WORK/obj"  # the source package stays, for a rebuild

@@ -11,14 +11,20 @@ router, the switch, and a host per core on its own link to its node's router
 (`ns3_platform_xml`). The switch's port towards a node is the ns-3 device at the switch's end
 of that node's link: its queue is the switch port's buffer.
 
-Every MPI message is one new TCP connection (the binding opens a socket per message, connects,
-sends, closes; the message ends when the close completes), through ns-3's TCP (NewReno) with
-Linux's constants set by ns-3 attributes in `NS_ATTRIBUTE_DEFAULT` (ns-3 reads it when it
-creates each object; it overrides the binding's own defaults). Defects of this binding and what
-is done about each: see `ns3_attributes` and docs/simulate.md.
+The TCP connections depend on the SimGrid. SimGrid's own binding (Debian's 3.32) opens a new
+connection for every MPI message (a socket per message: connect, send, close; the message ends
+when the close completes). The SimGrid 4.1 that `make setup-simgrid` builds carries esmperf's
+patch (native/simnet/simgrid-4.1-ns3-connections.patch): one connection per pair of hosts (of
+ranks: a host per core), opened by the first message and kept open as Open MPI keeps its
+connections, a message received when its last byte is read; `kept_connections` says which.
+Either way ns-3's TCP (NewReno) runs with Linux's constants set by ns-3 attributes in
+`NS_ATTRIBUTE_DEFAULT` (ns-3 reads it when it creates each object; it overrides the binding's own
+defaults). Defects of the binding and what is done about each: see `ns3_attributes` and
+docs/simulate.md.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from esmperf.mpi.platforms import (
@@ -29,6 +35,9 @@ from esmperf.mpi.platforms import (
     Interconnect,
     check_shape,
 )
+
+# What scripts/setup_simgrid.sh writes into its prefix's .installed: the patches' checksum.
+PATCHED_STAMP = "patches:"
 
 # The Ethernet interconnects the model applies to.
 NS3_INTERCONNECTS = ("gige", "10gige")
@@ -52,8 +61,8 @@ MSS_BYTES = 1448
 INITIAL_WINDOW_2010 = min(4 * MSS_BYTES, max(2 * MSS_BYTES, 4380)) // MSS_BYTES
 INITIAL_WINDOW_TODAY = 10
 # Initial (SYN) retransmission timeout of the era: 3 s (RFC 2988; Linux TCP_TIMEOUT_INIT = 3*HZ
-# until 3.1, then 1 s per RFC 6298). Every message opens a connection here, so a lost SYN or
-# SYN-ACK costs 3 s.
+# until 3.1, then 1 s per RFC 6298). Under SimGrid's own binding every message opens a
+# connection, so a lost SYN or SYN-ACK costs 3 s; with kept connections only a pair's first.
 SYN_TIMEOUT_S = 3
 # Receive buffer: Linux 2.6.32's largest autotuned receive window, net.ipv4.tcp_rmem max =
 # 4194304 bytes (ip-sysctl.txt of the time).
@@ -67,6 +76,13 @@ LINUX_RECEIVE_BUFFER = 4 * 1024 * 1024
 SEND_BUFFER_BYTES = 1 << 30
 # A full Ethernet frame as a switch stores it: 1500 bytes of MTU + 14 header + 4 FCS.
 FRAME_BYTES = 1518
+# The queues that are not a switch port's, per link end (platform properties that esmperf's
+# patch to SimGrid 4.1 reads; SimGrid's own binding gives every queue the switch port's size):
+# a node's transmit queue towards the switch holds Linux's default 1000 packets (txqueuelen:
+# DEFAULT_TX_QUEUE_LEN, include/linux/netdevice.h, set by ether_setup for every Ethernet
+# device), and memory inside a node drops nothing (a queue no run fills).
+NODE_TRANSMIT_QUEUE = "1000p"
+MEMORY_QUEUE = "1000000p"
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,17 @@ def ns3_attributes(net: Interconnect, switch_buffer: str) -> str:
     return ";".join(f"{name}={value}" for name, value in attributes.items())
 
 
+def link(name: str, figures: str, source_queue: str, destination_queue: str) -> str:
+    """A link of the ns-3 platform; the queues of its route's ends, where not the default (the
+    switch port's buffer, NS_ATTRIBUTE_DEFAULT), as properties for esmperf's patched SimGrid."""
+    props = [
+        f'<prop id="esmperf/ns3_queue_{end}" value="{queue}"/>'
+        for end, queue in (("src", source_queue), ("dst", destination_queue))
+        if queue
+    ]
+    return f'  <link id="{name}" {figures}>' + "".join(props) + "</link>"
+
+
 def rank_host(node: int, core: int) -> str:
     return f"{NODE_PREFIX}{node}-{core}"
 
@@ -180,12 +207,12 @@ def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
     for node in range(nodes):
         router = f"{NODE_PREFIX}{node}"
         routers.append(f'  <router id="{router}"/>')
-        links.append(f'  <link id="port-{node}" {port}/>')
+        links.append(link(f"port-{node}", port, NODE_TRANSMIT_QUEUE, ""))
         routes.append(route(router, SWITCH_ROUTER, f"port-{node}"))
         for core in range(cores):
             host = rank_host(node, core)
             hosts.append(f'  <host id="{host}" speed={speed} core="1"/>')
-            links.append(f'  <link id="loopback-{node}-{core}" {loopback}/>')
+            links.append(link(f"loopback-{node}-{core}", loopback, MEMORY_QUEUE, MEMORY_QUEUE))
             routes.append(route(host, router, f"loopback-{node}-{core}"))
     return (
         "<?xml version='1.0'?>\n"
@@ -210,3 +237,11 @@ def ns3_hostfile(ranks: int, ranks_per_node: int) -> str:
     return "".join(
         f"{rank_host(rank // ranks_per_node, rank % ranks_per_node)}\n" for rank in range(ranks)
     )
+
+
+def kept_connections(smpicc: Path) -> bool:
+    """Whether the SimGrid of `smpicc` (a stack's mpicc) carries esmperf's ns-3 patch, built by
+    `make setup-simgrid` (its prefix's .installed names the patches): one TCP connection per
+    pair of hosts, kept open. SimGrid's own binding (Debian's) opens one per message."""
+    stamp = smpicc.resolve().parent.parent / ".installed"
+    return stamp.is_file() and PATCHED_STAMP in stamp.read_text()
