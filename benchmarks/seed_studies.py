@@ -9,7 +9,9 @@ Printed per study: wall minutes, CPU minutes (the study and every process it wai
 MPI runs, the simulators), the load average before and after, and the configurations complete,
 failed, timed out and skipped as the store has them. A study whose store already exists is
 refused (its cost would be a resumed run's) unless --resume. The stores stay in --out (default
-results/, where scripts/seed_table.py reads them).
+results/, where scripts/seed_table.py reads them). A study file that names a SimGrid
+(`simgrid = "simgrid-4.1"`: pflotran-ns3) runs with $ESMPERF_SIMGRID set to .venv/<it>
+(`make setup-simgrid`).
 """
 
 import argparse
@@ -17,16 +19,18 @@ import json
 import math
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from esmperf.paths import SIMGRID_VARIABLE  # noqa: E402
 from esmperf.store.database import Store  # noqa: E402
 from esmperf.study.execute import execute  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ESMPERF = Path(sys.executable).parent / "esmperf"
-STUDIES = ("pflotran", "hycom", "cesm", "esmf-redist", "homme-pop")
+STUDIES = ("pflotran", "pflotran-ns3", "hycom", "cesm", "esmf-redist", "homme-pop")
 TARGET_MINUTES = 20.0
 
 
@@ -47,8 +51,12 @@ def run_study(name: str, jobs: int, out: Path, resume: bool) -> dict:
             f"{store} exists: its cost would be a resumed run's; remove it, or pass --resume"
         )
     command = [str(ESMPERF), "study", str(study_file), "--jobs", str(jobs), "--out", str(store)]
+    env = dict(os.environ)
+    simgrid = tomllib.loads(study_file.read_text()).get("simgrid")
+    if simgrid:  # a study on `make setup-simgrid`'s SimGrid (e.g. ns3 with kept connections)
+        env[SIMGRID_VARIABLE] = str(ROOT / ".venv" / simgrid)
     load = os.getloadavg()[0]
-    done = execute([*command, "--report"], dict(os.environ), ROOT, timeout=math.inf)
+    done = execute([*command, "--report"], env, ROOT, timeout=math.inf)
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode})")

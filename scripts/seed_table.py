@@ -27,7 +27,7 @@ from esmperf.report.seed_claims import (
     fmt,
     summary_counts,
 )
-from esmperf.report.seed_evidence import load_evidence
+from esmperf.report.seed_evidence import Evidence, load_evidence
 from esmperf.report.seed_reference import Claim, SeedReference, load_references
 from esmperf.report.seed_report import interval_text
 from esmperf.store.database import Store
@@ -105,30 +105,43 @@ def _short(text: str) -> str:
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 
-def store_for(reference: SeedReference, results: Path) -> Path | None:
-    """The store in `results` whose study names this seed (its id's store first)."""
-    candidates = sorted(results.glob("*.duckdb"), key=lambda p: p.stem != reference.id)
-    for path in candidates:
+def stores_for(reference: SeedReference, results: Path) -> list[Path]:
+    """The stores in `results` whose study names this seed (its id's store first): a seed's
+    study and the studies that add to it on another SimGrid (pflotran-ns3.toml)."""
+    found = []
+    for path in sorted(results.glob("*.duckdb"), key=lambda p: (p.stem != reference.id, p.stem)):
         with Store(path, read_only=True) as store:
             if reference.names(str(store.study_info().get("seed") or "")):
-                return path
-    return None
+                found.append(path)
+    return found
 
 
-def evaluations_of(reference: SeedReference, path: Path) -> list[Evaluation]:
-    """As the report evaluates them (report/seed_report.py claims_section)."""
+def evidence_of(path: Path) -> Evidence:
+    """As the report gathers it (report/seed_report.py claims_section)."""
     with Store(path, read_only=True) as store:
         info = store.study_info()
         results = load_results(store)
         groups = build_groups(results, info.get("base_ranks"), store)
         profiles = {key: profile for group in groups for key, profile in group.profiles.items()}
-        return evaluate(reference, load_evidence(store, results, profiles))
+        return load_evidence(store, results, profiles)
+
+
+def evaluations_of(reference: SeedReference, paths: list[Path]) -> list[Evaluation]:
+    """The claims evaluated on the runs of all the seed's stores together (run keys are unique
+    across them: a run's identity names its SimGrid)."""
+    parts = [evidence_of(path) for path in paths]
+    merged = Evidence(
+        [result for part in parts for result in part.results],
+        {key: profile for part in parts for key, profile in part.profiles.items()},
+        {key: metrics for part in parts for key, metrics in part.metrics.items()},
+    )
+    return evaluate(reference, merged)
 
 
 def seed_section(reference: SeedReference, results: Path) -> tuple[str, dict[str, int]]:
-    path = store_for(reference, results)
+    paths = stores_for(reference, results)
     lines = [f"### {reference.id}: {reference.title}", ""]
-    if path is None:
+    if not paths:
         lines += [
             f"Seed file {reference.seed_file}; {len(reference.claims)} claims; no store of a "
             f"study naming this seed in {results}/: not run.",
@@ -136,7 +149,7 @@ def seed_section(reference: SeedReference, results: Path) -> tuple[str, dict[str
         ]
         evaluations: list[Evaluation] = []
     else:
-        evaluations = evaluations_of(reference, path)
+        evaluations = evaluations_of(reference, paths)
     by_claim: dict[str, list[Evaluation]] = defaultdict(list)
     for e in evaluations:
         by_claim[e.claim.id].append(e)
@@ -151,11 +164,11 @@ def seed_section(reference: SeedReference, results: Path) -> tuple[str, dict[str
             f"| `{claim.id}`: “{_cell(_short(claim.text))}” | {claim.kind} | "
             f"{_cell(seed_figure(claim))} | {_cell(ours)} | **{verdict}** | {_cell(why)} |"
         )
-    if path is not None:
+    if paths:
         summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         lines += [
             f"Seed file {reference.seed_file}; {len(reference.claims)} claims, from "
-            f"{path.as_posix()}: {summary}.",
+            f"{' and '.join(path.as_posix() for path in paths)}: {summary}.",
             "",
         ]
     lines += [

@@ -55,6 +55,26 @@ def test_every_claim_has_a_row_with_its_verdict(tmp_path: Path) -> None:
     assert sum(int(n) for n in re.findall(r"(\d+) [a-z ]+", counted.group(2))) == total
 
 
+def test_a_seeds_stores_are_evaluated_together(tmp_path: Path) -> None:
+    """A seed's runs split over two stores (its study and one on another SimGrid, as
+    pflotran-ns3.toml adds to pflotran.toml) give the rows one store of them all gives."""
+    module = seed_table()
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    whole.mkdir(), split.mkdir()
+    make_claims_store(whole / "hycom.duckdb", RUNS, HYCOM)
+    gige = [run for run in RUNS if run.knobs.get("platform") == "gige"]
+    others = [run for run in RUNS if run not in gige]
+    assert gige and others
+    make_claims_store(split / "hycom.duckdb", others, HYCOM)
+    make_claims_store(split / "hycom-ns3.duckdb", gige, HYCOM)
+    one, two = rows(module.render(whole), "hycom"), rows(module.render(split), "hycom")
+    assert two == one and {verdict_of(row) for row in one} != {"not run"}
+    names = (
+        f"from {(split / 'hycom.duckdb').as_posix()} and {(split / 'hycom-ns3.duckdb').as_posix()}"
+    )
+    assert names in module.render(split)
+
+
 def test_write_replaces_only_the_marked_section(tmp_path: Path) -> None:
     module = seed_table()
     doc = tmp_path / "seeds.md"

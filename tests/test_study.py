@@ -3,6 +3,7 @@ error for each kind of bad study file."""
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -254,11 +255,32 @@ def test_missing_study_file(tmp_path: Path) -> None:
         load_study(tmp_path / "none.toml", workloads=WORKLOADS)
 
 
-def test_shipped_studies_parse() -> None:
+def test_a_study_runs_only_on_the_simgrid_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    study = {"name": "s", "simgrid": "simgrid-4.1", "matrix": [{"workload": "pop", "ranks": [2]}]}
+    monkeypatch.delenv("ESMPERF_SIMGRID", raising=False)
+    with pytest.raises(StudyError, match=r"runs on SimGrid simgrid-4.1, not PATH's SimGrid: "):
+        study_from_dict(study, "a.toml", workloads=WORKLOADS)
+    monkeypatch.setenv("ESMPERF_SIMGRID", str(tmp_path / "simgrid-3.36"))
+    with pytest.raises(StudyError, match=r"ESMPERF_SIMGRID=\$PWD/.venv/simgrid-4.1"):
+        study_from_dict(study, "a.toml", workloads=WORKLOADS)
+    monkeypatch.setenv("ESMPERF_SIMGRID", str(tmp_path / "simgrid-4.1"))
+    assert study_from_dict(study, "a.toml", workloads=WORKLOADS).configurations
+    with pytest.raises(StudyError, match="simgrid must name a SimGrid prefix"):
+        study_from_dict(study | {"simgrid": "../x"}, "a.toml", workloads=WORKLOADS)
+
+
+def test_shipped_studies_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     studies = Path(__file__).resolve().parents[1] / "studies"
     for path in sorted(studies.glob("**/*.toml")):
         if "reference" in path.relative_to(studies).parts:
             continue  # the seeds' reference data, not studies: tests/test_seed_claims.py
+        simgrid = tomllib.loads(path.read_text()).get("simgrid")
+        if simgrid:  # a study on `make setup-simgrid`'s SimGrid: as if it were there
+            monkeypatch.setenv("ESMPERF_SIMGRID", str(tmp_path / simgrid))
+        else:
+            monkeypatch.delenv("ESMPERF_SIMGRID", raising=False)
         try:
             study = load_study(path, default_stacks=("openmpi",))
         except StudyError as error:  # a seed may name a workload not written yet

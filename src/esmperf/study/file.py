@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from esmperf.mpi.knobs import KNOBS
+from esmperf.paths import SIMGRID_VARIABLE, simgrid_prefix
 from esmperf.slurm.batch import SlurmError, slurm_options
 from esmperf.study.block_settings import NAME_PATTERN, check_keys, is_int
 from esmperf.study.configuration import Study, StudyError
@@ -30,6 +31,7 @@ STUDY_KEYS = (
     "description",
     "seed",
     "base_ranks",
+    "simgrid",
     "metric",
     "defaults",
     "matrix",
@@ -77,6 +79,23 @@ def load_study(
     return study_from_dict(data, str(path), text, default_stacks, workloads)
 
 
+def check_simgrid(wanted: Any, source: str) -> None:
+    """A study that names a SimGrid (`simgrid = "simgrid-4.1"`: the prefix `make setup-simgrid`
+    builds, e.g. for the ns-3 binding that keeps TCP connections, docs/simulate.md) runs only on
+    it: $ESMPERF_SIMGRID must name that prefix, so that its runs' keys say which SimGrid."""
+    if wanted is None:
+        return
+    if not isinstance(wanted, str) or not NAME_PATTERN.match(wanted):
+        raise StudyError(f'{source}: simgrid must name a SimGrid prefix, e.g. "simgrid-4.1"')
+    prefix = simgrid_prefix()
+    if prefix is None or prefix.name != wanted:
+        now = f"{SIMGRID_VARIABLE}={prefix}" if prefix else "PATH's SimGrid"
+        raise StudyError(
+            f"{source} runs on SimGrid {wanted}, not {now}: build it with `make setup-simgrid` "
+            f"and run with {SIMGRID_VARIABLE}=$PWD/.venv/{wanted}"
+        )
+
+
 def study_from_dict(
     data: dict[str, Any],
     source: str,
@@ -94,6 +113,7 @@ def study_from_dict(
     base_ranks = data.get("base_ranks")
     if base_ranks is not None and (not is_int(base_ranks) or base_ranks < 1):
         raise StudyError(f"{source}: base_ranks must be a positive integer, got {base_ranks!r}")
+    check_simgrid(data.get("simgrid"), source)
     metric = data.get("metric", "fom")
     if metric not in METRICS:
         raise StudyError(f"{source}: metric must be one of {', '.join(METRICS)}, got {metric!r}")
