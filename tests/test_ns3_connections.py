@@ -14,7 +14,7 @@ patch changes, each with the case that measured the defect before it:
   and memory inside a node drops nothing, where SimGrid's binding gives every queue the switch
   port's size (28 frames at the low end of GigE's band).
 
-Skipped unless the patched 4.1 is installed and the smpi stack built on it (CI builds neither).
+`make test` builds both (`make build-simgrid`); skipped where they are missing.
 """
 
 import json

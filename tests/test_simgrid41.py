@@ -3,8 +3,8 @@ points the smpi stack at `make setup-simgrid`'s prefix, its version string says 
 its native build has its own directory and its runs their own keys in a store; the late
 receiver of tests/test_eager.py gets the same simulated times to the bit under both (eager and
 rendezvous, below and from FOLD_AUTO_RANKS ranks), and the message counter counts the same
-messages. The runs under 4.1 are skipped unless it is installed (`make setup-simgrid`); CI does
-not build it."""
+messages. The runs under 4.1 are skipped unless it is installed (`make setup-simgrid`; `make
+test` builds it)."""
 
 import json
 import subprocess
