@@ -23,7 +23,7 @@ from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE, SMPI_MMAP, SMPI_MMAP_RANKS
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.findings import connection_findings
 from esmperf.store.results import RunResult
-from esmperf.study.classify import last_message
+from esmperf.study.classify import last_message, simulator_critical
 from esmperf.workloads import read_manifest
 
 STEPS = 10
@@ -338,3 +338,22 @@ def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
         )
     )
     assert tuned["work"] == STEPS * sum(points(r) for r in range(FOLD_AUTO_RANKS))
+
+
+def test_simgrids_fatal_message_is_the_reason_not_its_abort():
+    """SimGrid stops a run with a CRITICAL line (xbt_die; "Deadlock detected"), then the
+    process aborts: the reason is SimGrid's text, not "Aborted"; a program's own error line
+    still comes first."""
+    stderr = (
+        "[node-3-7:183:(184) 12.345678] ../src/src/kernel/resource/models/ns3/"
+        "ns3_simulator.cpp:98: [res_ns3/CRITICAL] ns-3: a connection kept open was closed\n"
+        "Backtrace (displayed in actor 183):\n(the backtrace is empty)\nAborted\n"
+    )
+    assert last_message(stderr) == "SimGrid: ns-3: a connection kept open was closed"
+    assert last_message("hycom: error: too many ranks\n" + stderr) == (
+        "hycom: error: too many ranks"
+    )
+    deadlock = "[0.085094] ./src/kernel/EngineImpl.cpp:718: [ker_engine/CRITICAL] Oops! Deadlock"
+    tail = " detected\n[0.085] [smpi_utils/INFO] Simulated time: 0.08"
+    assert last_message(deadlock + tail) == "SimGrid: Oops! Deadlock detected"
+    assert simulator_critical(deadlock) == "SimGrid: Oops! Deadlock"

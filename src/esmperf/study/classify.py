@@ -55,9 +55,11 @@ def classify(
         return "failed", f"{outcome}" + (f": {last_error}" if last_error else ""), result
     if fom_value(execution, config, result) is None:
         if config.fom.source == "json":
+            critical = simulator_critical(execution.stderr)  # SMPI can exit 0 after it stopped
             return (
                 "failed",
-                "no JSON result line with a figure of merit on stdout (docs/workloads.md)",
+                "no JSON result line with a figure of merit on stdout (docs/workloads.md)"
+                + (f": {critical}" if critical else ""),
                 None,
             )
         return (
@@ -142,11 +144,28 @@ SIMULATOR_CHATTER = re.compile(
 )
 
 
+# SimGrid's own fatal message (xbt_die, "Deadlock detected"): "[host:rank:(pid) time] file:line:
+# [category/CRITICAL] text"; the text is the reason, not chatter.
+SIMULATOR_CRITICAL = re.compile(r"\[[\w.]+/CRITICAL\] (.*)")
+
+
+def simulator_critical(output: str) -> str:
+    """SimGrid's first fatal message in `output` (its text), or ""."""
+    for line in output.splitlines():
+        found = SIMULATOR_CRITICAL.search(line)
+        if found:
+            return "SimGrid: " + " ".join(found.group(1).split())
+    return ""
+
+
 def last_message(output: str) -> str:
-    """The program's own error line if it printed one, else the last line of `output` that
-    says something (not a rule of dashes, not the simulator's chatter), shortened."""
+    """The program's own error line if it printed one (or SimGrid's fatal one), else the last
+    line of `output` that says something (not a rule of dashes, not the simulator's chatter),
+    shortened."""
     lines = [" ".join(line.split()) for line in output.splitlines()]
     errors = [line for line in lines if PROGRAM_ERROR.match(line)]
+    if not errors and (critical := simulator_critical(output)):
+        errors = [critical]
     said = [
         line
         for line in lines
