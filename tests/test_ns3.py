@@ -160,6 +160,8 @@ def test_ns3_attributes_carry_linuxs_tcp_constants_and_the_switch_buffer() -> No
         "ns3::TcpSocket::DelAckTimeout": "40ms",
         "ns3::TcpSocket::DelAckCount": "2",
         "ns3::TcpSocket::ConnTimeout": "3s",
+        "ns3::TcpSocket::DataRetries": "15",
+        "ns3::TcpSocket::ConnCount": "5",
     }
     # one FIFO per port: device queue 1 packet + the queue disc's one flow queue
     assert found["ns3::DropTailQueue<Packet>::MaxSize"] == "1p"
