@@ -30,7 +30,16 @@ from esmperf.study.execute import execute  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ESMPERF = Path(sys.executable).parent / "esmperf"
-STUDIES = ("pflotran", "pflotran-ns3", "hycom", "cesm", "esmf-redist", "homme-pop")
+STUDIES = (
+    "pflotran",
+    "pflotran-ns3",
+    "hycom",
+    "hycom-ns3",
+    "cesm",
+    "cesm-ns3",
+    "esmf-redist",
+    "homme-pop",
+)
 TARGET_MINUTES = 20.0
 
 
