@@ -271,6 +271,28 @@ def test_a_study_runs_only_on_the_simgrid_it_names(
         study_from_dict(study | {"simgrid": "../x"}, "a.toml", workloads=WORKLOADS)
 
 
+def test_ns3_on_simgrids_own_binding_gets_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ns3 runs on a SimGrid without esmperf's ns-3 patch get a note naming it; on the patched
+    one (its .installed names the patches, scripts/setup_simgrid.sh) none; other models none."""
+    prefix = tmp_path / "simgrid-4.1"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "smpicc").write_text("")
+    monkeypatch.setenv("ESMPERF_SIMGRID", str(prefix))
+    block = {"workload": "pop", "ranks": [2], "stack": ["smpi"]}
+
+    def notes(model: str) -> list[str]:
+        study = {"name": "s", "matrix": [block | {"knobs": {"network_model": model}}]}
+        return study_from_dict(study, "a.toml", workloads=WORKLOADS).notes
+
+    (prefix / ".installed").write_text("simgrid 4.1\n")  # built before the patch
+    assert len(notes("ns3")) == 1 and "make setup-simgrid" in notes("ns3")[0]
+    assert notes("cm02-tcp") == []
+    (prefix / ".installed").write_text("simgrid 4.1, patches: 883f35230eacb40e\n")
+    assert notes("ns3") == []
+
+
 def test_shipped_studies_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     studies = Path(__file__).resolve().parents[1] / "studies"
     for path in sorted(studies.glob("**/*.toml")):

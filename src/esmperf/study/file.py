@@ -12,12 +12,14 @@ matrix.py, the settings that are not axes (launcher, fom, profile, timeout, repe
 block_settings.py: each with one error message naming the fix for every mistake it can hold.
 """
 
+import shutil
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from esmperf.mpi.knobs import KNOBS
+from esmperf.mpi.ns3_network import kept_connections
 from esmperf.paths import SIMGRID_VARIABLE, simgrid_prefix
 from esmperf.slurm.batch import SlurmError, slurm_options
 from esmperf.study.block_settings import NAME_PATTERN, check_keys, is_int
@@ -153,7 +155,29 @@ def study_from_dict(
             if configuration.key not in seen:
                 seen.add(configuration.key)
                 study.configurations.append(configuration)
+    note_ns3_binding(study)
     return study
+
+
+def note_ns3_binding(study: Study) -> None:
+    """A note when the study's ns3 runs would run on SimGrid's own ns-3 binding (Debian's): a
+    TCP connection per message, and runs that can stop with "Deadlock detected"
+    (docs/simulate.md, "TCP over Ethernet"); it names esmperf's patched one."""
+    if not any(
+        c.stack == "smpi" and dict(c.knobs).get("network_model") == "ns3"
+        for c in study.configurations
+    ):
+        return
+    prefix = simgrid_prefix()
+    smpicc = str(prefix / "bin" / "smpicc") if prefix else shutil.which("smpicc")
+    if smpicc is None or kept_connections(Path(smpicc)):
+        return
+    study.notes.append(
+        "network_model = ns3 runs on SimGrid's own ns-3 binding here: a TCP connection per "
+        'message, and runs that can stop with "Deadlock detected" (docs/simulate.md, "TCP '
+        "over Ethernet\"); `make setup-simgrid` builds esmperf's patched binding (connections "
+        "kept open), used with ESMPERF_SIMGRID=$PWD/.venv/simgrid-4.1"
+    )
 
 
 def _load_workloads_for(source: str) -> dict[str, Workload]:
