@@ -7,12 +7,12 @@ from and checked against (docs/simulate.md, "TCP on the flow model").
                                                 [--rounds 2] [--compare-round 1]
 
 Each case is one smpirun of bench/incast (every sender sends one message of --bytes to rank 0
-at once, --rounds rounds), one rank per node (senders + 1 nodes), network only (computation off),
-built with the smpi stack's own knob settings. Printed per case (one JSON line): the round
+at once, --rounds rounds), one rank per node (senders + 1 nodes), network only (computation
+off), built with the smpi stack's own knob settings. Printed per case (one JSON line): the round
 times, the simulator's cost here (CPU seconds of smpirun and its children, real seconds), and
 for each case run under both ns3 and cm02-tcp the relative difference of cm02-tcp's round
---compare-round from ns-3's; at the end a summary (agreement on a timeout, cases within 10 %). Runs one case
-at a time, at the caller's nice level. Needs the smpi stack built (`esmperf build --stack
+--compare-round from ns-3's; at the end a summary (agreement on a timeout, cases within 10 %).
+Runs one case at a time, at the caller's nice level. Needs the smpi stack built (`esmperf build --stack
 smpi`). Which ns-3 binding runs: SimGrid's own (a TCP connection per message: every round
 alike) or, with ESMPERF_SIMGRID naming `make setup-simgrid`'s 4.1, esmperf's (connections kept
 open: the first round opens them, later rounds start from the windows the earlier left, so

@@ -13,8 +13,8 @@ knob settings (esmperf.mpi.knob_setting). Printed per case: the SimGrid and its 
 connections (kept under `make setup-simgrid`'s 4.1 with ESMPERF_SIMGRID, one per message under
 Debian's), the simulated time, the workload's figure of merit (or the error: a run that printed
 no result line, e.g. SimGrid's "Deadlock detected"), and the simulator's cost here: CPU seconds
-of smpirun and its children (user + system) and real seconds; a case past --timeout is reported as such (its smpirun is
-killed by subprocess's timeout). Runs one case at a time, at the caller's nice level.
+of smpirun and its children (user + system) and real seconds; a case past --timeout is
+reported as such (its smpirun is killed by subprocess's timeout). Runs one case at a time, at the caller's nice level.
 """
 
 import argparse
@@ -34,6 +34,7 @@ from esmperf.launch.smpirun import simulated_time  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.ns3_network import kept_connections  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
+from esmperf.study.classify import simulator_critical  # noqa: E402
 from esmperf.workloads import fom_from_result, load_workloads, parse_result_line  # noqa: E402
 
 
@@ -83,11 +84,10 @@ def run_case(args: argparse.Namespace, nodes: int, model: str, scratch: Path) ->
         return {"model": model, "nodes": nodes, "ranks": ranks, "timed_out_after_s": args.timeout}
     cpu, wall = children_cpu() - cpu, time.monotonic() - wall
     record = parse_result_line(result.stdout)
-    deadlock = [line for line in result.stderr.splitlines() if "Deadlock detected" in line]
     if result.returncode != 0:
         error = result.stderr[-400:]
     elif record is None:  # SMPI can exit 0 when SimGrid stopped its ranks
-        error = "no result line: " + (deadlock[0] if deadlock else result.stderr[-400:])
+        error = "no result line: " + (simulator_critical(result.stderr) or result.stderr[-400:])
     else:
         error = ""
     return {

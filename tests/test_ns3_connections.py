@@ -23,15 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi import ns3_network
 from esmperf.mpi.build import build_dir
-from esmperf.mpi.knob_setting import knob_setting, write_files
-from esmperf.mpi.stacks import Stack, discover_stacks
-from esmperf.paths import SIMGRID_VARIABLE, repo_root
+from esmperf.mpi.stacks import Stack
+from esmperf.paths import SIMGRID_VARIABLE
 from esmperf.workloads import parse_result_line
+from test_ns3 import simulate as ns3_simulate
+from test_simgrid41 import PREFIX, on_simgrid, smpi_stack
 
-PREFIX = repo_root() / ".venv" / "simgrid-4.1"  # where `make setup-simgrid` installs it
 PROGRAMS = (
     Path("bench") / "pingpong",
     Path("bench") / "incast",
@@ -42,15 +41,9 @@ PROGRAMS = (
 def stack_on(prefix: Path | None) -> Stack:
     """The smpi stack on PATH's SimGrid (None) or on `prefix`'s, with PROGRAMS built; a skip
     naming the fix otherwise."""
-    with pytest.MonkeyPatch.context() as patch:
-        if prefix is None:
-            patch.delenv(SIMGRID_VARIABLE, raising=False)
-        else:
-            patch.setenv(SIMGRID_VARIABLE, str(prefix))
-        stack = discover_stacks().by_id("smpi")
-        built = stack is not None and all((build_dir(stack) / p).is_file() for p in PROGRAMS)
-    if stack is None:
-        pytest.skip(f"SimGrid SMPI is not installed {'at ' + str(prefix) if prefix else ''}")
+    stack = smpi_stack(prefix)
+    with on_simgrid(prefix):
+        built = all((build_dir(stack) / p).is_file() for p in PROGRAMS)
     if not built:
         variable = f"{SIMGRID_VARIABLE}={prefix} " if prefix else ""
         pytest.skip(f"the smpi stack is not built: {variable}esmperf build --stack smpi")
@@ -78,25 +71,12 @@ def simulate(
     **knobs: str,
 ) -> subprocess.CompletedProcess[str]:
     """`program` (relative to the stack's build directory) on the simulated GigE cluster under
-    ns3, computation off."""
-    chosen = {"computation": "off", "network_model": "ns3", **knobs}
-    with pytest.MonkeyPatch.context() as patch:  # the build directory follows the SimGrid
-        if ns3_network.kept_connections(stack.mpicc):
-            patch.setenv(SIMGRID_VARIABLE, str(PREFIX))
-        else:
-            patch.delenv(SIMGRID_VARIABLE, raising=False)
-        setting = knob_setting(stack, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
+    ns3, computation off (tests/test_ns3.py), on the stack's own SimGrid."""
+    with on_simgrid(PREFIX if ns3_network.kept_connections(stack.mpicc) else None):
         command = [str(build_dir(stack) / program[0]), *program[1:]]
-    write_files(setting)
-    env = run_environment(stack) | {"TMPDIR": str(tmp_path)} | setting.env
-    return subprocess.run(
-        mpirun_command(stack, ranks, command, setting.launcher_args),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+        return ns3_simulate(
+            stack, tmp_path, command, ranks, ranks_per_node, network_model="ns3", **knobs
+        )
 
 
 def record(result: subprocess.CompletedProcess[str]) -> dict:

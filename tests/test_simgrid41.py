@@ -8,6 +8,8 @@ test` builds it)."""
 
 import json
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,13 +49,21 @@ def test_the_variable_chooses_the_smpi_stacks_simgrid_and_build_directory(
     ) in discovery.problems
 
 
-def smpi_stack(prefix: Path | None) -> Stack:
-    """The smpi stack on PATH's SimGrid (None) or on `prefix`'s; a skip when absent."""
+@contextmanager
+def on_simgrid(prefix: Path | None) -> Iterator[None]:
+    """$ESMPERF_SIMGRID names `prefix` inside the block (None: unset, PATH's SimGrid): the
+    smpi stack, its build directory and its runs' keys follow it."""
     with pytest.MonkeyPatch.context() as patch:
         if prefix is None:
             patch.delenv(SIMGRID_VARIABLE, raising=False)
         else:
             patch.setenv(SIMGRID_VARIABLE, str(prefix))
+        yield
+
+
+def smpi_stack(prefix: Path | None) -> Stack:
+    """The smpi stack on PATH's SimGrid (None) or on `prefix`'s; a skip when absent."""
+    with on_simgrid(prefix):
         stack = discover_stacks().by_id("smpi")
     if stack is None:
         pytest.skip(f"SimGrid SMPI is not installed {'at ' + str(prefix) if prefix else ''}")

@@ -185,9 +185,10 @@ KNOBS: dict[str, Knob] = {
             "SimGrid network model: cm02 = latency + n/bandwidth exactly, smpi = SimGrid's "
             "piecewise model calibrated on a TCP cluster, ns3 = TCP packet by packet through "
             "ns-3 with Linux's constants (connections kept open per pair of ranks on `make "
-            "setup-simgrid`'s SimGrid 4.1, one per message on SimGrid's own binding), cm02-tcp = cm02 with switch-port incast and TCP's "
-            "retransmission timeout derived from ns-3 (mpi/tcp_model.py); ns3 and cm02-tcp "
-            "gige and 10gige only (smpi stack only)",
+            "setup-simgrid`'s SimGrid 4.1, one per message on SimGrid's own binding), "
+            "cm02-tcp = cm02 with switch-port incast and TCP's retransmission timeout derived "
+            "from ns-3 (mpi/tcp_model.py); ns3 and cm02-tcp gige and 10gige only (smpi stack "
+            "only)",
         ),
         Knob(
             "tcp_kernel",

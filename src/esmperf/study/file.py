@@ -170,8 +170,8 @@ def note_ns3_binding(study: Study) -> None:
         return
     prefix = simgrid_prefix()
     smpicc = str(prefix / "bin" / "smpicc") if prefix else shutil.which("smpicc")
-    if smpicc is None or kept_connections(Path(smpicc)):
-        return
+    if smpicc is None or not Path(smpicc).is_file() or kept_connections(Path(smpicc)):
+        return  # no SimGrid there (its runs are skipped, saying so), or the patched one
     study.notes.append(
         "network_model = ns3 runs on SimGrid's own ns-3 binding here: a TCP connection per "
         'message, and runs that can stop with "Deadlock detected" (docs/simulate.md, "TCP '
