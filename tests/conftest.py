@@ -8,6 +8,18 @@ from typing import Any
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "end_of_session: run after every other test (a wait the suite fills)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked end_of_session run last, so the tests before them fill a wait they need
+    (a real Slurm job past its 1-minute limit: tests/test_slurm_real.py)."""
+    items.sort(key=lambda item: item.get_closest_marker("end_of_session") is not None)
+
+
 def header(ranks: int, **overrides: Any) -> dict[str, Any]:
     record = {
         "format": "esmperf-profile",

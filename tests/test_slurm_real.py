@@ -38,7 +38,7 @@ SLURM = SlurmOptions(launcher="slurm", poll=0.2)
 UNAVAILABLE = "ReqNodeNotAvail, UnavailableNodes:" + NODE  # squeue's reason, drained node
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # to the session's end: a time-limited job outlives this file
 def private_slurm() -> Iterator[PrivateSlurm]:
     slurm = PrivateSlurm()
     try:
@@ -330,42 +330,79 @@ def test_srun_in_real_batch_jobs(tmp_path: Path, real_slurm: PrivateSlurm) -> No
         assert runs[stack]["launched_by"] == "slurm"
 
 
-def test_time_limit_of_a_real_slurm(
-    tmp_path: Path, real_slurm: PrivateSlurm, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A job past its --time (1 minute; slurmctld looks every 30 s: 60-90 s, the one slow
-    test, last in the file so the others fill part of that wait) ends TIMEOUT with reason
-    TimeLimit, learnt from squeue alone, and its repetition is a timeout; the runner was
-    stopped while the job ran and the next run collects it without submitting again."""
+TIME_LIMITED = (
+    'name = "limit"\n[[matrix]]\nname = "sleeps"\nlauncher = false\nranks = 1\n'
+    'command = ["sh", "-c", "echo started; sleep 300"]\ntimeout = 400\n'
+    "repeats = { warmup = 0, min = 1, max = 1 }\n"
+)
+# after esmperf's own options: a 1-minute limit, which slurmctld checks every 30 s
+TIME_LIMIT = SlurmOptions(launcher="slurm", poll=1.0, extra=("--time=1",))
+
+
+@pytest.fixture(scope="session")
+def job_past_its_time_limit(
+    private_slurm: PrivateSlurm, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A study whose one job runs past its --time (1 minute; slurmctld looks every 30 s: it
+    ends 60-90 s after it started), its runner stopped while the job ran. Submitted by this
+    file's last test and collected by the session's last one, so that the rest of the suite
+    fills the wait."""
+    folder = tmp_path_factory.mktemp("time-limit")
     stopped: list[bool] = []
 
     def stop_once_running(seconds: float) -> None:
         if (
             not stopped
-            and real_slurm.run("squeue", "-h", "-t", "running", "-o", "%i").stdout.strip()
+            and private_slurm.run("squeue", "-h", "-t", "running", "-o", "%i").stdout.strip()
         ):
             stopped.append(True)
             raise KeyboardInterrupt  # the runner is stopped while its job runs
         time.sleep(min(seconds, 0.5))
 
-    monkeypatch.setattr(slurm_study, "pause_between_looks", stop_once_running)
-    text = (
-        'name = "limit"\n[[matrix]]\nname = "sleeps"\nlauncher = false\nranks = 1\n'
-        'command = ["sh", "-c", "echo started; sleep 300"]\ntimeout = 400\n'
-        "repeats = { warmup = 0, min = 1, max = 1 }\n"
-    )
-    options = SlurmOptions(launcher="slurm", poll=1.0, extra=("--time=1",))  # after esmperf's
-    with pytest.raises(KeyboardInterrupt):
-        run_study(study(text, tmp_path), tmp_path / "s.duckdb", [], {}, QUIET, slurm=options)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SLURM_CONF", str(private_slurm.conf))
+        patch.setattr(slurm_study, "pause_between_looks", stop_once_running)
+        path = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != FAKE]
+        patch.setenv("PATH", os.pathsep.join(path))
+        for name in ("SLURM_JOB_ID", "ESMPROF_BIN_SECONDS"):
+            patch.delenv(name, raising=False)
+        with pytest.raises(KeyboardInterrupt):
+            run_study(
+                study(TIME_LIMITED, folder), folder / "s.duckdb", [], {}, QUIET, slurm=TIME_LIMIT
+            )
     assert stopped
-    outcome = run_study(study(text, tmp_path), tmp_path / "s.duckdb", [], {}, QUIET, slurm=options)
+    return folder
+
+
+def test_a_job_is_left_past_its_time_limit(
+    job_past_its_time_limit: Path, private_slurm: PrivateSlurm
+) -> None:
+    """The runner stopped while its job ran, and the job runs on (the session's last test
+    collects it: test_time_limit_of_a_real_slurm)."""
+    queued = private_slurm.run("squeue", "-h", "-o", "%T").stdout.split()
+    assert queued == ["RUNNING"]
+    with Store(job_past_its_time_limit / "s.duckdb", read_only=True) as kept:
+        assert len(kept.rows("SELECT job_id FROM slurm_job")) == 1
+
+
+@pytest.mark.end_of_session
+def test_time_limit_of_a_real_slurm(
+    job_past_its_time_limit: Path, real_slurm: PrivateSlurm
+) -> None:
+    """The job past its --time ends TIMEOUT with reason TimeLimit, learnt from squeue alone,
+    and its repetition is a timeout; the runner stopped while the job ran collects it now
+    without submitting again (run last in the session: tests/conftest.py)."""
+    folder = job_past_its_time_limit
+    outcome = run_study(
+        study(TIME_LIMITED, folder), folder / "s.duckdb", [], {}, QUIET, slurm=TIME_LIMIT
+    )
     assert outcome.timeout == 1
-    with Store(tmp_path / "s.duckdb", read_only=True) as kept:
+    with Store(folder / "s.duckdb", read_only=True) as kept:
         run = kept.runs()[0]
         jobs = kept.rows("SELECT * FROM slurm_job")
         reps = kept.rows("SELECT status FROM repetition")
     job = jobs[0]
-    output = tmp_path / "s" / "slurm" / run["run_key"] / f"job-{job['job_id']}.out"
+    output = folder / "s" / "slurm" / run["run_key"] / f"job-{job['job_id']}.out"
     assert len(jobs) == 1 and run["status"] == "timeout"
     assert [r["status"] for r in reps] == ["timeout"]
     assert run["reason"] == (
