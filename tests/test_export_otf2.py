@@ -138,4 +138,8 @@ def test_trace_warns_past_the_perfetto_json_size_limit(traced: Path, monkeypatch
     )
     assert trace_cli._trace(args) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "is over 0 MiB: ui.perfetto.dev and chrome://tracing may fail to load it" in printed
+    assert (
+        "is over 0 MiB: ui.perfetto.dev and chrome://tracing may fail to load it; serve it with "
+        "Perfetto's `trace_processor server http` (docs/profiler.md), or open the OTF2 archive "
+        "(--otf2 DIR) in Vampir"
+    ) in printed
