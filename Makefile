@@ -82,8 +82,10 @@ $(VENV)/.extrap-installed: Makefile | setup
 build: setup
 	$(ESMPERF) build
 
+# -rs lists each skipped test with its reason; a dependency these targets install fails its tests
+# instead of skipping them as root with apt-get, as here in CI (tests/make_installs.py).
 test: build build-simgrid setup-mpi4py setup-outside-debian setup-extrap
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q -rs tests
 
 # The suite 3 times in a row with 2 busy background processes on the cores: no test may depend
 # on a quiet machine (scripts/test_stress.sh [ROUNDS] [BUSY]).

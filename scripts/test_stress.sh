@@ -19,7 +19,7 @@ echo "test-stress: $busy busy processes (${pids[*]}) on $(nproc) cores; $rounds 
 failed=0
 for ((round = 1; round <= rounds; round++)); do
     started=$(date +%s)
-    if .venv/bin/python -m pytest -q -p no:cacheprovider "$@" tests; then
+    if .venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@" tests; then
         verdict=passed
     else
         verdict=FAILED

@@ -8,16 +8,26 @@ from pathlib import Path
 import pytest
 
 from esmperf.store.database import Store
+from make_installs import require
 from test_cli import assert_fails_with, esmperf
 from test_study_fixtures import FakeRun, make_store
 
-thicket = pytest.importorskip("thicket")  # the test extra installs llnl-thicket
+try:
+    import thicket
+except ImportError as error:  # the test extra (pyproject.toml) installs llnl-thicket
+    thicket, THICKET_MISSING = None, str(error)
 
 RUNS = [
     FakeRun(1, [10.0], profile=True),  # no regions: the MPI calls sit under the program
     FakeRun(2, [19.0], profile=True, regions=True),
     FakeRun(4, [35.0], profile=True, regions=True, knobs={"OMPI_MCA_btl": "self,tcp"}),
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def thicket_installed() -> None:
+    if thicket is None:
+        require(False, f"Thicket (llnl-thicket, the test extra: {THICKET_MISSING})", "setup")
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,18 @@ from pathlib import Path
 import pytest
 
 from esmperf.store.database import Store
+from make_installs import require
 from test_cli import assert_fails_with, esmperf
 from test_profiler_traces import STACKS, profiled
 from test_study_fixtures import FakeRun, make_store
 
 OTF2_PRINT = shutil.which("otf2-print")
-pytestmark = pytest.mark.skipif(not OTF2_PRINT, reason="otf2-print missing: run make setup")
 EVENT = re.compile(r"^(\S+)\s+(\d+)\s+\d+\s+(.*)$")
+
+
+@pytest.fixture
+def otf2_print_installed() -> None:
+    require(OTF2_PRINT is not None, "otf2-print (Debian otf2-tools)", "setup")
 
 
 @pytest.fixture(params=STACKS, ids=lambda s: s.id)
@@ -84,6 +89,7 @@ def check_archive(anchor: Path) -> None:
     assert kinds["MPI_COLLECTIVE_BEGIN"] == 8
 
 
+@pytest.mark.usefixtures("otf2_print_installed")
 def test_trace_otf2_maps_every_message_to_its_ranks(traced: Path) -> None:
     archive = traced.parent / "otf2"
     result = esmperf("trace", str(traced), "--otf2", str(archive))
@@ -95,6 +101,7 @@ def test_trace_otf2_maps_every_message_to_its_ranks(traced: Path) -> None:
     )
 
 
+@pytest.mark.usefixtures("otf2_print_installed")
 def test_export_otf2_writes_an_archive_per_traced_repetition(traced: Path) -> None:
     store = make_store(traced.parent / "study.duckdb", [FakeRun(4, [1.0], profile=True)])
     assert_fails_with(
@@ -131,4 +138,8 @@ def test_trace_warns_past_the_perfetto_json_size_limit(traced: Path, monkeypatch
     )
     assert trace_cli._trace(args) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "is over 0 MiB: ui.perfetto.dev and chrome://tracing may fail to load it" in printed
+    assert (
+        "is over 0 MiB: ui.perfetto.dev and chrome://tracing may fail to load it; serve it with "
+        "Perfetto's `trace_processor server http` (docs/profiler.md), or open the OTF2 archive "
+        "(--otf2 DIR) in Vampir"
+    ) in printed

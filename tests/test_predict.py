@@ -11,7 +11,7 @@ import pytest
 
 from esmperf.model.extrap_fit import fit_extrap_input, model_series, write_series_input
 from esmperf.model.predict import render_lines
-from esmperf.model.series import FOM, Quantity, Series, load_series
+from esmperf.model.series import FOM, Quantity, Series, _dominant, load_series
 from esmperf.store.database import Store
 from test_study_fixtures import FakeRun, make_store
 
@@ -97,6 +97,22 @@ def test_a_function_not_called_at_a_rank_count_takes_no_time_there(tmp_path: Pat
     (quantity,) = [q for q in series.quantities if q.name == "MPI time in MPI_Waitall"]
     assert quantity.values[2] == [0.0]
     assert quantity.values[4] == [pytest.approx(0.2 * 4)]  # 0.2 x ranks s per rank
+
+
+def test_the_six_with_the_most_mpi_time_at_the_largest_rank_count_are_modelled() -> None:
+    """docs/predict.md: of the regions (and, ranked apart, of the functions) the 6 with the most
+    MPI time at the largest rank count, each with at least 1 % of the first one's; the smaller
+    rank counts do not rank them, and one with no MPI time there is left out."""
+    at_8 = {"a": 100.0, "b": 50.0, "c": 40.0, "d": 30.0, "e": 20.0, "f": 10.0, "g": 5.0}
+    regions = {
+        f"region {name}": Quantity(f"MPI time in region {name}", "s", {4: [1.0], 8: [time]})
+        for name, time in (at_8 | {"h": 0.9, "i": 0.0}).items()
+    }
+    regions["region h"].values[4] = [1000.0]  # the most at 4 ranks, under 1 % at 8
+    chosen = [q.name for q in _dominant(regions, 8)]
+    assert chosen == [f"MPI time in region {name}" for name in "abcdef"]
+    few = {name: regions[name] for name in ("region a", "region g", "region h", "region i")}
+    assert [q.name for q in _dominant(few, 8)] == ["MPI time in region a", "MPI time in region g"]
 
 
 def test_a_rate_predicted_below_zero_is_clamped_and_said(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from make_installs import require
 from test_redist_bytes import DEBIAN, bench
 
 # Debian's MCT (liboasis3-dev, which `make setup` installs): without it the peer is not built.
@@ -17,12 +18,17 @@ MPICH = [s for s in DEBIAN if s.id == "mpich"]
 SMALL = ("--grid", "25x19x7", "--fields", "3", "--steps", "2", "--repeats", "2")
 
 
+@pytest.fixture
+def mct_installed() -> None:
+    require(MCT_INSTALLED, "Debian's MCT (liboasis3-dev: /usr/include/mct)", "setup")
+
+
 def mct(result: dict) -> dict:
     assert result["verification"]["passed"], result
     return result["peers"]["mct"]
 
 
-@pytest.mark.skipif(not MCT_INSTALLED, reason="MCT not installed: run `make setup`")
+@pytest.mark.usefixtures("mct_installed")
 @pytest.mark.parametrize("stack", OPENMPI, ids=lambda s: s.id)
 @pytest.mark.parametrize(
     "ranks, layout",
@@ -41,7 +47,7 @@ def test_mct_peer_moves_every_value_exactly(stack, ranks, layout):
     assert len(peer["run_s_repeats"]) == len(peer["store_s_repeats"]) == 2  # --repeats 2
 
 
-@pytest.mark.skipif(not MCT_INSTALLED, reason="MCT not installed: run `make setup`")
+@pytest.mark.usefixtures("mct_installed")
 @pytest.mark.parametrize("stack", OPENMPI, ids=lambda s: s.id)
 def test_mct_peer_beside_alltoallw_on_the_small_size(stack):
     """--peers alltoallw,mct: both in one run on the S grid at 2 ranks, each checked; no PETSc."""
@@ -66,7 +72,7 @@ def test_mct_peer_unavailable_on_mpich_says_why(stack):
     )
 
 
-@pytest.mark.skipif(not MCT_INSTALLED, reason="MCT not installed: run `make setup`")
+@pytest.mark.usefixtures("mct_installed")
 @pytest.mark.parametrize("stack", OPENMPI, ids=lambda s: s.id)
 def test_mct_peer_refuses_other_types(stack):
     result = bench(stack, 2, *SMALL, "--peers", "mct", "--type", "int32")

@@ -6,13 +6,13 @@ cancelled before it started, a time limit, mpirun inside a batch job with the pr
 bins, and srun's MPI plug-ins inside an allocation.
 
 Without the Slurm packages these tests skip, saying so; as root with apt-get (where `make
-setup` installs them, as in CI) they fail instead, so CI cannot pass without running them.
+setup` installs them, as in CI) they fail instead, so CI cannot pass without running them
+(tests/make_installs.py's rule).
 """
 
 import getpass
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -29,6 +29,7 @@ from esmperf.store.database import Store
 from esmperf.study.file import load_study
 from esmperf.study.orchestrate import run_study
 from esmperf.study.outcome import timeline_bin_seconds
+from make_installs import require
 from real_slurm import NODE, PrivateSlurm, SlurmUnavailable
 
 QUIET = Console(file=open(os.devnull, "w"))  # noqa: SIM115
@@ -44,9 +45,7 @@ def private_slurm() -> Iterator[PrivateSlurm]:
     try:
         slurm.start()
     except SlurmUnavailable as error:
-        if os.geteuid() == 0 and shutil.which("apt-get"):  # make setup installs Slurm here
-            pytest.fail(f"the private Slurm did not start: {error}")
-        pytest.skip(f"no private Slurm here: {error}")
+        require(False, f"Slurm (the private Slurm did not start: {error})", "setup")
     yield slurm
     slurm.stop()
 

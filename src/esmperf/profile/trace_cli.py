@@ -124,7 +124,8 @@ def _trace(args: argparse.Namespace) -> int:
         console.print(
             f"[bold yellow]warning:[/] {escape(str(out))} is over "
             f"{PERFETTO_JSON_LIMIT >> 20} MiB: ui.perfetto.dev and chrome://tracing may fail "
-            "to load it; open the OTF2 archive (--otf2 DIR) in Vampir instead"
+            "to load it; serve it with Perfetto's `trace_processor server http` "
+            "(docs/profiler.md), or open the OTF2 archive (--otf2 DIR) in Vampir"
         )
     if args.otf2:
         from esmperf.profile.otf2_export import write_otf2  # loads the OTF2 C library
