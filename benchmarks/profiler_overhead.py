@@ -2,15 +2,19 @@
 non-blocking 0-byte exchange (MPI_Irecv + MPI_Isend + MPI_Waitall: the request table's path) on
 2 ranks, with and without libesmprof, in the same session, per Debian stack.
 
-    .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]
-                                                     [--bare] [--regions]
+    .venv/bin/python benchmarks/profiler_overhead.py [--pairs 9] [--iters 5000] [--baseline DIR]...
+                                                     [--bare] [--regions] [--stack openmpi]
                                                      [--modes profile,trace,trace-cpu,callsites]
 
 --modes: the profiler's optional modes measured too, each against its own unprofiled runs:
 `trace` (ESMPROF_TRACE=1: every call is also an event in the trace buffer, written at the end),
 `trace-cpu` (ESMPROF_TRACE=cpu: and two thread-CPU clock reads per call),
 `callsites` (ESMPROF_CALLSITES=1: the wrapper's return address), `callsites-2` (two frames: a
-backtrace per call). Default: profile only. Each profiled
+backtrace per call), `regions` (the batches inside a region, as --regions, both runs of the
+pair alike), `snapshots` (ESMPROF_SNAPSHOT_SECONDS=1: the helper thread writes a partial
+profile every second), `no-signals` (ESMPROF_SIGNALS=0: no helper thread, no signal handlers),
+`disabled` (ESMPROF_DISABLE=1: the wrappers interpose but record nothing: the floor of being
+preloaded). Default: profile only. Each profiled
 run also reports what the profiler calibrated at MPI_Init (rank 0: cheapest of 20 batches, so a
 busy machine inflates it little): the profile's cost per call and what each mode adds.
 
@@ -19,7 +23,10 @@ busy machine inflates it little): the profile's cost per call and what each mode
 
 --baseline DIR also runs another build of the profiler (DIR/<stack>/prof/libesmprof.so, e.g.
 the build/ of another tree) in the same session: runs then go off, this build, the baseline's,
-and the table adds the baseline's cost and the ratio of the medians (this / baseline).
+and the table adds the baseline's cost and the ratio of the medians (this / baseline). Given
+several times (and with --bare), every build alternates in each round: the cost of the
+features between two commits, measured side by side (docs/profiler.md, "What each feature
+costs").
 
 --bare compares with the bare wrapper (native/bench/bare_wrapper.c), a PMPI wrapper of the
 timed calls that only counts each call and reads a clock before and after it, built twice:
@@ -56,7 +63,12 @@ MODES = {
     "trace-cpu": {"ESMPROF_TRACE": "cpu"},
     "callsites": {"ESMPROF_CALLSITES": "1"},
     "callsites-2": {"ESMPROF_CALLSITES": "2"},
+    "snapshots": {"ESMPROF_SNAPSHOT_SECONDS": "1"},
+    "no-signals": {"ESMPROF_SIGNALS": "0"},
+    "disabled": {"ESMPROF_DISABLE": "1"},
+    "regions": {},  # the batches inside a region, its unprofiled runs alike (REGION_MODES)
 }
+REGION_MODES = {"regions"}
 
 
 LATENCY_ARGS: list[str] = []  # ["regions"]: the batches inside MPI_Pcontrol(1, "timed")
@@ -75,15 +87,20 @@ def one_run(
         env["LD_PRELOAD"] = str(library or profiler_library(stack))
         env["ESMPROF_OUT"] = str(scratch / "overhead.jsonl")
         env.update(MODES[mode])
+        (scratch / "overhead.jsonl").unlink(missing_ok=True)  # none is written when disabled
     command = mpirun_command(
-        stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters), *LATENCY_ARGS]
+        stack, 2, [str(build_dir(stack) / "bench" / "latency"), str(iters), *latency_args(mode)]
     )
     out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=300)
     batches = json.loads(out.stdout.strip().splitlines()[-1])
     figures = {key: statistics.median(values) for key, values in batches.items()}
-    if profiled and (library is None or library.name == "libesmprof.so"):
-        figures.update(calibrated(scratch / "overhead.jsonl"))  # the bare wrapper writes none
+    if profiled and (scratch / "overhead.jsonl").is_file():  # the bare wrapper writes none
+        figures.update(calibrated(scratch / "overhead.jsonl"))
     return figures
+
+
+def latency_args(mode: str) -> list[str]:
+    return ["regions"] if mode in REGION_MODES else LATENCY_ARGS
 
 
 def calibrated(profile: Path) -> dict[str, float]:
@@ -105,10 +122,17 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--iters", type=int, default=5000)
-    parser.add_argument("--baseline", type=Path, help="another build root to compare with")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="another build root to compare with (repeatable)",
+    )
     parser.add_argument(
         "--bare", action="store_true", help="compare with the bare counting-and-timing wrapper"
     )
+    parser.add_argument("--stack", help="comma-separated stack ids (default: every built one)")
     parser.add_argument("--modes", default="profile", help="comma-separated: " + ",".join(MODES))
     parser.add_argument(
         "--regions",
@@ -133,13 +157,11 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
-        for stack in discover_stacks().stacks:
-            if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
-                continue  # the profiler does not load under SimGrid SMPI (docs/simulate.md)
+        for stack in measured_stacks(args):
             for mode in modes:
                 runs = [
                     (
-                        one_run(stack, args.iters, False, Path(scratch)),
+                        one_run(stack, args.iters, False, Path(scratch), mode=mode),
                         one_run(stack, args.iters, True, Path(scratch), mode=mode),
                     )
                     for _ in range(args.pairs)
@@ -166,12 +188,26 @@ def main() -> None:
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
+def measured_stacks(args: argparse.Namespace) -> list:
+    """The Debian and wheel stacks with a built latency benchmark, or those --stack names."""
+    return [
+        stack
+        for stack in discover_stacks().stacks
+        if not stack.simulated  # the profiler does not load under SimGrid SMPI (docs/simulate.md)
+        and (build_dir(stack) / "bench" / "latency").is_file()
+        and (not args.stack or stack.id in args.stack.split(","))
+    ]
+
+
 def baselines(args: argparse.Namespace, stack) -> list[tuple[str, Path]]:
     """(label, library) of what this build is compared with on `stack`."""
+    others = [
+        (f"baseline {root}", root / stack.id / "prof" / "libesmprof.so") for root in args.baseline
+    ]
     if args.bare:
         bench = build_dir(stack) / "bench"
-        return [(f"bare wrapper, {clock}", bench / f"libbarewrap_{clock}.so") for clock in BARE]
-    return [("baseline", args.baseline / stack.id / "prof" / "libesmprof.so")]
+        others += [(f"bare wrapper, {clock}", bench / f"libbarewrap_{clock}.so") for clock in BARE]
+    return others
 
 
 # the bare wrapper's clocks (native/bench/CMakeLists.txt): the TSC, as libesmprof reads it, and
@@ -191,9 +227,7 @@ def compare(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
-        for stack in discover_stacks().stacks:
-            if stack.simulated or not (build_dir(stack) / "bench" / "latency").is_file():
-                continue
+        for stack in measured_stacks(args):
             others = baselines(args, stack)
             missing = [str(library) for _, library in others if not library.is_file()]
             if missing:
