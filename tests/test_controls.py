@@ -56,11 +56,17 @@ def test_a_quiet_control_is_said_as_such(tmp_path: Path) -> None:
     assert not [f for f in found if f.alarm] and "class='alarm'" not in page
     controls = [f.text for f in found if f.text.startswith("Control:")]
     assert len(controls) == 1 and controls[0].endswith("as it must.")
-    assert "7 interleaved rounds, load average 0.2-6.2" in controls[0]
+    assert (
+        "7 interleaved rounds, 0.1-0.7 cores busy with other work, load average 0.2-6.2"
+        in controls[0]
+    )
     knob = [f.text for f in found if f.topic == "knob"]
     assert len(knob) == 1 and "at 2 ranks on openmpi" in knob[0]
     assert "at 1 rank" not in knob[0]  # the control is not compared as the knob
-    assert "7 interleaved rounds, load average 0.2-6.2; drift across rounds up to" in knob[0]
+    assert (
+        "7 interleaved rounds, 0.1-0.7 cores busy with other work, load average 0.2-6.2; drift"
+        in knob[0]
+    )
 
 
 def test_drift_is_the_theil_sen_change_from_first_to_last_round() -> None:

@@ -141,7 +141,9 @@ def make_store(path: Path, runs: list[FakeRun], name: str = "fake") -> Path:
                 rep += 1
                 row = _repetition(config.key, rep, "measure", session, value, run)
                 if run.rounds:
-                    row.update(round_number=rep, load_before=0.2 + rep - 1)
+                    row.update(
+                        round_number=rep, load_before=0.2 + rep - 1, busy_cores_before=0.1 * rep
+                    )
                 if rep <= run.killed_after_result:
                     row.update(killed_after_result=HUNG, exit_code=None)
                 store.add_repetition(row, {"fom.value": value})

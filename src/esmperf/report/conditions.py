@@ -1,8 +1,9 @@
 """How far a comparison's measurements can be trusted (issue 26): the conditions it was measured
 under and its controls.
 
-- Conditions: the interleaved rounds its repetitions ran in (study/rounds.py), the load average
-  across them, and the drift: how much a configuration's figure moved from its first round to
+- Conditions: the interleaved rounds its repetitions ran in (study/rounds.py), the cores other
+  processes kept busy just before each (environment.busy_cores: sampled then, where the 1-minute
+  load average lags a rise within a short study) and the load average, and the drift: how much a configuration's figure moved from its first round to
   its last (a robust line through log(figure) against the round: the median of the pairwise
   slopes, Theil and Sen). Interleaved, a drift falls on both sides of a comparison alike; the
   report says how big it was. Measured in blocks (one configuration's repetitions after
@@ -29,6 +30,8 @@ class Conditions:
     load_low: float | None  # the load average before a measured repetition: lowest, highest
     load_high: float | None
     drift: float | None  # the largest relative change of a figure across its rounds
+    busy_low: float | None = None  # other processes' busy cores before one: lowest, highest
+    busy_high: float | None = None
 
     def text(self) -> str:
         load = (
@@ -36,6 +39,8 @@ class Conditions:
             if self.load_low is not None and self.load_high is not None
             else "load not recorded"
         )
+        if self.busy_low is not None and self.busy_high is not None:
+            load = f"{self.busy_low:.1f}-{self.busy_high:.1f} cores busy with other work, {load}"
         if not self.rounds:
             return (
                 f"measured in blocks, not interleaved: a change in the machine's load during "
@@ -56,6 +61,11 @@ def measured(result: RunResult) -> list[dict[str, Any]]:
 def conditions(*results: RunResult) -> Conditions:
     reps = [rep for result in results for rep in measured(result)]
     loads = [float(r["load_before"]) for r in reps if r.get("load_before") is not None]
+    busy = [
+        float(r["busy_cores_before"])
+        for r in reps
+        if r.get("busy_cores_before") is not None and not math.isnan(r["busy_cores_before"])
+    ]
     rounds = {r["round_number"] for r in reps if r.get("round_number") is not None}
     drifts = [d for d in (drift(measured(result)) for result in results) if d is not None]
     return Conditions(
@@ -63,6 +73,8 @@ def conditions(*results: RunResult) -> Conditions:
         min(loads) if loads else None,
         max(loads) if loads else None,
         max(drifts, key=abs) if drifts else None,
+        min(busy) if busy else None,
+        max(busy) if busy else None,
     )
 
 
