@@ -150,9 +150,11 @@ def ns3_attributes(net: Interconnect, switch_buffer: str) -> str:
     target and interval far beyond any run (no delay-based drop), one packet dropped per
     overflow (DropBatchSize=1). One difference stays: on overflow ns-3 drops the packet at
     the head of the queue, a switch the arriving one (tail drop); the loss count is the same.
-    Every other queue gets the same size (ns-3 attributes are per type, and the binding sets
-    only a link's rate and delay): a node's egress to the switch and the shared-memory links
-    inside it too, where a Linux node would not drop (docs/simulate.md says what that means).
+    Under SimGrid's own binding every other queue gets the same size (ns-3 attributes are per
+    type, and that binding sets only a link's rate and delay): a node's egress to the switch
+    and the shared-memory links inside it too, where a Linux node would not drop. esmperf's
+    patched binding (kept_connections) reads a queue per link end from the platform instead
+    (ns3_platform_xml: NODE_TRANSMIT_QUEUE, MEMORY_QUEUE); docs/simulate.md says what each means.
     """
     buffer = SWITCH_BUFFERS[net.name][switch_buffer]
     attributes = {
