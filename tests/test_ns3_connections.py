@@ -12,7 +12,10 @@ patch changes, each with the case that measured the defect before it:
   "Deadlock detected" under both SimGrids' own bindings;
 - a queue per link end, from the platform: a node's transmit queue holds Linux's 1000 packets
   and memory inside a node drops nothing, where SimGrid's binding gives every queue the switch
-  port's size (28 frames at the low end of GigE's band).
+  port's size (28 frames at the low end of GigE's band);
+- a message between two ranks of one node is a copy through shared memory, as the MPI's
+  shared-memory transport makes it (no packet, no TCP), where SimGrid's binding sends it as TCP
+  through the node's router (and would finish it at once between two ranks of one host).
 
 `make test` builds both (`make build-simgrid`); skipped where they are missing.
 """
@@ -25,6 +28,7 @@ import pytest
 
 from esmperf.mpi import ns3_network
 from esmperf.mpi.build import build_dir
+from esmperf.mpi.platforms import LOOPBACK_BANDWIDTH, LOOPBACK_LATENCY
 from esmperf.mpi.stacks import Stack
 from esmperf.paths import SIMGRID_VARIABLE
 from esmperf.workloads import parse_result_line
@@ -138,7 +142,26 @@ def test_the_two_clocks_stay_together(stacks: dict[str, Stack], tmp_path: Path) 
     kept = simulate(stacks["kept"], tmp_path / "kept", program, 8, 4)
     assert "Deadlock" not in kept.stderr
     assert record(kept)["steps"] == 1
-    assert "Simulated time: 0.118249 seconds" in kept.stderr
+    assert "Simulated time: 0.118246 seconds" in kept.stderr
+
+
+def test_a_message_within_a_node_is_a_memory_copy(stacks: dict[str, Stack], tmp_path: Path) -> None:
+    """Ping-pong between two ranks of one node, 0 B to 1 MiB. Under the patch each message is
+    a copy: the node's memory latency plus its size over the memory bandwidth (the platform's
+    host properties, platforms.LOOPBACK_LATENCY and LOOPBACK_BANDWIDTH: 0.2 us, 10 GB/s),
+    within 5 ns (ns-3's clock and the benchmark's timer); SimGrid's binding sends it as TCP
+    segments through the node's router (a handshake per message: 0.86 us for 8 bytes)."""
+    sizes = (0, 8, 1448, 65536, 1048576)
+    own = one_way(stacks["own"], tmp_path / "own", 2, 2, *sizes)
+    kept = one_way(stacks["kept"], tmp_path / "kept", 2, 2, *sizes)
+    assert own == pytest.approx(
+        [8.605e-07, 8.625e-07, 1.1535e-06, 8.0515e-06, 1.098855e-04], rel=1e-9
+    )
+    assert kept == pytest.approx(
+        [2.045e-07, 2.045e-07, 3.485e-07, 6.7575e-06, 1.050615e-04], rel=1e-9
+    )
+    copy = [LOOPBACK_LATENCY + size / LOOPBACK_BANDWIDTH for size in sizes]
+    assert all(0 < time - model < 5e-9 for time, model in zip(kept, copy, strict=True))
 
 
 def test_a_nodes_transmit_queue_is_not_a_switch_port(

@@ -204,10 +204,13 @@ def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
     Each node is a router `node-N` with one link to the switch (the interconnect's line rate,
     half its latency: the CM02 crossbar's figures), and each of its `cores` cores a host
     `node-N-C` of one core with its own link to the node's router at this machine's shared
-    memory figures (LOOPBACK_BANDWIDTH, half of LOOPBACK_LATENCY). A host per rank, because the
-    binding finishes a message between two ranks of one host at once (ns-3 cannot send from a
-    node to itself): so messages inside a node cross TCP at shared-memory speed, and a node's
-    messages to other nodes share its one link to the switch."""
+    memory figures (LOOPBACK_BANDWIDTH, half of LOOPBACK_LATENCY). A host per rank, because
+    SimGrid's binding finishes a message between two ranks of one host at once (ns-3 cannot send
+    from a node to itself): under it messages inside a node cross TCP at shared-memory speed.
+    Each host names its node and the node's memory figures (properties): esmperf's patched
+    binding (kept_connections) makes a message between two hosts of one node a memory copy,
+    as the MPI's shared-memory transport does, with no packet. A node's messages to other nodes
+    share its one link to the switch."""
     check_shape(nodes, cores)
     hosts, links, routes = [], [], []
     speed = quoteattr(f"{HOST_SPEED:.0f}f")
@@ -219,6 +222,10 @@ def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
         f"bandwidth={quoteattr(f'{net.wire_rate:.15g}Bps')} "  # ns-3 frames packets itself
         f"latency={quoteattr(f'{net.latency / 2:.15g}s')}"
     )
+    in_memory = (  # read by the patched binding (kept_connections): a copy within a node
+        ("esmperf/memory_latency", f"{LOOPBACK_LATENCY:.15g}"),
+        ("esmperf/memory_bandwidth", f"{LOOPBACK_BANDWIDTH:.15g}"),
+    )
     routers = [f'  <router id="{SWITCH_ROUTER}"/>']
     for node in range(nodes):
         router = f"{NODE_PREFIX}{node}"
@@ -227,7 +234,14 @@ def ns3_platform_xml(net: Interconnect, nodes: int, cores: int) -> str:
         routes.append(route(router, SWITCH_ROUTER, f"port-{node}"))
         for core in range(cores):
             host = rank_host(node, core)
-            hosts.append(f'  <host id="{host}" speed={speed} core="1"/>')
+            hosts.append(
+                f'  <host id="{host}" speed={speed} core="1">'
+                + "".join(
+                    f"<prop id={quoteattr(name)} value={quoteattr(value)}/>"
+                    for name, value in in_memory
+                )
+                + f'<prop id="esmperf/node" value="{router}"/></host>'
+            )
             links.append(link(f"loopback-{node}-{core}", loopback, MEMORY_QUEUE, MEMORY_QUEUE))
             routes.append(route(host, router, f"loopback-{node}-{core}"))
     return (
