@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from esmperf.launch.mpirun import mpirun_command, run_environment  # noqa: E402
 from esmperf.launch.smpirun import simulated_time  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
+from esmperf.mpi.knobs import check_knob  # noqa: E402
 from esmperf.mpi.ns3_network import kept_connections  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.study.classify import simulator_critical  # noqa: E402
@@ -125,6 +126,12 @@ def main() -> None:
     parser.add_argument("--knob", action="append", default=[], help="KNOB=VALUE, e.g. fold=on")
     parser.add_argument("--program-args", default="", help="e.g. '--time-stepping deck'")
     args = parser.parse_args()
+    for item in args.knob:  # one line naming the fix, before any run
+        name, _, value = item.partition("=")
+        try:
+            check_knob(name, value)
+        except ValueError as error:
+            parser.error(f"--knob {item}: {error} (a workload's own option: --program-args)")
     with tempfile.TemporaryDirectory(prefix="ns3-cost-") as scratch:
         for nodes in map(int, args.nodes.split(",")):
             for model in args.models.split(","):
