@@ -46,13 +46,20 @@ def wide_ranks(stack) -> int:
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
 def test_every_option_combination(stack):
-    """All 192 combinations on each of the 9 kind pairs of one seed."""
-    result = roundtrip(
-        stack, 3 if stack.family == "openmpi" else 2, "--seeds", "4-4", "--all-options"
-    )
-    assert result["kind_pairs"] == 9
-    assert result["option_combinations"] == ALL_COMBINATIONS
-    assert result["cases"] == 9 * ALL_COMBINATIONS
+    """All 192 combinations on each of the 9 kind pairs of one seed. MPICH runs one kind pair
+    per launch: it busy-polls, so on a machine whose cores are busy every small collective waits
+    for the scheduler, and the whole seed in one launch once took past the 180 s hang guard
+    under `make test-stress` (samples of both ranks' stacks showed them moving on, not hung)."""
+    if stack.family == "openmpi":
+        results = [roundtrip(stack, 3, "--seeds", "4-4", "--all-options")]
+    else:
+        results = [
+            roundtrip(stack, 2, "--seeds", "4-4", "--all-options", "--pairs", f"{k}-{k}")
+            for k in range(9)
+        ]
+    assert sum(r["kind_pairs"] for r in results) == 9
+    assert {r["option_combinations"] for r in results} == {ALL_COMBINATIONS}
+    assert sum(r["cases"] for r in results) == 9 * ALL_COMBINATIONS
 
 
 @pytest.mark.parametrize("stack", DEBIAN, ids=lambda s: s.id)
