@@ -96,6 +96,18 @@ def one_way(stack: Stack, tmp_path: Path, ranks: int, ranks_per_node: int, *size
     return record(simulate(stack, tmp_path, program, ranks, ranks_per_node))["one_way_s"]
 
 
+PING_PONG_SIZES = (0, 8, 1448, 65536, 1048576)
+
+
+def both_bindings(stacks: dict[str, Stack], tmp_path: Path, ranks_per_node: int) -> tuple:
+    """One-way ping-pong times of 2 ranks, PING_PONG_SIZES, under SimGrid's binding and the
+    patched one."""
+    return tuple(
+        one_way(stacks[name], tmp_path / name, 2, ranks_per_node, *PING_PONG_SIZES)
+        for name in ("own", "kept")
+    )
+
+
 def test_a_pairs_connection_is_opened_once_and_kept(
     stacks: dict[str, Stack], tmp_path: Path
 ) -> None:
@@ -104,9 +116,7 @@ def test_a_pairs_connection_is_opened_once_and_kept(
     message (SYN, SYN-ACK, the data, the FIN's acknowledgement: four traversals of the 50 us
     path for 8 bytes) and slow start from 3 segments every time; kept connections pay the
     path once (a 0-byte message takes one byte of the stream), and their windows carry over."""
-    sizes = (0, 8, 1448, 65536, 1048576)
-    own = one_way(stacks["own"], tmp_path / "own", 2, 1, *sizes)
-    kept = one_way(stacks["kept"], tmp_path / "kept", 2, 1, *sizes)
+    own, kept = both_bindings(stacks, tmp_path, 1)
     assert own == pytest.approx(
         [2.055525e-04, 2.056815e-04, 2.290395e-04, 9.158585e-04, 9.0734905e-03], rel=1e-9
     )
@@ -151,16 +161,14 @@ def test_a_message_within_a_node_is_a_memory_copy(stacks: dict[str, Stack], tmp_
     host properties, platforms.LOOPBACK_LATENCY and LOOPBACK_BANDWIDTH: 0.2 us, 10 GB/s),
     within 5 ns (ns-3's clock and the benchmark's timer); SimGrid's binding sends it as TCP
     segments through the node's router (a handshake per message: 0.86 us for 8 bytes)."""
-    sizes = (0, 8, 1448, 65536, 1048576)
-    own = one_way(stacks["own"], tmp_path / "own", 2, 2, *sizes)
-    kept = one_way(stacks["kept"], tmp_path / "kept", 2, 2, *sizes)
+    own, kept = both_bindings(stacks, tmp_path, 2)
     assert own == pytest.approx(
         [8.605e-07, 8.625e-07, 1.1535e-06, 8.0515e-06, 1.098855e-04], rel=1e-9
     )
     assert kept == pytest.approx(
         [2.045e-07, 2.045e-07, 3.485e-07, 6.7575e-06, 1.050615e-04], rel=1e-9
     )
-    copy = [LOOPBACK_LATENCY + size / LOOPBACK_BANDWIDTH for size in sizes]
+    copy = [LOOPBACK_LATENCY + size / LOOPBACK_BANDWIDTH for size in PING_PONG_SIZES]
     assert all(0 < time - model < 5e-9 for time, model in zip(kept, copy, strict=True))
 
 
