@@ -4,9 +4,11 @@ mid-size folded case run under SimGrid SMPI with the settings of every simulated
 simulated time and message count side by side; optionally the base run under `perf record`
 (its CPU by symbol, grouped by the simulator's parts) and `perf stat`.
 
-    .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran|redist-nopack] [--ranks N]
+    .venv/bin/python benchmarks/simulator_profile.py [--case homme|pflotran|redist-nopack|matching]
+        [--ranks N]
         [--steps 2] [--platform ib-qdr] [--variants base,privatization-dlopen,...] [--repeats 1]
-        [--perf record|stat|none] [--program-args '--solver bicgstab'] [--json FILE]
+        [--perf record|stat|none] [--program-args '--solver bicgstab'] [--computation off]
+        [--json FILE]
 
 The smpi stack's SimGrid: Debian's 3.32, or the one $ESMPERF_SIMGRID names (SimGrid 4.1 from
 `make setup-simgrid`, built with `ESMPERF_SIMGRID=$PWD/.venv/simgrid-4.1 esmperf build --stack
@@ -16,6 +18,7 @@ Cases (computation = model, folded, so every simulated time is deterministic, bu
   homme     homme ne120, --stream 0, JUROPA nodes (8 ranks a node), IB QDR; default 1,024 ranks
   pflotran  pflotran 100_100_100, --stream-mb 0, Dell R815 nodes (48 a node), IB QDR; 384 ranks
   redist-nopack  redist-bench S, pack none, one node a rank, IB QDR, computation measured; 64
+  matching  bench/matching, 2,000 messages from each rank to rank 0, network only; 33 ranks
 Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given),
 or a knob changed (eager-mpi: eager_limit = mpi).
 """
@@ -67,6 +70,16 @@ CASES = {
         "machine": None,
         "ranks_per_node": 1,
         "ranks": 64,
+    },
+    # MPI's matching with thousands of receives pending at rank 0 (bench/matching: 32 senders
+    # of 2,000 messages; docs/simulate.md, "Matching by source"); network only, no steps
+    "matching": {
+        "program": ("matching", "2000", "1", "0"),
+        "binary": "bench/matching",
+        "machine": None,
+        "computation": "off",
+        "ranks_per_node": 1,
+        "ranks": 33,
     },
 }
 # one option changed at a time against the base (the flags of every simulated run at scale)
@@ -159,12 +172,17 @@ def command_for(
     knobs = {"platform": platform}
     if case["machine"]:
         knobs |= {"machine": case["machine"], "computation": "model", "fold": "on"}
+    if case.get("computation"):
+        knobs["computation"] = case["computation"]
     knobs |= KNOB_VARIANTS.get(variant, {})
     setting = knob_setting(stack, knobs, ranks, 2, case["ranks_per_node"], workdir / "platforms")
     write_files(setting)
     name, *args = case["program"]
-    binary = build_dir(stack) / "apps" / case.get("directory", name) / name
-    program = [str(binary), *args, "--steps", str(steps), *case.get("options", ())]
+    if "binary" in case:  # a benchmark program: its own arguments only
+        program = [str(build_dir(stack) / case["binary"]), *args]
+    else:
+        binary = build_dir(stack) / "apps" / case.get("directory", name) / name
+        program = [str(binary), *args, "--steps", str(steps), *case.get("options", ())]
     launcher = [*wrapper, *setting.launcher_args, *VARIANTS[variant]]
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     return mpirun_command(stack, ranks, program, launcher), env
@@ -195,10 +213,12 @@ def one_run(
         command, env = command_for(stack, case, ranks, steps, variant, wrapper, workdir, platform)
         done = execute(command, env, workdir, timeout=float("inf"))
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        if done.returncode not in (0, 2) or not lines:  # e.g. a deadlock: say so, go on
+        timed = re.search(r"^matching: .*: (\S+) s, hash", done.stdout, re.M)
+        if done.returncode not in (0, 2) or not (lines or timed):  # e.g. a deadlock: say so
             why = next((x for x in reversed(done.stderr.splitlines()) if "INFO" in x), "")
             return {"variant": variant, "cpu": done.cpu_time, "failed": why.strip()}
-        result = json.loads(lines[-1])
+        # bench/matching's line: its simulated time (the workloads' JSON line otherwise)
+        result = json.loads(lines[-1]) if lines else {"wall": float(timed.group(1))}
         run = {
             "variant": variant,
             "cpu": done.cpu_time,
@@ -277,6 +297,9 @@ def main() -> None:
     parser.add_argument("--ranks", type=int)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--platform", default="ib-qdr", help="the simulated interconnect")
+    parser.add_argument(
+        "--computation", help="the computation knob instead of the case's (off: network only)"
+    )
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument(
@@ -301,8 +324,10 @@ def main() -> None:
     stack = discover_stacks().by_id("smpi")
     case = CASES[args.case]
     case = case | {"program": (*case["program"], *shlex.split(args.program_args))}
-    program = case.get("directory", case["program"][0])
-    if stack is None or not (build_dir(stack) / "apps" / program).is_dir():
+    if args.computation:
+        case = case | {"computation": args.computation}
+    program = case.get("binary") or Path("apps") / case.get("directory", case["program"][0])
+    if stack is None or not (build_dir(stack) / program).exists():
         raise SystemExit("the smpi stack is not built: run `esmperf build --stack smpi`")
     ranks = args.ranks or case["ranks"]
     runs: dict[str, list[dict]] = {}
@@ -326,9 +351,10 @@ def main() -> None:
             if "perf" in run:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
     how = "folded, computation model" if case["machine"] else "computation measured"
+    how = f"computation {case['computation']}" if case.get("computation") else how
+    how = f"{args.steps} steps, {how}" if "binary" not in case else "network only"
     print(
-        f"{args.case}, {ranks} ranks, {args.steps} steps, {how}, "
-        f"{args.platform}, {stack.version} {args.program_args}"
+        f"{args.case}, {ranks} ranks, {how}, {args.platform}, {stack.version} {args.program_args}"
     )
     print("| variant | CPU s | simulated s | vs base | program's wall s | messages |")
     print("|---|---:|---:|---:|---:|---:|")

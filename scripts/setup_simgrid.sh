@@ -9,7 +9,8 @@
 # peak), 111 MB installed; the 807 MB build tree is removed after the install.
 # esmperf's patches to SimGrid (native/simnet/simgrid-$VERSION-*.patch) are applied to the
 # source first: the ns-3 binding's one TCP connection per pair of hosts, kept open
-# (docs/simulate.md, "TCP over Ethernet"). The install records their checksum: a changed patch
+# (docs/simulate.md, "TCP over Ethernet"), and mailboxes that match messages by source
+# (docs/simulate.md, "Matching by source"). The install records their checksum: a changed patch
 # rebuilds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
