@@ -1,11 +1,29 @@
 """Synthetic profile files (docs/profile-format.md): reader, summary, CLI tests need no MPI."""
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# the esmperf command line as a user runs it, in a subprocess of this interpreter
+ESMPERF_CLI = (sys.executable, "-m", "esmperf.cli")
+
+
+def esmperf(
+    *args: str, env: dict[str, str] | None = None, root: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`esmperf ARGS...` in a subprocess: its exit status, standard output and error. `env`
+    replaces the environment (default: this one); `root` sets ESMPERF_ROOT (the tree whose
+    build the command uses)."""
+    env = dict(os.environ if env is None else env) | ({"ESMPERF_ROOT": str(root)} if root else {})
+    return subprocess.run(
+        [*ESMPERF_CLI, *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

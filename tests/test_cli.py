@@ -2,28 +2,15 @@
 flow driven by stand-in programs and a stand-in profiler library (no MPI build needed)."""
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import header, small_ranks, write_profile
+from conftest import esmperf, header, small_ranks, write_profile
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.profile.read import read_profile
 from esmperf.profile.summary import summarise
-
-
-def esmperf(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = os.environ | ({"ESMPERF_ROOT": str(root)} if root else {})
-    return subprocess.run(
-        [sys.executable, "-m", "esmperf.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def assert_fails_with(result: subprocess.CompletedProcess[str], message: str) -> None:

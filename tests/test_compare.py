@@ -2,12 +2,11 @@
 regression beyond the threshold makes the exit status non-zero."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import esmperf
 from esmperf.report.compare import compare_stores
 from test_study_fixtures import FakeRun, make_store
 
@@ -55,12 +54,6 @@ def test_changes_with_statistics(stores: tuple[Path, Path]) -> None:
     assert comparison.only_before == ["pop S · openmpi · 8 ranks"]
     assert comparison.only_after == ["pop S · openmpi · 16 ranks"]
     assert len(comparison.regressions) == 1
-
-
-def esmperf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "esmperf.cli", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def test_exit_status_for_ci(stores: tuple[Path, Path]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import esmperf
 from esmperf.model.extrap_fit import fit_extrap_input, model_series, write_series_input
 from esmperf.model.predict import render_lines
 from esmperf.model.series import FOM, Quantity, Series, _dominant, load_series
@@ -30,12 +31,6 @@ def study(path: Path, ranks=RANKS, largest_offset: float = 0.0) -> Path:
         values = [law(r) + offset + d for d in SPREAD]
         runs.append(FakeRun(r, values, unit="s", higher_is_better=False, profile=True))
     return make_store(path, runs)
-
-
-def esmperf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "esmperf.cli", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def modelled(path: Path, at=(256,)):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import esmperf
 from esmperf.errors import EsmperfError
 from esmperf.mpi.stacks import Stack
 from esmperf.report.analysis import build_groups
@@ -802,10 +803,7 @@ def test_command_line_and_report(tmp_path: Path, fake_slurm: Path) -> None:
     """`esmperf study FILE --launcher slurm --partition P`, then the unchanged report."""
     (tmp_path / "s.toml").write_text(WORKS + "[slurm]\npoll = 0.05\n")
     env = {**os.environ, "ESMPERF_ROOT": str(ROOT), "PYTHONPATH": str(ROOT / "src")}
-    command = [
-        sys.executable,
-        "-m",
-        "esmperf.cli",
+    result = esmperf(
         "study",
         str(tmp_path / "s.toml"),
         "--launcher",
@@ -816,19 +814,13 @@ def test_command_line_and_report(tmp_path: Path, fake_slurm: Path) -> None:
         "esm01",
         "--out",
         str(tmp_path / "s.duckdb"),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 complete, 0 failed" in result.stdout
     scripts = sorted((tmp_path / "s" / "slurm").glob("*/*.sbatch"))
     assert len(scripts) == 2 and "#SBATCH --account=esm01" in scripts[0].read_text()
-    report = subprocess.run(
-        [sys.executable, "-m", "esmperf.cli", "report", str(tmp_path / "s.duckdb")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    report = esmperf("report", str(tmp_path / "s.duckdb"), env=env)
     assert report.returncode == 0, report.stdout + report.stderr
     assert (tmp_path / "s" / "report" / "index.html").is_file()
 

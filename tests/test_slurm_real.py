@@ -14,7 +14,6 @@ import getpass
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from rich.console import Console
 
 import esmperf.slurm.campaign as slurm_study
+from conftest import ESMPERF_CLI
 from esmperf.slurm.batch import SlurmOptions
 from esmperf.store.database import Store
 from esmperf.study.file import load_study
@@ -261,9 +261,7 @@ def test_srun_in_a_real_allocation(tmp_path: Path, real_slurm: PrivateSlurm) -> 
             "salloc",
             "--nodes=1",
             "--ntasks=2",
-            sys.executable,
-            "-m",
-            "esmperf.cli",
+            *ESMPERF_CLI,
             "study",
             str(directory / "s.toml"),
             "--launcher",

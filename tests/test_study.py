@@ -1,13 +1,12 @@
 """Study files: matrix expansion (products, zips, defaults, "*"), stable keys, and one clear
 error for each kind of bad study file."""
 
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from conftest import esmperf
 from esmperf.study.configuration import StudyError
 from esmperf.study.file import load_study, study_from_dict
 from esmperf.workloads import Workload, read_manifest
@@ -231,20 +230,7 @@ def test_bad_study_files(tmp_path: Path, text: str, message: str) -> None:
 def test_a_bad_study_file_on_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('name = "s"\n[[matrix]]\nworkload = "pop"\nranks = [0]\n')
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "esmperf.cli",
-            "study",
-            str(path),
-            "--out",
-            str(tmp_path / "s.duckdb"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = esmperf("study", str(path), "--out", str(tmp_path / "s.duckdb"))
     assert result.returncode == 1
     assert "bad ranks 0" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "s.duckdb").exists()

@@ -7,13 +7,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from conftest import ESMPERF_CLI, esmperf
 from esmperf.mpi.stacks import discover_stacks
 from esmperf.paths import build_root
 from esmperf.store.database import Store
@@ -89,7 +89,7 @@ def test_resume_after_kill_9(tmp_path: Path) -> None:
     counter = tmp_path / "counter"
     path = write(tmp_path / "s.toml", RESUMABLE.format(counter=counter))
     store = tmp_path / "s.duckdb"
-    command = [sys.executable, "-m", "esmperf.cli", "study", str(path), "--out", str(store)]
+    command = [*ESMPERF_CLI, "study", str(path), "--out", str(store)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -275,34 +275,26 @@ repeats = { warmup = 0, min = 1, max = 1 }
 
 def test_run_is_the_one_line_study(tmp_path: Path) -> None:
     store = tmp_path / "run.duckdb"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "esmperf.cli",
-            "run",
-            "--command",
-            "sh -c 'echo rate 5.5'",
-            "--name",
-            "rate",
-            "--no-launcher",
-            "--fom-regex",
-            r"rate (\S+)",
-            "--fom-unit",
-            "x/s",
-            "--ranks",
-            "1,2",
-            "--repeats",
-            "2",
-            "--warmup",
-            "0",
-            "--out",
-            str(store),
-            "--report",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = esmperf(
+        "run",
+        "--command",
+        "sh -c 'echo rate 5.5'",
+        "--name",
+        "rate",
+        "--no-launcher",
+        "--fom-regex",
+        r"rate (\S+)",
+        "--fom-unit",
+        "x/s",
+        "--ranks",
+        "1,2",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        str(store),
+        "--report",
     )
     assert result.returncode == 0, result.stderr
     assert "2 complete" in " ".join(result.stdout.split())
