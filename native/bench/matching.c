@@ -35,7 +35,8 @@ int main(int argc, char **argv)
         late = argc > 3 && atoi(argv[3]);
     if (count < 2 || count % 2 || rounds < 1 || size < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: matching COUNT(even, >=2) [ROUNDS] [LATE] on 3 or more ranks\n");
+            fprintf(stderr,
+                    "usage: matching COUNT(even, >=2) [ROUNDS] [LATE] on 3 or more ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int half = count / 2, senders = size - 1, total = senders * count;
@@ -61,7 +62,8 @@ int main(int argc, char **argv)
             continue;
         }
         if (late)
-            MPI_Barrier(MPI_COMM_WORLD); /* the senders' messages are out before a receive is posted */
+            MPI_Barrier(
+                MPI_COMM_WORLD); /* the senders' messages are out before a receive is posted */
         int n = 0;
         for (int s = 1; s < size; s++)
             for (int j = half - 1; j >= 0; j--, n++)
