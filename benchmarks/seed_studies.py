@@ -38,6 +38,7 @@ STUDIES = (
     "cesm",
     "cesm-ns3",
     "esmf-redist",
+    "esmf-redist-nopack",
     "homme-pop",
 )
 TARGET_MINUTES = 20.0
