@@ -130,3 +130,15 @@ def test_every_checkable_claim_has_its_configurations(
         if not any(all(has(s.configurations, side) for side in sides(claim)) for s in studies):
             missing.append((claim.id, sides(claim)))
     assert missing == []
+
+
+def test_pflotran_at_the_seeds_scale_steps_as_the_deck() -> None:
+    """The seed's deck stepped with its TIME block: every seed-scale PFLOTRAN configuration runs
+    the deck's time stepping (its folded runs follow the deck-stepping histories); the local S
+    blocks keep fixed steps (the study file says why)."""
+    configurations = load_study(STUDIES / "pflotran.toml").configurations
+    steppings = {
+        (config.stack, config.size, dict(config.options).get("time-stepping", "fixed"))
+        for config in configurations
+    }
+    assert steppings == {("smpi", "100_100_100", "deck"), ("openmpi", "S", "fixed")}
