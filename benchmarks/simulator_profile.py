@@ -177,15 +177,20 @@ def command_for(
     knobs |= KNOB_VARIANTS.get(variant, {})
     setting = knob_setting(stack, knobs, ranks, 2, case["ranks_per_node"], workdir / "platforms")
     write_files(setting)
-    name, *args = case["program"]
-    if "binary" in case:  # a benchmark program: its own arguments only
-        program = [str(build_dir(stack) / case["binary"]), *args]
-    else:
-        binary = build_dir(stack) / "apps" / case.get("directory", name) / name
-        program = [str(binary), *args, "--steps", str(steps), *case.get("options", ())]
+    _, *args = case["program"]
+    program = [str(build_dir(stack) / program_path(case)), *args]
+    if "binary" not in case:  # a workload: its steps and options (a benchmark takes its own)
+        program += ["--steps", str(steps), *case.get("options", ())]
     launcher = [*wrapper, *setting.launcher_args, *VARIANTS[variant]]
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     return mpirun_command(stack, ranks, program, launcher), env
+
+
+def program_path(case: dict) -> Path:
+    """The case's program in the stack's build directory: a benchmark's own path, or
+    apps/<directory>/<name> for a workload."""
+    name = case["program"][0]
+    return Path(case.get("binary") or Path("apps") / case.get("directory", name) / name)
 
 
 def one_run(
@@ -326,8 +331,7 @@ def main() -> None:
     case = case | {"program": (*case["program"], *shlex.split(args.program_args))}
     if args.computation:
         case = case | {"computation": args.computation}
-    program = case.get("binary") or Path("apps") / case.get("directory", case["program"][0])
-    if stack is None or not (build_dir(stack) / program).exists():
+    if stack is None or not (build_dir(stack) / program_path(case)).is_file():
         raise SystemExit("the smpi stack is not built: run `esmperf build --stack smpi`")
     ranks = args.ranks or case["ranks"]
     runs: dict[str, list[dict]] = {}
@@ -350,9 +354,13 @@ def main() -> None:
                     out.write(json.dumps(record | run) + "\n")
             if "perf" in run:
                 print(json.dumps(run["perf"], indent=1) if perf == "record" else run["perf"])
-    how = "folded, computation model" if case["machine"] else "computation measured"
-    how = f"computation {case['computation']}" if case.get("computation") else how
-    how = f"{args.steps} steps, {how}" if "binary" not in case else "network only"
+    if "binary" in case:
+        how = "network only"
+    elif case.get("computation"):
+        how = f"{args.steps} steps, computation {case['computation']}"
+    else:
+        computation = "folded, computation model" if case["machine"] else "computation measured"
+        how = f"{args.steps} steps, {computation}"
     print(
         f"{args.case}, {ranks} ranks, {how}, {args.platform}, {stack.version} {args.program_args}"
     )
