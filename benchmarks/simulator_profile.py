@@ -43,6 +43,7 @@ from esmperf.launch.smpirun import (  # noqa: E402
     simulated_time,
 )
 from esmperf.mpi.build import build_dir  # noqa: E402
+from esmperf.mpi.global_state import privatization_args  # noqa: E402
 from esmperf.mpi.knob_setting import knob_setting, write_files  # noqa: E402
 from esmperf.mpi.stacks import discover_stacks  # noqa: E402
 from esmperf.study.execute import execute  # noqa: E402
@@ -82,7 +83,8 @@ CASES = {
         "ranks": 33,
     },
 }
-# one option changed at a time against the base (the flags of every simulated run at scale)
+# one option changed at a time against the base (the flags of every simulated run at scale;
+# since 2026-11-28 privatization off for the workloads, which keep no mutable global)
 VARIANTS = {
     "base": (),
     # the base without the simulator's plugins (native/simcount: the message counter, the host's
@@ -181,7 +183,9 @@ def command_for(
     program = [str(build_dir(stack) / program_path(case)), *args]
     if "binary" not in case:  # a workload: its steps and options (a benchmark takes its own)
         program += ["--steps", str(steps), *case.get("options", ())]
-    launcher = [*wrapper, *setting.launcher_args, *VARIANTS[variant]]
+    # the base is what a study runs: privatization off for a program that keeps no global
+    launcher_args = privatization_args(Path(program[0]), setting.launcher_args)
+    launcher = [*wrapper, *launcher_args, *VARIANTS[variant]]
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     return mpirun_command(stack, ranks, program, launcher), env
 

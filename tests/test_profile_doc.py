@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def c_prefixes() -> list[str]:
     source = (ROOT / "native/prof/prof_output.c").read_text()
-    body = re.search(r"static const char \*prefixes\[\] = \{(.*?)\};", source, re.S).group(1)
+    body = re.search(r"static const char \*const prefixes\[\] = \{(.*?)\};", source, re.S).group(1)
     return re.findall(r'"([A-Z_]+)"', body)
 
 

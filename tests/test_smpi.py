@@ -389,6 +389,8 @@ def test_simulate_takes_any_other_knob_as_an_axis(
     command += ["--knob", "allreduce_algorithm=default,recursive_doubling"]
     printed = simulate_plan(command, tmp_path, capsys, monkeypatch)
     assert "2 configurations" in printed and "--cfg=smpi/allreduce:rdb" in printed
+    # homme keeps no mutable global (tests/test_global_state.py): no copy of them per rank
+    assert printed.count("--cfg=smpi/privatization:no") == 2
 
 
 def test_smpi_knobs_are_listed(smpi: Stack, capsys: pytest.CaptureFixture[str]) -> None:

@@ -61,29 +61,26 @@ void esm_field_free(void *field);
 void *esm_shared(const char *key, void *(*build)(const void *context), const void *context);
 bool esm_shared_owned(void);
 
-/* A compute kernel, declared once per call site (static), run as
+/* A compute kernel, declared once per call site (static const), run as
  *     if (esm_kernel_begin(&k, points, bytes)) { ...body...; esm_kernel_end(&k); }
  * `points` is the work of this call (the cost model is linear in it), `bytes` the memory
  * traffic of this call by the workload's byte model (for the node model). `flops` is set in
  * the declaration, {.name = "pop.tracer", .flops = 62}: the floating-point operations (adds,
  * subtracts, multiplies, divides and libm calls each one) of one point of work, counted from
  * the kernel's code; 0 (not counted) gives the kernel no in-core term when its cost is
- * modelled. */
+ * modelled. The declaration is read-only, one for all ranks: what a rank keeps of a kernel (its
+ * calls, the cost model) the core keeps per rank, found by the declaration's address (which
+ * must stay the kernel's as long as the run). */
 typedef struct esm_kernel {
-    const char *name;        /* "pop.tracer": one cost model per name over all ranks */
-    double flops;            /* per point of work */
-    /* below: the core's */
-    struct esm_kernel_model *model;
-    double points, bytes, call_flops, started;
-    long calls;      /* this rank's calls so far (the struct is per rank under SMPI) */
-    bool warming_up; /* this call is the rank's first: run, charged, not sampled */
+    const char *name; /* "pop.tracer": one cost model per name over all ranks */
+    double flops;     /* per point of work */
 } esm_kernel;
 
-bool esm_kernel_begin(esm_kernel *k, double points, double bytes);
+bool esm_kernel_begin(const esm_kernel *k, double points, double bytes);
 /* The same for a kernel whose flops are not proportional to its points (a multi-vector dot
  * product over a varying number of vectors): `flops` of this call instead of k->flops x points. */
-bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops);
-void esm_kernel_end(esm_kernel *k);
+bool esm_kernel_begin_flops(const esm_kernel *k, double points, double bytes, double flops);
+void esm_kernel_end(const esm_kernel *k);
 
 /* Sampled loops (folded runs only): a loop of identical iterations whose count is fixed (a
  * folded solve) may run only its first iterations, with all their messages, and charge the

@@ -1,12 +1,14 @@
 /* Folded simulation and the node model (esm_fold.h). Everything SimGrid-specific is here,
  * behind ESM_SMPI (set by CMake for the smpi stack); other builds get the pass-through. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "esm_fold.h"
 #include "esm_internal.h"
+#include "esm_rank_state.h"
 #include "esm_result.h"
 
 #ifdef ESM_SMPI
@@ -26,7 +28,18 @@ struct esm_kernel_model {
 /* How this run treats kernels, read once from the environment. */
 typedef enum { KERNELS_RUN, KERNELS_ACCOUNTED } kernel_mode;
 
-static struct {
+/* What a rank keeps of a kernel (its declaration, esm_kernel, is read-only and every rank's). */
+typedef struct kernel_state {
+    const esm_kernel *kernel; /* the key */
+    struct esm_kernel_model *model;
+    double points, bytes, call_flops, started; /* of the call running */
+    long calls;                                /* this rank's calls so far */
+    bool warming_up; /* this call is the rank's first: run, charged, not sampled */
+} kernel_state;
+
+/* How this run treats kernels (read once from the environment) and what folding did on this
+ * rank. */
+typedef struct {
     bool ready, folded;
     enum { COST_MEASURED, COST_MODEL, COST_OFF } cost;
     kernel_mode mode;
@@ -39,7 +52,11 @@ static struct {
     bool shared_owned;
     bool kernel_report; /* ESM_KERNEL_REPORT=1: each kernel's totals in the result line */
     esm_fold_counts counts;
-} fold;
+    /* this rank's kernels by their declaration's address (open addressing, at most half full) */
+    kernel_state **kernels;
+    size_t kernel_slots, kernel_count;
+} fold_state;
+ESM_RANK_STATE(fold_state, fold)
 
 static double env_real(const char *name, double fallback, double low)
 {
@@ -53,50 +70,57 @@ static double env_real(const char *name, double fallback, double low)
     return value;
 }
 
-void esm_fold_setup(void)
+/* This rank's folding state, read from the environment at its first use. */
+static fold_state *setup(void)
 {
-    if (fold.ready)
-        return;
-    fold.ready = true;
-    fold.folded = env_real("ESM_FOLD", 0, 0) != 0;
+    fold_state *f = fold();
+    if (f->ready)
+        return f;
+    f->ready = true;
+    f->folded = env_real("ESM_FOLD", 0, 0) != 0;
     double per_node = env_real("ESM_NODE_RANKS", 0, 0);
-    fold.node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
-    fold.core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
-    fold.core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
-    fold.samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
-    fold.kernel_report = env_real("ESM_KERNEL_REPORT", 0, 0) != 0;
+    f->node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
+    f->core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
+    f->core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
+    f->samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
+    f->kernel_report = env_real("ESM_KERNEL_REPORT", 0, 0) != 0;
     const char *cost = getenv("ESM_KERNEL_COST");
     if (cost && *cost && strcmp(cost, "measured") && strcmp(cost, "model") && strcmp(cost, "off"))
         esm_fail("ESM_KERNEL_COST=%s: expected measured, model or off", cost);
-    fold.cost = !cost || !*cost ? COST_MEASURED : !strcmp(cost, "model") ? COST_MODEL : COST_OFF;
+    f->cost = !cost || !*cost ? COST_MEASURED : !strcmp(cost, "model") ? COST_MODEL : COST_OFF;
 #ifndef ESM_SMPI
-    if (fold.folded)
+    if (f->folded)
         esm_fail("folding (ESM_FOLD=1) needs the simulator: run on the smpi stack "
                  "(esmperf simulate ... --fold on)");
-    fold.folded = false;
-    fold.mode = KERNELS_RUN;
+    f->folded = false;
+    f->mode = KERNELS_RUN;
 #else
-    bool node_model = per_node > 0 || fold.node_bandwidth > 0 || fold.core_speed != 1 ||
-                      fold.core_flops > 0 || fold.cost == COST_MODEL;
-    fold.mode = fold.folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
+    bool node_model = per_node > 0 || f->node_bandwidth > 0 || f->core_speed != 1 ||
+                      f->core_flops > 0 || f->cost == COST_MODEL;
+    f->mode = f->folded || node_model ? KERNELS_ACCOUNTED : KERNELS_RUN;
 #endif
     int rank, ranks;
     MPI_Comm_rank(esm_comm_world(), &rank);
     MPI_Comm_size(esm_comm_world(), &ranks);
     int rpn = per_node > 0 ? (int)per_node : ranks;
     int node = rank / rpn;
-    fold.node_ranks = ranks - node * rpn < rpn ? ranks - node * rpn : rpn;
+    f->node_ranks = ranks - node * rpn < rpn ? ranks - node * rpn : rpn;
+    return f;
+}
+
+void esm_fold_setup(void)
+{
+    setup();
 }
 
 bool esm_folded(void)
 {
-    esm_fold_setup();
-    return fold.folded;
+    return setup()->folded;
 }
 
 const esm_fold_counts *esm_fold_counts_mine(void)
 {
-    return &fold.counts;
+    return &fold()->counts;
 }
 
 static void *shared_get(const char *name, const char *key);
@@ -133,18 +157,19 @@ static void kernel_report(struct esm_result *r)
 
 void esm_fold_report(struct esm_result *r)
 {
-    if (fold.mode == KERNELS_RUN)
+    const fold_state *f = fold();
+    if (f->mode == KERNELS_RUN)
         return;
-    long mine[4] = {fold.counts.kernel_calls_run, fold.counts.kernel_calls_charged,
-                    fold.counts.field_bytes, fold.counts.field_bytes_held},
+    long mine[4] = {f->counts.kernel_calls_run, f->counts.kernel_calls_charged,
+                    f->counts.field_bytes, f->counts.field_bytes_held},
          sum[4];
-    double seconds[3] = {fold.counts.kernel_seconds, -fold.counts.kernel_seconds,
-                         fold.counts.skipped_seconds},
+    double seconds[3] = {f->counts.kernel_seconds, -f->counts.kernel_seconds,
+                         f->counts.skipped_seconds},
            extreme[3], flops;
     MPI_Reduce(mine, sum, 4, MPI_LONG, MPI_SUM, 0, esm_comm_world());
-    MPI_Reduce(&fold.counts.kernel_flops, &flops, 1, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
+    MPI_Reduce(&f->counts.kernel_flops, &flops, 1, MPI_DOUBLE, MPI_SUM, 0, esm_comm_world());
     MPI_Reduce(seconds, extreme, 3, MPI_DOUBLE, MPI_MAX, 0, esm_comm_world());
-    esm_result_bool(r, "fold.folded", fold.folded);
+    esm_result_bool(r, "fold.folded", f->folded);
     esm_result_int(r, "fold.kernel_calls_run", sum[0]);
     esm_result_int(r, "fold.kernel_calls_charged", sum[1]);
     esm_result_real(r, "fold.kernel_seconds_max", extreme[0]);
@@ -153,14 +178,14 @@ void esm_fold_report(struct esm_result *r)
     esm_result_int(r, "fold.field_bytes_held", sum[3]);
     if (extreme[2] > 0)
         esm_result_real(r, "fold.skipped_seconds_max", extreme[2]);
-    esm_result_int(r, "fold.node_ranks", fold.node_ranks);
-    esm_result_real(r, "fold.node_bandwidth", fold.node_bandwidth);
-    esm_result_real(r, "fold.core_speed", fold.core_speed);
-    esm_result_real(r, "fold.core_flops", fold.core_flops);
+    esm_result_int(r, "fold.node_ranks", f->node_ranks);
+    esm_result_real(r, "fold.node_bandwidth", f->node_bandwidth);
+    esm_result_real(r, "fold.core_speed", f->core_speed);
+    esm_result_real(r, "fold.core_flops", f->core_flops);
     esm_result_real(r, "fold.kernel_flops", flops); /* over all ranks */
     const char *costs[] = {"measured", "model", "off"};
-    esm_result_text(r, "fold.kernel_cost", costs[fold.cost]);
-    if (fold.kernel_report)
+    esm_result_text(r, "fold.kernel_cost", costs[f->cost]);
+    if (f->kernel_report)
         kernel_report(r);
 }
 
@@ -245,10 +270,10 @@ static void shared_set(const char *name, const char *key, void *value)
 
 void *esm_field_alloc(size_t bytes)
 {
-    esm_fold_setup();
-    fold.counts.field_bytes += (long)bytes;
-    if (!fold.folded) {
-        fold.counts.field_bytes_held += (long)bytes;
+    fold_state *f = setup();
+    f->counts.field_bytes += (long)bytes;
+    if (!f->folded) {
+        f->counts.field_bytes_held += (long)bytes;
         return esm_calloc(bytes, 1);
     }
     /* Ranks whose k-th fields are within a factor 2 share one: memory grows with the number
@@ -257,11 +282,11 @@ void *esm_field_alloc(size_t bytes)
     while (capacity < bytes)
         capacity *= 2;
     char key[64];
-    snprintf(key, sizeof key, "%ld:%zu", fold.fields++, capacity);
+    snprintf(key, sizeof key, "%ld:%zu", f->fields++, capacity);
     void *field = shared_get("esm_field", key);
     if (!field) {
         field = esm_calloc(capacity, 1);
-        fold.counts.field_bytes_held += (long)capacity;
+        f->counts.field_bytes_held += (long)capacity;
         shared_set("esm_field", key, field);
     }
     return field;
@@ -269,15 +294,15 @@ void *esm_field_alloc(size_t bytes)
 
 void esm_field_free(void *field)
 {
-    if (!fold.folded)
+    if (!fold()->folded)
         free(field);
 }
 
 void *esm_shared(const char *key, void *(*build)(const void *context), const void *context)
 {
-    esm_fold_setup();
-    fold.shared_owned = !fold.folded;
-    if (!fold.folded)
+    fold_state *f = setup();
+    f->shared_owned = !f->folded;
+    if (!f->folded)
         return build(context);
     void *value = shared_get("esm_shared", key);
     if (!value) {
@@ -289,7 +314,7 @@ void *esm_shared(const char *key, void *(*build)(const void *context), const voi
 
 bool esm_shared_owned(void)
 {
-    return fold.shared_owned;
+    return fold()->shared_owned;
 }
 
 #ifdef ESM_SMPI
@@ -306,46 +331,83 @@ static double cpu_seconds(void)
 /* The node model: what `measured` seconds of a kernel doing `flops` and moving `bytes` cost
  * on the simulated node (module comment of esm_fold.h): the in-core time overlaps the memory
  * traffic, as the ECM model has a core's arithmetic overlap its data transfers. */
-static double simulated_seconds(double measured, double flops, double bytes)
+static double simulated_seconds(fold_state *f, double measured, double flops, double bytes)
 {
-    fold.counts.kernel_flops += flops;
-    if (fold.cost == COST_OFF)
+    f->counts.kernel_flops += flops;
+    if (f->cost == COST_OFF)
         return 0;
-    double in_core = fold.cost == COST_MEASURED ? measured / fold.core_speed
-                     : fold.core_flops > 0      ? flops / fold.core_flops
-                                                : 0;
-    double memory = fold.node_bandwidth > 0 ? bytes * fold.node_ranks / fold.node_bandwidth : 0;
+    double in_core = f->cost == COST_MEASURED ? measured / f->core_speed
+                     : f->core_flops > 0      ? flops / f->core_flops
+                                              : 0;
+    double memory = f->node_bandwidth > 0 ? bytes * f->node_ranks / f->node_bandwidth : 0;
     return in_core > memory ? in_core : memory;
 }
 
-static void charge(double seconds)
+static void charge(fold_state *f, double seconds)
 {
-    fold.counts.kernel_seconds += seconds;
+    f->counts.kernel_seconds += seconds;
     if (seconds > 0)
         smpi_execute(seconds);
 }
 
-bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
+/* The slot of kernel k in this rank's table: where it is, or the empty one it goes to. */
+static size_t kernel_slot(const fold_state *f, const esm_kernel *k)
+{
+    size_t mask = f->kernel_slots - 1;
+    size_t i = (size_t)((uintptr_t)k * 0x9e3779b97f4a7c15u >> 32) & mask;
+    while (f->kernels[i] && f->kernels[i]->kernel != k)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* This rank's state of kernel k, made at its first call. Kernels run millions of times in a
+ * simulation: a hash table keyed by the declaration's address finds it in a probe or two. */
+static kernel_state *kernel_state_of(fold_state *f, const esm_kernel *k)
+{
+    if (f->kernel_slots) {
+        kernel_state *s = f->kernels[kernel_slot(f, k)];
+        if (s)
+            return s;
+    }
+    if (2 * (f->kernel_count + 1) > f->kernel_slots) { /* grow, at most half full */
+        kernel_state **old = f->kernels;
+        size_t slots = f->kernel_slots;
+        f->kernel_slots = slots ? 2 * slots : 64;
+        f->kernels = esm_calloc(f->kernel_slots, sizeof *f->kernels);
+        for (size_t i = 0; i < slots; i++)
+            if (old[i])
+                f->kernels[kernel_slot(f, old[i]->kernel)] = old[i];
+        free(old);
+    }
+    kernel_state *s = esm_calloc(1, sizeof *s);
+    s->kernel = k;
+    f->kernels[kernel_slot(f, k)] = s;
+    f->kernel_count++;
+    return s;
+}
+
+bool esm_kernel_begin(const esm_kernel *k, double points, double bytes)
 {
     return esm_kernel_begin_flops(k, points, bytes, k->flops * points);
 }
 
-bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
+bool esm_kernel_begin_flops(const esm_kernel *kernel, double points, double bytes, double flops)
 {
-    esm_fold_setup();
-    if (fold.mode == KERNELS_RUN)
+    fold_state *f = setup();
+    if (f->mode == KERNELS_RUN)
         return true;
     smpi_bench_end(); /* SMPI charges the code before the kernel as usual */
+    kernel_state *k = kernel_state_of(f, kernel);
     if (!k->model) {
-        k->model = shared_get("esm_kernel", k->name);
+        k->model = shared_get("esm_kernel", kernel->name);
         if (!k->model) {
             k->model = esm_calloc(1, sizeof *k->model);
-            k->model->name = k->name;
+            k->model->name = kernel->name;
             struct esm_kernel_model **last = kernel_models();
             while (*last)
                 last = &(*last)->next;
             *last = k->model;
-            shared_set("esm_kernel", k->name, k->model);
+            shared_set("esm_kernel", kernel->name, k->model);
         }
     }
     k->points = points;
@@ -357,32 +419,35 @@ bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double f
      * faults, cold caches and TLB): a full run pays it once in thousands of calls, but the
      * ranks take their turns, so the first samples over all ranks would all be first calls.
      * With the cost measured, each rank runs its first call unsampled (docs/simulate.md). */
-    k->warming_up = fold.folded && fold.cost == COST_MEASURED && k->calls++ == 0;
-    if (!fold.folded || k->warming_up || m->samples < fold.samples || m->points <= 0) {
+    k->warming_up = f->folded && f->cost == COST_MEASURED && k->calls++ == 0;
+    if (!f->folded || k->warming_up || m->samples < f->samples || m->points <= 0) {
         k->started = cpu_seconds();
         return true;
     }
-    fold.counts.kernel_calls_charged++;
-    charge(simulated_seconds(m->seconds / m->points * points, flops, bytes));
+    f->counts.kernel_calls_charged++;
+    charge(f, simulated_seconds(f, m->seconds / m->points * points, flops, bytes));
     smpi_bench_begin();
     return false;
 }
 
 void esm_fold_skip(double seconds)
 {
-    if (!esm_folded())
+    fold_state *f = setup();
+    if (!f->folded)
         esm_fail("skipping sampled iterations needs a folded run (esmperf's fold knob)");
     smpi_bench_end();
-    fold.counts.skipped_seconds += seconds;
+    f->counts.skipped_seconds += seconds;
     if (seconds > 0)
         smpi_execute(seconds);
     smpi_bench_begin();
 }
 
-void esm_kernel_end(esm_kernel *k)
+void esm_kernel_end(const esm_kernel *kernel)
 {
-    if (fold.mode == KERNELS_RUN)
+    fold_state *f = fold();
+    if (f->mode == KERNELS_RUN)
         return;
+    kernel_state *k = kernel_state_of(f, kernel);
     double measured = cpu_seconds() - k->started;
     struct esm_kernel_model *m = k->model;
     if (k->warming_up) { /* charged what it took, as a full run pays it, but no sample */
@@ -392,22 +457,22 @@ void esm_kernel_end(esm_kernel *k)
         m->seconds += measured;
         m->points += k->points;
     }
-    fold.counts.kernel_calls_run++;
-    charge(simulated_seconds(measured, k->call_flops, k->bytes));
+    f->counts.kernel_calls_run++;
+    charge(f, simulated_seconds(f, measured, k->call_flops, k->bytes));
     smpi_bench_begin();
 }
 #else
-bool esm_kernel_begin(esm_kernel *k, double points, double bytes)
+bool esm_kernel_begin(const esm_kernel *k, double points, double bytes)
 {
     (void)k, (void)points, (void)bytes;
     return true;
 }
-bool esm_kernel_begin_flops(esm_kernel *k, double points, double bytes, double flops)
+bool esm_kernel_begin_flops(const esm_kernel *k, double points, double bytes, double flops)
 {
     (void)k, (void)points, (void)bytes, (void)flops;
     return true;
 }
-void esm_kernel_end(esm_kernel *k)
+void esm_kernel_end(const esm_kernel *k)
 {
     (void)k;
 }

@@ -80,8 +80,8 @@ int main(int argc, char **argv)
     for (long i = 0; i < n; i++)
         b[i] = 1.0;
 
-    static esm_kernel triad = {.name = "fold_test.triad", .flops = 2};
-    static esm_kernel polynomial = {.name = "fold_test.horner", .flops = 2 * HORNER_DEGREE};
+    static const esm_kernel triad = {.name = "fold_test.triad", .flops = 2};
+    static const esm_kernel polynomial = {.name = "fold_test.horner", .flops = 2 * HORNER_DEGREE};
     esm_sum total = {0};
     double t0 = esm_wtime();
     for (long s = 0; s < steps; s++) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "esm_internal.h"
 #include "esm_group.h"
+#include "esm_rank_state.h"
 
 struct esm_group {
     MPI_Comm comm; /* MPI_COMM_NULL on ranks outside */
@@ -11,12 +12,15 @@ struct esm_group {
 };
 
 enum { MAX_DEPTH = 8 };
-static struct {
-    MPI_Comm comm;
-    int rank, ranks;
-} entered[MAX_DEPTH]; /* to go back to */
-static int depth;
-static esm_group_counts counts;
+typedef struct {
+    struct {
+        MPI_Comm comm;
+        int rank, ranks;
+    } entered[MAX_DEPTH]; /* to go back to */
+    int depth;
+    esm_group_counts counts;
+} group_state;
+ESM_RANK_STATE(group_state, groups)
 
 esm_group *esm_group_create(int first, int count)
 {
@@ -30,7 +34,7 @@ esm_group *esm_group_create(int first, int count)
     g->count = count;
     g->rank = rank - first;
     MPI_Comm_split(esm_comm_current(), inside ? 0 : MPI_UNDEFINED, rank, &g->comm);
-    counts.comm_split++;
+    groups()->counts.comm_split++;
     return g;
 }
 
@@ -49,24 +53,27 @@ int esm_group_first(const esm_group *g)
 
 void esm_group_enter(const esm_group *g)
 {
-    if (g->comm == MPI_COMM_NULL || depth == MAX_DEPTH) {
+    group_state *s = groups();
+    if (g->comm == MPI_COMM_NULL || s->depth == MAX_DEPTH) {
         fprintf(stderr,
                 "%s: internal error: esm_group_enter on a rank outside the group or "
                 "nested deeper than %d\n",
                 esm_program(), MAX_DEPTH);
         MPI_Abort(esm_comm_world(), 1);
     }
-    entered[depth].comm = esm_comm_current();
-    entered[depth].rank = esm_rank();
-    entered[depth++].ranks = esm_ranks();
+    s->entered[s->depth].comm = esm_comm_current();
+    s->entered[s->depth].rank = esm_rank();
+    s->entered[s->depth++].ranks = esm_ranks();
     esm_comm_set_current(g->comm, g->rank, g->count);
 }
 
 void esm_group_leave(void)
 {
-    if (depth > 0) {
-        depth--;
-        esm_comm_set_current(entered[depth].comm, entered[depth].rank, entered[depth].ranks);
+    group_state *s = groups();
+    if (s->depth > 0) {
+        s->depth--;
+        esm_comm_set_current(s->entered[s->depth].comm, s->entered[s->depth].rank,
+                             s->entered[s->depth].ranks);
     }
 }
 
@@ -80,10 +87,10 @@ void esm_group_free(esm_group *g)
 void esm_broadcast(void *data, int bytes, int root)
 {
     MPI_Bcast(data, bytes, MPI_BYTE, root, esm_comm_current());
-    counts.bcast++;
+    groups()->counts.bcast++;
 }
 
 esm_group_counts esm_group_counts_mine(void)
 {
-    return counts;
+    return groups()->counts;
 }

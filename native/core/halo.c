@@ -3,6 +3,13 @@
 #include <string.h>
 #include "esm_halo.h"
 #include "esm_internal.h"
+#include "esm_rank_state.h"
+
+/* The tag of this rank's next plan (plans are made in the same order on every rank). */
+typedef struct {
+    int next_tag;
+} halo_state;
+ESM_RANK_STATE(halo_state, halos, .next_tag = 100)
 
 /* Per peer of the spec, the packed message buffers (all fields one after another). */
 typedef struct {
@@ -145,14 +152,13 @@ esm_halo *esm_halo_blocks(const esm_decomp *d, const esm_layout *l, int nfields,
 
 esm_halo *esm_halo_create(esm_halo_spec *spec, int nfields, int width, esm_halo_engine engine)
 {
-    static int next_tag = 100;
     esm_halo *h = esm_calloc(1, sizeof *h);
     h->s = *spec;
     free(spec);
     h->nfields = nfields;
     h->width = width;
     h->engine = engine;
-    h->tag = next_tag++; /* plans are made in the same order on every rank */
+    h->tag = halos()->next_tag++;
     h->comm = esm_comm_current();
     h->requests = esm_calloc(2 * h->s.npeers + 1, sizeof *h->requests);
     h->buffer = esm_calloc(h->s.npeers + 1, sizeof *h->buffer);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "esm_internal.h"
 #include "esm_rearrange.h"
+#include "esm_rank_state.h"
 
 /* The plan is an exchange spec (esm_internal.h, shared with the halo and scatter engines):
  * per peer, runs of source offsets to send and runs of destination offsets to receive into;
@@ -17,11 +18,17 @@ struct esm_rearranger {
     MPI_Request *requests;               /* receives, then sends, in ascending peer rank */
 };
 
-static esm_rearrange_counts counts;
+/* This rank's next rearranger's tag (apart from halo and scatter tags; rearrangers are made in
+ * the same order on every rank) and its MPI calls. */
+typedef struct {
+    int next_tag;
+    esm_rearrange_counts counts;
+} rearrange_state;
+ESM_RANK_STATE(rearrange_state, rearranges, .next_tag = 20000)
 
 esm_rearrange_counts esm_rearrange_counts_mine(void)
 {
-    return counts;
+    return rearranges()->counts;
 }
 
 /* Every rank's list, one after another: displacements in `at`. */
@@ -45,7 +52,7 @@ static long *gather_lists(long n, const long *mine, const long *sizes, int ranks
     }
     long *all = esm_calloc(total ? total : 1, sizeof *all);
     MPI_Allgatherv(mine, (int)n, MPI_LONG, all, counts_int, displs, MPI_LONG, esm_comm_current());
-    counts.allgatherv++;
+    rearranges()->counts.allgatherv++;
     free(counts_int);
     free(displs);
     return all;
@@ -54,16 +61,15 @@ static long *gather_lists(long n, const long *mine, const long *sizes, int ranks
 esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_global, long ndst,
                                       const long *dst_global, int nfields)
 {
-    static int next_tag = 20000; /* apart from halo and scatter tags; same order on every rank */
     int me = esm_rank(), ranks = esm_ranks();
     esm_rearranger *r = esm_calloc(1, sizeof *r);
     r->comm = esm_comm_current();
-    r->tag = next_tag++;
+    r->tag = rearranges()->next_tag++;
     r->nfields = nfields;
 
     long mine[2] = {nsrc, ndst}, *sizes = esm_calloc(2 * (size_t)ranks, sizeof *sizes);
     MPI_Allgather(mine, 2, MPI_LONG, sizes, 2, MPI_LONG, r->comm);
-    counts.allgather++;
+    rearranges()->counts.allgather++;
     long *nsrc_of = esm_calloc(ranks, sizeof *nsrc_of),
          *ndst_of = esm_calloc(ranks, sizeof *ndst_of);
     for (int p = 0; p < ranks; p++) {
@@ -141,8 +147,9 @@ esm_rearranger *esm_rearranger_create(long npoints, long nsrc, const long *src_g
 void esm_rearrange(esm_rearranger *r, const double *const src[], double *const dst[])
 {
     esm_counts *c = esm_counts_writable();
+    esm_rearrange_counts *counts = &rearranges()->counts;
     const int nf = r->nfields, n = r->s.npeers;
-    counts.rearranges++;
+    counts->rearranges++;
     MPI_Request *receive = r->requests, *send = r->requests + r->nrecv;
     for (int p = 0; p < n; p++)
         if (r->recv_buffer[p]) {
@@ -157,11 +164,11 @@ void esm_rearrange(esm_rearranger *r, const double *const src[], double *const d
                 esm_runs_pack(&q->send, r->send_buffer[p] + f * q->send.doubles, src[f]);
             MPI_Isend(r->send_buffer[p], (int)(q->send.doubles * nf), MPI_DOUBLE, q->rank, r->tag,
                       r->comm, send++);
-            counts.bytes_sent += q->send.doubles * nf * (long)sizeof(double);
+            counts->bytes_sent += q->send.doubles * nf * (long)sizeof(double);
         }
     c->irecv += r->nrecv;
     c->isend += r->nsend;
-    counts.messages += r->nsend;
+    counts->messages += r->nsend;
     for (int f = 0; f < nf; f++) /* what stays on this rank, while messages are in flight */
         for (int k = 0; k < r->s.copies.count; k++) {
             const esm_copy *m = &r->s.copies.at[k];
@@ -175,7 +182,7 @@ void esm_rearrange(esm_rearranger *r, const double *const src[], double *const d
             for (int f = 0; f < nf; f++)
                 esm_runs_unpack(&q->recv, r->recv_buffer[p] + f * q->recv.doubles, dst[f]);
         }
-    counts.wait += r->nrecv;
+    counts->wait += r->nrecv;
     if (r->nsend) {
         MPI_Waitall(r->nsend, r->requests + r->nrecv, MPI_STATUSES_IGNORE);
         c->waitall++;

@@ -8,6 +8,7 @@
 #include "esm_halo.h"
 #include "esm_internal.h"
 #include "esm_scatter.h"
+#include "esm_rank_state.h"
 
 typedef struct {
     int rank;
@@ -30,11 +31,17 @@ struct esm_scatter {
     MPI_Datatype unit, link_unit; /* the block unit (block > 1) and the link's duplicate */
 };
 
-static esm_scatter_counts counts;
+/* This rank's next scatter's tag (apart from the halo plans' tags; scatters are made in the
+ * same order on every rank) and its MPI calls. */
+typedef struct {
+    int next_tag;
+    esm_scatter_counts counts;
+} scatter_state;
+ESM_RANK_STATE(scatter_state, scatters, .next_tag = 30000)
 
 esm_scatter_counts esm_scatter_counts_mine(void)
 {
-    return counts;
+    return scatters()->counts;
 }
 
 static message message_of(int rank, const esm_runs *runs)
@@ -74,7 +81,6 @@ static void make_send(esm_scatter *sc, int p, const double *from)
 
 esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_kind kind)
 {
-    static int next_tag = 30000; /* apart from the halo plans' tags; same order on every rank */
     if (spec->copies.count || spec->zero.count)
         esm_fail("esm_scatter_create: a scatter moves x to y between ranks only; list local "
                  "copies and zero runs in a halo plan (esm_halo_create) instead");
@@ -83,7 +89,7 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_kind kind)
     free(spec);
     sc->era = kind.era;
     sc->local_part = kind.local_part;
-    sc->tag = next_tag++;
+    sc->tag = scatters()->next_tag++;
     int n = sc->s.npeers;
     sc->sends = esm_calloc(n + 1, sizeof *sc->sends);
     sc->recvs = esm_calloc(n + 1, sizeof *sc->recvs);
@@ -117,6 +123,7 @@ esm_scatter *esm_scatter_create(esm_halo_spec *spec, esm_scatter_kind kind)
 static void vpscat_begin(esm_scatter *sc, const double *x)
 {
     esm_counts *c = esm_counts_writable();
+    esm_scatter_counts *counts = &scatters()->counts;
     if (sc->nrecvs) {
         MPI_Startall(sc->nrecvs, sc->recv_requests);
         c->startall++;
@@ -125,16 +132,17 @@ static void vpscat_begin(esm_scatter *sc, const double *x)
         const message *m = &sc->sends[p];
         esm_runs_pack(m->runs, m->buffer, x);
         MPI_Start(&sc->send_requests[p]);
-        counts.start++;
+        counts->start++;
     }
 }
 
 static void vpscat_end(esm_scatter *sc, double *y)
 {
+    esm_scatter_counts *counts = &scatters()->counts;
     for (int left = sc->nrecvs; left > 0; left--) {
         int p;
         MPI_Waitany(sc->nrecvs, sc->recv_requests, &p, MPI_STATUS_IGNORE);
-        counts.waitany++;
+        counts->waitany++;
         esm_runs_unpack(sc->recvs[p].runs, sc->recvs[p].buffer, y);
     }
     if (sc->nsends) {
@@ -150,7 +158,7 @@ static void sf_comm_size(void)
 {
     int size;
     MPI_Comm_size(esm_comm_current(), &size);
-    counts.comm_size++;
+    scatters()->counts.comm_size++;
 }
 
 /* The link lookup: MPIPetsc_Type_compare(unit, link unit). The link's unit is a duplicate
@@ -170,7 +178,7 @@ static void sf_link_lookup(esm_scatter *sc)
     MPI_Datatype original;
     MPI_Type_get_contents(sc->link_unit, 0, 0, 1, no_ints, no_addresses, &original);
     MPI_Type_free(&original);
-    counts.type_free++;
+    scatters()->counts.type_free++;
 }
 
 static void sf_begin(esm_scatter *sc, const double *x)
@@ -181,7 +189,7 @@ static void sf_begin(esm_scatter *sc, const double *x)
     if (sc->direct && sc->sends_made && sc->sent_from != x) { /* PetscSFLinkCreate_MPI */
         for (int p = 0; p < sc->nsends; p++)
             MPI_Request_free(&sc->send_requests[p]);
-        counts.request_free += sc->nsends;
+        scatters()->counts.request_free += sc->nsends;
         sc->sends_made = false;
     }
     for (int p = 0; p < sc->nsends && !sc->direct; p++)
@@ -301,7 +309,7 @@ void esm_scatter_free(esm_scatter *sc)
     for (int u = 0; u < 2; u++)
         if (*units[u] != MPI_DATATYPE_NULL) {
             MPI_Type_free(units[u]);
-            counts.type_free++;
+            scatters()->counts.type_free++;
         }
     free(sc->sends);
     free(sc->recvs);
@@ -320,7 +328,7 @@ void esm_global_dots(double *values, int n, esm_scatter_era era)
             return;
         int size; /* petsclog.h's MPI_Allreduce: PetscMPIParallelComm asks the size */
         MPI_Comm_size(esm_comm_current(), &size);
-        counts.comm_size++;
+        scatters()->counts.comm_size++;
     }
     double local[64];
     double *in = n <= 64 ? local : esm_calloc(n, sizeof *in);

@@ -30,8 +30,8 @@
 
 #ifdef ESM_SIMULATED
 /* Under SimGrid SMPI every simulated rank runs in one OS thread: the profiler is linked into the
- * program and its globals are per rank because SMPI privatizes the program's data segment
- * (prof_sim.c checks that it does). Time is the simulated clock. */
+ * program and its state is per rank (esm_rank_state.h: what is thread-local under a real MPI is
+ * the rank's under SMPI). Time is the simulated clock. */
 #define ESM_TLS
 double simgrid_get_clock(void);
 void smpi_bench_begin(void);
@@ -95,7 +95,6 @@ typedef struct esm_trace_call {
     uint64_t cpu0;      /* ESMPROF_TRACE=cpu: the thread's CPU time (ns) at entry */
     void *caller;       /* the wrapper's return address: the call site (ESMPROF_CALLSITES=1) */
 } esm_trace_call;
-extern ESM_TLS esm_trace_call esm_tc;
 
 /* The call a thread is in, for a partial profile written while it has not returned (a rank that
  * hangs): its function id + 1 (0: none) and its entry time, set when the call starts, cleared by
@@ -105,15 +104,46 @@ typedef struct esm_in_call {
     volatile int fid1;
     volatile uint64_t t0;
 } esm_in_call;
-extern ESM_TLS esm_in_call *esm_in_call_slot;
 #define ESM_FN_FINALIZE (ESM_NFUNC + 1) /* MPI_Finalize, hand-written: in a slot, never counted */
 
-/* ---- state (prof_core.c) ---- */
+/* ---- state (prof_core.c, prof_trace.c) ---- */
+#ifndef ESM_SIMULATED
+extern ESM_TLS esm_trace_call esm_tc;
+extern ESM_TLS esm_in_call *esm_in_call_slot;
 extern volatile int esm_on;                  /* between the init hook and the finalize hook */
 extern ESM_TLS int esm_depth; /* >0 inside a wrapper: nested MPI calls pass through */
 extern int esm_world_rank, esm_world_size;
 extern int esm_trace_modes; /* traces, call sites (prof_trace.c) */
 extern int esm_trace_cpu; /* ESMPROF_TRACE=cpu (prof_trace.c) */
+#else
+/* Under SMPI each simulated rank has its own (esm_rank_state.h): the names above, and those of
+ * prof_state.h and prof_trace.h, are its fields, so that the program keeps no mutable global. */
+typedef struct esm_rank_globals {
+    esm_trace_call tc;
+    esm_in_call *in_call_slot, in_call_scratch;
+    volatile int on;
+    int depth, world_rank, world_size, trace_modes, trace_cpu;
+    uint64_t t0, base_bin_ticks;
+    double ticks_per_second, trace_ns_per_event, callsite_ns_per_call;
+    struct esm_thread *threads;
+    struct esm_region_stat *region_here; /* prof_region.h */
+} esm_rank_globals;
+esm_rank_globals *esm_rank_globals_mine(void); /* prof_core.c */
+#define esm_tc (esm_rank_globals_mine()->tc)
+#define esm_in_call_slot (esm_rank_globals_mine()->in_call_slot)
+#define esm_on (esm_rank_globals_mine()->on)
+#define esm_depth (esm_rank_globals_mine()->depth)
+#define esm_world_rank (esm_rank_globals_mine()->world_rank)
+#define esm_world_size (esm_rank_globals_mine()->world_size)
+#define esm_trace_modes (esm_rank_globals_mine()->trace_modes)
+#define esm_trace_cpu (esm_rank_globals_mine()->trace_cpu)
+#define esm_t0 (esm_rank_globals_mine()->t0)
+#define esm_base_bin_ticks (esm_rank_globals_mine()->base_bin_ticks)
+#define esm_ticks_per_second (esm_rank_globals_mine()->ticks_per_second)
+#define esm_trace_ns_per_event (esm_rank_globals_mine()->trace_ns_per_event)
+#define esm_callsite_ns_per_call (esm_rank_globals_mine()->callsite_ns_per_call)
+#define esm_threads (esm_rank_globals_mine()->threads)
+#endif
 uint64_t esm_thread_cpu_ns(void);
 
 static inline uint64_t esm_now(void)

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "esm_rank_state.h"
 #include "prof_files.h"
 #include "prof_state.h"
 
@@ -67,7 +68,7 @@ static void record(int file, int layer, int kind, ssize_t result, uint64_t t0)
 }
 
 #define REAL(name)                                                                                 \
-    static __typeof__(name) *real;                                                                 \
+    static __typeof__(name) *real ESM_RANK_INVARIANT; /* the same in every rank */                 \
     if (!real)                                                                                     \
     real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 

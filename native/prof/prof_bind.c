@@ -21,13 +21,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "esm_rank_state.h"
 #include "prof_bind.h"
 #include "prof_state.h"
 
 #ifdef OPEN_MPI
 esm_ompi_objects esm_ompi;
 #endif
-esm_binding esm_mpi_binding;
+esm_binding esm_mpi_binding ESM_RANK_INVARIANT; /* the process's MPI library: every rank's */
 
 static int find_pmpi(struct dl_phdr_info *info, size_t size, void *data)
 {

@@ -3,21 +3,28 @@
 #include <string.h>
 
 #include "esmprof.h"
+#include "esm_rank_state.h"
 #include "prof_trace.h"
 
 /* Type sizes, cached per thread (MPI_Type_size costs as much as the rest of a wrapper). A freed
  * handle may come back as another type, so MPI_Type_free empties every cache. */
 #define TYPE_CACHE 32
-static volatile unsigned type_generation;
-static ESM_TLS struct {
-    MPI_Datatype type;
-    unsigned generation;
-    int size, valid;
-} type_cache[TYPE_CACHE];
+typedef struct {
+    volatile unsigned type_generation;
+} types_state;
+ESM_RANK_STATE(types_state, types)
+typedef struct {
+    struct {
+        MPI_Datatype type;
+        unsigned generation;
+        int size, valid;
+    } type_cache[TYPE_CACHE];
+} types_thread_state;
+ESM_THREAD_STATE(types_thread_state, types_thread)
 
 void esm_types_changed(void)
 {
-    __atomic_add_fetch(&type_generation, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&types()->type_generation, 1, __ATOMIC_RELAXED);
 }
 
 static int type_size(MPI_Datatype type)
@@ -25,16 +32,16 @@ static int type_size(MPI_Datatype type)
     uint64_t key = 0;
     memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
     unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 59) % TYPE_CACHE;
-    unsigned generation = type_generation;
-    if (type_cache[slot].valid && type_cache[slot].type == type &&
-        type_cache[slot].generation == generation)
-        return type_cache[slot].size;
+    unsigned generation = types()->type_generation;
+    __typeof__(types_thread()->type_cache[0]) *c = &types_thread()->type_cache[slot];
+    if (c->valid && c->type == type && c->generation == generation)
+        return c->size;
     int size = 0;
     PMPI_Type_size(type, &size);
-    type_cache[slot].type = type;
-    type_cache[slot].generation = generation;
-    type_cache[slot].size = size;
-    type_cache[slot].valid = 1;
+    c->type = type;
+    c->generation = generation;
+    c->size = size;
+    c->valid = 1;
     return size;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "prof_json.h"
+#include "esm_rank_state.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
@@ -34,11 +35,18 @@ typedef struct sites {
     struct sites *next;
 } sites;
 
-static int depth = 1;
-static uintptr_t own_lo, own_hi;        /* the profiler's own code */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static sites *all;
-static ESM_TLS sites *mine;
+/* the profiler's own code: the same in every rank */
+static uintptr_t own_lo ESM_RANK_INVARIANT, own_hi ESM_RANK_INVARIANT;
+typedef struct {
+    int depth;
+    pthread_mutex_t lock;
+    sites *all;
+} callsite_state;
+ESM_RANK_STATE(callsite_state, callsites, .depth = 1, .lock = PTHREAD_MUTEX_INITIALIZER)
+typedef struct {
+    sites *mine;
+} callsite_thread_state;
+ESM_THREAD_STATE(callsite_thread_state, callsite_thread)
 
 static int find_own(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -63,7 +71,7 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *data)
 
 void esm_callsites_start(int n)
 {
-    depth = n < 1 ? 1 : n > MAX_DEPTH ? MAX_DEPTH : n;
+    callsites()->depth = n < 1 ? 1 : n > MAX_DEPTH ? MAX_DEPTH : n;
     dl_iterate_phdr(find_own, (void *)(uintptr_t)&esm_callsites_start);
     void *warm[4];
     backtrace(warm, 4);         /* the first call loads libgcc_s: not inside a wrapped call */
@@ -72,7 +80,7 @@ void esm_callsites_start(int n)
 static uint64_t hash_of(int fid, void *const *pc)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)fid;
-    for (int i = 0; i < depth; i++)
+    for (int i = 0; i < callsites()->depth; i++)
         h = (h ^ (uint64_t)(uintptr_t)pc[i]) * 0xff51afd7ed558ccdull;
     return h ? h : 1;
 }
@@ -89,16 +97,16 @@ static site *slot_for(sites *t, uint64_t h, int fid, void *const *pc)
 
 static sites *self_sites(void)
 {
-    if (mine)
-        return mine;
+    if (callsite_thread()->mine)
+        return callsite_thread()->mine;
     sites *t = calloc(1, sizeof *t);
     t->cap = 256;
     t->s = calloc(t->cap, sizeof(site));
-    pthread_mutex_lock(&lock);
-    t->next = all;
-    all = t;
-    pthread_mutex_unlock(&lock);
-    return mine = t;
+    pthread_mutex_lock(&callsites()->lock);
+    t->next = callsites()->all;
+    callsites()->all = t;
+    pthread_mutex_unlock(&callsites()->lock);
+    return callsite_thread()->mine = t;
 }
 
 static void grow(sites *t)
@@ -119,13 +127,15 @@ static int own(const void *pc)
 void esm_callsite_record(esm_call *c)
 {
     void *frames[MAX_FRAMES], *pc[MAX_DEPTH] = {0};
-    if (depth == 1 && esm_tc.caller && !own(esm_tc.caller)) {
+    if (callsites()->depth == 1 && esm_tc.caller && !own(esm_tc.caller)) {
         pc[0] = esm_tc.caller;      /* the C wrapper's return address: no unwinding */
     } else {                        /* deeper, or a Fortran entry point's stub in between */
-        int n = backtrace(frames, depth + 8 < MAX_FRAMES ? depth + 8 : MAX_FRAMES), first = 0;
+        int n = backtrace(frames, callsites()->depth + 8 < MAX_FRAMES ? callsites()->depth + 8
+                                                                      : MAX_FRAMES),
+            first = 0;
         while (first < n && own(frames[first]))
             first++;
-        for (int i = 0; i < depth && first + i < n; i++)
+        for (int i = 0; i < callsites()->depth && first + i < n; i++)
             pc[i] = frames[first + i];
     }
     sites *t = self_sites();
@@ -147,7 +157,7 @@ void esm_callsite_record(esm_call *c)
 
 void esm_callsites_reset(void)
 {
-    for (sites *t = all; t; t = t->next) {
+    for (sites *t = callsites()->all; t; t = t->next) {
         memset(t->s, 0, t->cap * sizeof(site));
         t->count = 0;
     }
@@ -190,7 +200,7 @@ char *esm_callsites_json(void)
     if (!(esm_trace_modes & ESM_MODE_CALLSITES))
         return NULL;
     sites merged = {calloc(256, sizeof(site)), 256, 0, NULL};
-    for (sites *t = all; t; t = t->next) {
+    for (sites *t = callsites()->all; t; t = t->next) {
         size_t cap = __atomic_load_n(&t->cap, __ATOMIC_ACQUIRE);
         site *s = t->s;
         for (size_t i = 0; i < cap; i++) {
@@ -212,7 +222,7 @@ char *esm_callsites_json(void)
     }
     objects objs = {0};
     esm_json b = {0};
-    esm_json_put(&b, "{\"depth\":%d,\"ns_per_call\":%.3f,\"sites\":[", depth,
+    esm_json_put(&b, "{\"depth\":%d,\"ns_per_call\":%.3f,\"sites\":[", callsites()->depth,
                  esm_callsite_ns_per_call);
     int first = 1;
     for (size_t i = 0; i < merged.cap; i++) {
@@ -221,7 +231,7 @@ char *esm_callsites_json(void)
             continue;
         esm_json_put(&b, "%s{\"function\":\"%s\",\"frames\":[", first ? "" : ",",
                      esm_function_names[s->fid]);
-        for (int k = 0; k < depth && s->pc[k]; k++) {
+        for (int k = 0; k < callsites()->depth && s->pc[k]; k++) {
             uintptr_t offset;
             int obj = object_of(&objs, s->pc[k], &offset);
             esm_json_put(&b, "%s[%d,%llu]", k ? "," : "", obj, (unsigned long long)offset);

@@ -10,17 +10,24 @@
 #include <string.h>
 
 #include "prof_handles.h"
+#include "esm_rank_state.h"
 #include "prof_json.h"
 #include "prof_state.h"
 
-static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
-static table comm_table;                /* handle -> index into comms (in slot.rank) */
-static esm_comm **comms;
-static int ncomms, comms_cap;
-static volatile unsigned comm_generation;
-static ESM_TLS uint64_t cached_key;
-static ESM_TLS unsigned cached_generation;
-static ESM_TLS esm_comm *cached;
+typedef struct {
+    pthread_mutex_t comms_lock;
+    table comm_table; /* handle -> index into comms (in slot.rank) */
+    esm_comm **comms;
+    int ncomms, comms_cap;
+    volatile unsigned comm_generation;
+} comms_state;
+ESM_RANK_STATE(comms_state, comms_of_rank, .comms_lock = PTHREAD_MUTEX_INITIALIZER)
+typedef struct {
+    uint64_t cached_key;
+    unsigned cached_generation;
+    esm_comm *cached;
+} comms_thread_state;
+ESM_THREAD_STATE(comms_thread_state, comms_of_thread)
 
 /* The world rank of each rank of `group` (MPI_UNDEFINED: a rank of another job). */
 static int *world_ranks(MPI_Group group, MPI_Group world, int size)
@@ -73,26 +80,28 @@ static esm_comm *comm_register(MPI_Comm comm, uint64_t key, int created_by)
     char name[MPI_MAX_OBJECT_NAME] = "";
     PMPI_Comm_get_name(comm, name, &len);
     snprintf(e->name, sizeof e->name, "%s", name);
-    if (ncomms == comms_cap) {
-        comms_cap = comms_cap ? 2 * comms_cap : 16;
-        esm_comm **grown = esm_xcalloc((size_t)comms_cap, sizeof *grown);
-        if (comms)
-            memcpy(grown, comms, sizeof *grown * (size_t)ncomms);
-        comms = grown;  /* the old array is retired, not freed: a snapshot may read it */
+    if (comms_of_rank()->ncomms == comms_of_rank()->comms_cap) {
+        comms_of_rank()->comms_cap =
+            comms_of_rank()->comms_cap ? 2 * comms_of_rank()->comms_cap : 16;
+        esm_comm **grown = esm_xcalloc((size_t)comms_of_rank()->comms_cap, sizeof *grown);
+        if (comms_of_rank()->comms)
+            memcpy(grown, comms_of_rank()->comms, sizeof *grown * (size_t)comms_of_rank()->ncomms);
+        comms_of_rank()->comms =
+            grown;  /* the old array is retired, not freed: a snapshot may read it */
     }
-    e->id = ncomms;
-    comms[ncomms++] = e;
-    esm_table_insert(&comm_table, key)->rank = e->id;
+    e->id = comms_of_rank()->ncomms;
+    comms_of_rank()->comms[comms_of_rank()->ncomms++] = e;
+    esm_table_insert(&comms_of_rank()->comm_table, key)->rank = e->id;
     return e;
 }
 
 static esm_comm *comm_lookup(MPI_Comm comm, int created_by)
 {
     uint64_t key = esm_handle_key(&comm, sizeof comm);
-    pthread_mutex_lock(&comms_lock);
-    slot *s = esm_table_find(&comm_table, key);
-    esm_comm *e = s ? comms[s->rank] : comm_register(comm, key, created_by);
-    pthread_mutex_unlock(&comms_lock);
+    pthread_mutex_lock(&comms_of_rank()->comms_lock);
+    slot *s = esm_table_find(&comms_of_rank()->comm_table, key);
+    esm_comm *e = s ? comms_of_rank()->comms[s->rank] : comm_register(comm, key, created_by);
+    pthread_mutex_unlock(&comms_of_rank()->comms_lock);
     return e;
 }
 
@@ -101,12 +110,13 @@ esm_comm *esm_comm_of(MPI_Comm comm)
     if (comm == MPI_COMM_NULL)
         return NULL;
     uint64_t key = esm_handle_key(&comm, sizeof comm);
-    if (cached && cached_key == key && cached_generation == comm_generation)
-        return cached;
+    if (comms_of_thread()->cached && comms_of_thread()->cached_key == key &&
+        comms_of_thread()->cached_generation == comms_of_rank()->comm_generation)
+        return comms_of_thread()->cached;
     esm_comm *e = comm_lookup(comm, ESM_CREATED_UNKNOWN);
-    cached_key = key;
-    cached_generation = comm_generation;
-    return cached = e;
+    comms_of_thread()->cached_key = key;
+    comms_of_thread()->cached_generation = comms_of_rank()->comm_generation;
+    return comms_of_thread()->cached = e;
 }
 
 void esm_comm_created(esm_call *c, MPI_Comm comm)
@@ -118,14 +128,14 @@ void esm_comm_created(esm_call *c, MPI_Comm comm)
 /* The handle is already freed: look it up, never register it (that would query MPI with it). */
 void esm_comm_freed(esm_call *c, MPI_Comm comm)
 {
-    pthread_mutex_lock(&comms_lock);
-    slot *s = esm_table_find(&comm_table, esm_handle_key(&comm, sizeof comm));
+    pthread_mutex_lock(&comms_of_rank()->comms_lock);
+    slot *s = esm_table_find(&comms_of_rank()->comm_table, esm_handle_key(&comm, sizeof comm));
     if (s) {
-        c->comm = comms[s->rank];
-        esm_table_remove(&comm_table, s);
+        c->comm = comms_of_rank()->comms[s->rank];
+        esm_table_remove(&comms_of_rank()->comm_table, s);
     }
-    comm_generation++;
-    pthread_mutex_unlock(&comms_lock);
+    comms_of_rank()->comm_generation++;
+    pthread_mutex_unlock(&comms_of_rank()->comms_lock);
 }
 
 void esm_comm_named(MPI_Comm comm, const char *name)
@@ -143,11 +153,11 @@ void esm_comm_register_world(void)
 
 int esm_comm_count(void)
 {
-    return ncomms;
+    return comms_of_rank()->ncomms;
 }
 esm_comm *esm_comm_get(int id)
 {
-    return comms[id];
+    return comms_of_rank()->comms[id];
 }
 
 /* Ranks as ranges of world ranks, "0-3,8" (MPI_UNDEFINED: "?"); `ranks` NULL: 0..n-1. */
@@ -189,7 +199,7 @@ static const char *created_by_name(int created_by)
 void esm_comms_json(esm_json *b, double ticks_per_second)
 {
     esm_json_put(b, "\"comms\":[");
-    for (int id = 0; id < ncomms; id++) {
+    for (int id = 0; id < comms_of_rank()->ncomms; id++) {
         esm_commstat m = {0};
         for (esm_thread *t = esm_threads; t; t = t->next) {
             if (id < t->comm_cap) {
@@ -198,7 +208,7 @@ void esm_comms_json(esm_json *b, double ticks_per_second)
                 m.bytes += t->comms[id].bytes;
             }
         }
-        const esm_comm *c = comms[id];
+        const esm_comm *c = comms_of_rank()->comms[id];
         esm_json_put(b, "%s{\"id\":%d,\"size\":%d,\"name\":", id ? "," : "", id, c->size);
         esm_json_string(b, c->name);
         esm_json_put(b, ",\"created_by\":\"%s\",\"members\":", created_by_name(c->created_by));

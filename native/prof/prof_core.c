@@ -7,10 +7,22 @@
 #include <string.h>
 #include <time.h>
 
+#include "esm_rank_state.h"
 #include "prof_region.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
+#ifdef ESM_SIMULATED
+ESM_RANK_STATE(esm_rank_globals, rank_globals, .ticks_per_second = 1e9,
+               .base_bin_ticks = 1000000000)
+esm_rank_globals *esm_rank_globals_mine(void)
+{
+    esm_rank_globals *g = rank_globals();
+    if (!g->in_call_slot)
+        g->in_call_slot = &g->in_call_scratch;
+    return g;
+}
+#else
 volatile int esm_on;
 ESM_TLS int esm_depth;
 int esm_world_rank, esm_world_size;
@@ -18,11 +30,18 @@ uint64_t esm_t0;
 double esm_ticks_per_second = 1e9;
 uint64_t esm_base_bin_ticks = 1000000000;
 esm_thread *esm_threads;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static ESM_TLS esm_thread *self;
 static esm_in_call in_call_scratch;
 ESM_TLS esm_in_call *esm_in_call_slot = &in_call_scratch;
+#endif
+
+typedef struct {
+    pthread_mutex_t lock; /* of esm_threads */
+} core_state;
+ESM_RANK_STATE(core_state, core, .lock = PTHREAD_MUTEX_INITIALIZER)
+typedef struct {
+    esm_thread *self;
+} core_thread_state;
+ESM_THREAD_STATE(core_thread_state, core_thread)
 
 uint64_t esm_now_portable(void)
 {
@@ -43,16 +62,16 @@ void *esm_xcalloc(size_t n, size_t size)
 
 esm_thread *esm_self(void)
 {
-    if (self)
-        return self;
+    if (core_thread()->self)
+        return core_thread()->self;
     esm_thread *t = esm_xcalloc(1, sizeof *t);
     t->bin_ticks = esm_base_bin_ticks;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&core()->lock);
     t->next = esm_threads;
     esm_threads = t;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&core()->lock);
     esm_in_call_slot = &t->in_call;
-    return self = t;
+    return core_thread()->self = t;
 }
 
 /* ---------------------------------------------------------------- time bins */

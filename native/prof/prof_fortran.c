@@ -6,14 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esm_rank_state.h"
 #include "prof_bind.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
-static const void *f_in_place, *f_bottom, *f08_in_place, *f08_bottom;
-static const MPI_Fint *f_status_ignore, *f_statuses_ignore, *f08_status_ignore,
-    *f08_statuses_ignore;
-static const MPI_Fint *c_f_status_ignore, *c_f_statuses_ignore;     /* MPI_F_STATUS(ES)_IGNORE */
+/* The library's sentinels, found at start: the same in every rank */
+static const void *f_in_place ESM_RANK_INVARIANT, *f_bottom ESM_RANK_INVARIANT,
+    *f08_in_place ESM_RANK_INVARIANT, *f08_bottom ESM_RANK_INVARIANT;
+static const MPI_Fint *f_status_ignore ESM_RANK_INVARIANT, *f_statuses_ignore ESM_RANK_INVARIANT,
+    *f08_status_ignore ESM_RANK_INVARIANT, *f08_statuses_ignore ESM_RANK_INVARIANT;
+static const MPI_Fint *c_f_status_ignore ESM_RANK_INVARIANT,
+    *c_f_statuses_ignore ESM_RANK_INVARIANT; /* MPI_F_STATUS(ES)_IGNORE */
 
 esm_fptr esm_fsym(const char *name)
 {
@@ -139,7 +143,7 @@ void esm_fortran_selfcheck(esm_fortran_check *out)
 #define FORTRAN_ENTRY(low, up, params, body)                                                       \
     void low##_ params                                                                             \
     {                                                                                              \
-        static esm_fptr real;                                                                      \
+        static esm_fptr real ESM_RANK_INVARIANT;                                                   \
         if (!real)                                                                                 \
             real = esm_fsym("p" #low "_");                                                         \
         body                                                                                       \
@@ -181,7 +185,7 @@ FORTRAN_ENTRY(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), f_finalize(real, ie
 /* mpi_f08: the library's own symbol of the same name (both families call PMPI_ from there) */
 void mpi_init_f08_(MPI_Fint *ierr)
 {
-    static esm_fptr real;
+    static esm_fptr real ESM_RANK_INVARIANT;
     if (!real)
         real = esm_fsym("mpi_init_f08_");
     f_init(real, NULL, NULL, ierr);
@@ -189,7 +193,7 @@ void mpi_init_f08_(MPI_Fint *ierr)
 
 void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
-    static esm_fptr real;
+    static esm_fptr real ESM_RANK_INVARIANT;
     if (!real)
         real = esm_fsym("mpi_init_thread_f08_");
     f_init(real, required, provided, ierr);
@@ -197,7 +201,7 @@ void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 
 void mpi_finalize_f08_(MPI_Fint *ierr)
 {
-    static esm_fptr real;
+    static esm_fptr real ESM_RANK_INVARIANT;
     if (!real)
         real = esm_fsym("mpi_finalize_f08_");
     f_finalize(real, ierr);

@@ -28,7 +28,12 @@ typedef struct esm_run {
     char parent_path[4096];     /* then: the parent job's profile */
 } esm_run;
 
+#ifdef ESM_SIMULATED
+esm_run *esm_run_info_mine(void); /* each simulated rank's own (esm_rank_state.h) */
+#define esm_run_info (*esm_run_info_mine())
+#else
 extern esm_run esm_run_info;
+#endif
 void esm_output_path(void);
 void esm_write_running_marker(void);
 

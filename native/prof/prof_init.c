@@ -7,33 +7,25 @@
 #include <unistd.h>
 
 #include "prof_bind.h"
+#include "esm_rank_state.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
 #ifdef ESM_SIMULATED
-/* Every simulated rank must have its own copy of the profiler's globals: true when SMPI privatizes
- * the program's data segment (smpi/privatization mmap or dlopen, its default for programs built
- * with smpicc). A probe set to each rank's own value and read back after a barrier shows it. */
-static int rank_probe;
-static int esm_sim_ranks_private(void)
+ESM_RANK_STATE(esm_run, run_info)
+esm_run *esm_run_info_mine(void)
 {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    rank_probe = rank + 1;
-    PMPI_Barrier(MPI_COMM_WORLD);
-    int mine = rank_probe == rank + 1, all = 0;
-    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all && rank == 0)
-        fprintf(stderr, "esmprof: simulated ranks share the program's globals "
-                        "(--cfg=smpi/privatization:no): no profile; use smpi/privatization:mmap\n");
-    return all;
+    return run_info();
 }
-#endif
-
+#else
 esm_run esm_run_info;
-static int hooked;
-static MPI_Comm private_comm;      /* a dup of MPI_COMM_WORLD while profiling */
+#endif
+typedef struct {
+    int hooked;
+    MPI_Comm private_comm; /* a dup of MPI_COMM_WORLD while profiling */
+} init_state;
+ESM_RANK_STATE(init_state, init)
 
 static double mono_seconds(void)
 {
@@ -127,12 +119,12 @@ static void reset_thread(esm_thread *t)
 void esm_init_hook(void)
 {
 #ifdef ESM_SIMULATED
-    if (!getenv("ESMPROF_OUT") || !esm_sim_ranks_private())   /* on when asked for, per rank */
+    if (!getenv("ESMPROF_OUT"))     /* on when asked for */
         return;
 #endif
-    if (hooked)
+    if (init()->hooked)
         return;
-    hooked = 1;
+    init()->hooked = 1;
     const char *disable = getenv("ESMPROF_DISABLE");
     if (disable && *disable == '1')
         return;
@@ -145,9 +137,10 @@ void esm_init_hook(void)
     esm_run_info.appnum = has_appnum && appnum ? *appnum : -1;
     esm_scan_unwrapped();
     esm_report_unwrapped();
-    PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &init()->private_comm);
     esm_output_path();
-    esm_spawn_setup(private_comm);  /* first: a spawned job's name is what its parent waits for */
+    esm_spawn_setup(
+        init()->private_comm);  /* first: a spawned job's name is what its parent waits for */
     calibrate_clock();
     const char *bin = getenv("ESMPROF_BIN_SECONDS");
     double bin_seconds = bin ? atof(bin) : 1.0;
@@ -165,7 +158,8 @@ void esm_init_hook(void)
     esm_modes_start();              /* traces, call sites (prof_trace.c) */
     esm_write_running_marker();
     esm_signals_start();
-    PMPI_Barrier(private_comm); /* no rank leaves MPI_Init (and can die) before the marker exists */
+    PMPI_Barrier(
+        init()->private_comm); /* no rank leaves MPI_Init (and can die) before the marker exists */
     esm_on = 1;
 }
 
@@ -184,7 +178,7 @@ static void wait_for_all_ranks(void)
     const char *wait = getenv("ESMPROF_FINALIZE_WAIT");
     double bound = wait ? atof(wait) : 5.0, start = mono_seconds();
     MPI_Request all_here;
-    PMPI_Ibarrier(private_comm, &all_here);
+    PMPI_Ibarrier(init()->private_comm, &all_here);
     const struct timespec nap = {0, 200000};
     for (int done = 0, written = 0;;) {
         PMPI_Test(&all_here, &done, MPI_STATUS_IGNORE);
@@ -210,10 +204,10 @@ void esm_finalize_hook(void)
     if (span > 0.05) /* the run's own rate: pairs within 1 us give it to 2e-5 or better */
         esm_ticks_per_second = (double)(esm_run_info.final_ticks - esm_run_info.init_ticks) / span;
     wait_for_all_ranks();
-    esm_write_profile(private_comm);
+    esm_write_profile(init()->private_comm);
     esm_trace_write(NULL);
     esm_signals_finished();
-    PMPI_Comm_free(&private_comm);
+    PMPI_Comm_free(&init()->private_comm);
 }
 
 int MPI_Init(int *argc, char ***argv)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esm_rank_state.h"
 #include "esmprof.h"
 
 typedef struct offload_group { /* one per communicator, shared by its ranks */
@@ -41,12 +42,16 @@ typedef struct offload_comm { /* one per communicator and rank, cached as an att
     int rank, levels;
 } offload_comm;
 
+/* read from the environment: the same in every rank */
 static struct {
     int read;
     double level_latency, bandwidth;
     int leaf_nodes, ranks_per_node;
-} config;
-static int comm_keyval = MPI_KEYVAL_INVALID;
+} config ESM_RANK_INVARIANT;
+typedef struct {
+    int comm_keyval;
+} offload_state;
+ESM_RANK_STATE(offload_state, offload, .comm_keyval = MPI_KEYVAL_INVALID)
 static const char registry_variable[] = "ESM_OFFLOAD_GROUPS"; /* set by the first rank */
 
 static void need(int ok, const char *what)
@@ -125,9 +130,10 @@ static offload_comm *comm_view(MPI_Comm comm)
 {
     int found = 0;
     offload_comm *view = NULL;
-    if (comm_keyval == MPI_KEYVAL_INVALID)
-        LOCAL(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_comm, &comm_keyval, NULL));
-    LOCAL(PMPI_Comm_get_attr(comm, comm_keyval, &view, &found));
+    if (offload()->comm_keyval == MPI_KEYVAL_INVALID)
+        LOCAL(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_comm, &offload()->comm_keyval,
+                                      NULL));
+    LOCAL(PMPI_Comm_get_attr(comm, offload()->comm_keyval, &view, &found));
     if (found)
         return view;
     view = calloc(1, sizeof *view);
@@ -157,7 +163,7 @@ static offload_comm *comm_view(MPI_Comm comm)
     view->levels = nodes_differ ? 1 + leaves_differ : 0;
     if (view->levels > 0 && !inter)
         view->group = shared_group(key, size);
-    LOCAL(PMPI_Comm_set_attr(comm, comm_keyval, view));
+    LOCAL(PMPI_Comm_set_attr(comm, offload()->comm_keyval, view));
     return view;
 }
 

@@ -57,14 +57,14 @@ static void put_command(esm_json *b)
  * (Open MPI's orte/ess/pmix variables, ranks, URIs) is not a knob. */
 static int is_knob(const char *var)
 {
-    static const char *prefixes[] = {"OMPI_MCA_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_",   "FI_",
-                                     "I_MPI_",    "PSP_",      "ESMPROF_",   "HYDRA_", NULL};
-    static const char *bookkeeping[] = {
+    static const char *const prefixes[] = {"OMPI_MCA_", "PRTE_MCA_", "MPIR_CVAR_", "UCX_",   "FI_",
+                                           "I_MPI_",    "PSP_",      "ESMPROF_",   "HYDRA_", NULL};
+    static const char *const bookkeeping[] = {
         "orte_", "ess", "pmix", "initial_wdir", "shmem_RUNTIME_QUERY", "precondition", NULL};
-    for (const char **p = prefixes; *p; p++) {
+    for (const char *const *p = prefixes; *p; p++) {
         if (strncmp(var, *p, strlen(*p)) != 0)
             continue;
-        for (const char **x = bookkeeping; *x; x++)
+        for (const char *const *x = bookkeeping; *x; x++)
             if (strstr(var + strlen(*p), *x) == var + strlen(*p))
                 return 0;
         return 1;
@@ -274,7 +274,7 @@ static void put_io(esm_json *b)
 /* Files with I/O: POSIX and stdio, writes and reads: [calls, bytes, seconds] each. */
 static void put_files(esm_json *b)
 {
-    static const char *names[] = {"write", "read", "stdio_write", "stdio_read"};
+    static const char *const names[] = {"write", "read", "stdio_write", "stdio_read"};
     esm_json_put(b, "\"files\":[");
     for (int f = 0, first = 1; f < esm_file_count(); f++) {
         const esm_file_stat *s = esm_file_stats(f);

@@ -25,11 +25,14 @@
 #include <unistd.h>
 
 #include "prof_bind.h"
+#include "esm_rank_state.h"
 #include "prof_region.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
+#ifndef ESM_SIMULATED /* else the rank's esm_rank_globals (esmprof.h) */
 ESM_TLS esm_region_stat *esm_region_here;
+#endif
 
 /* The region tree of this rank: node 0 is the root (outside every region); nodes are appended,
  * never moved, so readers need no lock; appending takes one. */
@@ -37,11 +40,6 @@ typedef struct node {
     int parent;
     char name[ESM_REGION_NAME];
 } node;
-
-static node nodes[ESM_MAX_REGIONS + 1] = {
-    [ESM_MAX_REGIONS] = {0, "(other regions)"}};  /* the last: past the table */
-static volatile int nnodes = 1;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define OTHER_NODE ESM_MAX_REGIONS
 
@@ -56,9 +54,6 @@ typedef struct region_thread {
     struct region_thread *next;
 } region_thread;
 
-static region_thread *threads;
-static ESM_TLS region_thread *self;
-
 /* What went wrong, per rank: kind and region name, counted (few distinct entries expected). */
 enum { MAX_PROBLEMS = 32 };
 typedef struct problem {
@@ -66,9 +61,22 @@ typedef struct problem {
     char name[ESM_REGION_NAME];
     uint64_t count;
 } problem;
-static problem problems[MAX_PROBLEMS];
-static int nproblems;
-static uint64_t problems_dropped;
+/* What this rank keeps: its region tree, its threads, what went wrong */
+typedef struct {
+    node nodes[ESM_MAX_REGIONS + 1]; /* the last: "(other regions)", past the table */
+    volatile int nnodes;
+    pthread_mutex_t lock;
+    region_thread *threads;
+    problem problems[MAX_PROBLEMS];
+    int nproblems;
+    uint64_t problems_dropped;
+} regions_state;
+ESM_RANK_STATE(regions_state, regions, .nodes = {[ESM_MAX_REGIONS] = {0, "(other regions)"}},
+               .nnodes = 1, .lock = PTHREAD_MUTEX_INITIALIZER)
+typedef struct {
+    region_thread *self;
+} regions_thread_state;
+ESM_THREAD_STATE(regions_thread_state, regions_thread)
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -82,33 +90,34 @@ static void *xcalloc(size_t n, size_t size)
 
 static void report(const char *kind, const char *name)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&regions()->lock);
     int i = 0;
-    while (i < nproblems && (problems[i].kind != kind || strcmp(problems[i].name, name)))
+    while (i < regions()->nproblems &&
+           (regions()->problems[i].kind != kind || strcmp(regions()->problems[i].name, name)))
         i++;
-    if (i == nproblems && nproblems < MAX_PROBLEMS) {
-        problems[i].kind = kind;
-        snprintf(problems[i].name, sizeof problems[i].name, "%s", name);
-        nproblems++;
+    if (i == regions()->nproblems && regions()->nproblems < MAX_PROBLEMS) {
+        regions()->problems[i].kind = kind;
+        snprintf(regions()->problems[i].name, sizeof regions()->problems[i].name, "%s", name);
+        regions()->nproblems++;
     }
-    if (i < nproblems)
-        problems[i].count++;
+    if (i < regions()->nproblems)
+        regions()->problems[i].count++;
     else
-        problems_dropped++;
-    pthread_mutex_unlock(&lock);
+        regions()->problems_dropped++;
+    pthread_mutex_unlock(&regions()->lock);
 }
 
 static region_thread *me(void)
 {
-    if (self)
-        return self;
+    if (regions_thread()->self)
+        return regions_thread()->self;
     region_thread *t = xcalloc(1, sizeof *t);
     t->in_call = &esm_self()->in_call;
-    pthread_mutex_lock(&lock);
-    t->next = threads;
-    threads = t;
-    pthread_mutex_unlock(&lock);
-    return self = t;
+    pthread_mutex_lock(&regions()->lock);
+    t->next = regions()->threads;
+    regions()->threads = t;
+    pthread_mutex_unlock(&regions()->lock);
+    return regions_thread()->self = t;
 }
 
 static esm_region_stat *stat_of(region_thread *t, int id)
@@ -120,22 +129,22 @@ static esm_region_stat *stat_of(region_thread *t, int id)
 
 static int child_of(int parent, const char *name)
 {
-    int n = __atomic_load_n(&nnodes, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&regions()->nnodes, __ATOMIC_ACQUIRE);
     for (int i = 1; i < n; i++)
-        if (nodes[i].parent == parent && strcmp(nodes[i].name, name) == 0)
+        if (regions()->nodes[i].parent == parent && strcmp(regions()->nodes[i].name, name) == 0)
             return i;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&regions()->lock);
     int id = OTHER_NODE;
-    for (int i = n; i < nnodes; i++)            /* appended meanwhile by another thread */
-        if (nodes[i].parent == parent && strcmp(nodes[i].name, name) == 0)
+    for (int i = n; i < regions()->nnodes; i++) /* appended meanwhile by another thread */
+        if (regions()->nodes[i].parent == parent && strcmp(regions()->nodes[i].name, name) == 0)
             id = i;
-    if (id == OTHER_NODE && nnodes < ESM_MAX_REGIONS) {
-        id = nnodes;
-        nodes[id].parent = parent;
-        snprintf(nodes[id].name, sizeof nodes[id].name, "%s", name);
-        __atomic_store_n(&nnodes, id + 1, __ATOMIC_RELEASE);
+    if (id == OTHER_NODE && regions()->nnodes < ESM_MAX_REGIONS) {
+        id = regions()->nnodes;
+        regions()->nodes[id].parent = parent;
+        snprintf(regions()->nodes[id].name, sizeof regions()->nodes[id].name, "%s", name);
+        __atomic_store_n(&regions()->nnodes, id + 1, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&regions()->lock);
     if (id == OTHER_NODE)
         report("too_many_regions", name);
     return id;
@@ -170,7 +179,7 @@ static void leave(const char *name)
 {
     region_thread *t = me();
     uint64_t now = esm_now();
-    if (t->too_deep) {                  /* the enters that were not recorded leave first */
+    if (t->too_deep) { /* the enters that were not recorded leave first */
         t->too_deep--;
         return;
     }
@@ -182,7 +191,7 @@ static void leave(const char *name)
         return;
     }
     int d = t->depth;
-    while (d > 0 && strcmp(nodes[t->stack[d]].name, name) != 0)
+    while (d > 0 && strcmp(regions()->nodes[t->stack[d]].name, name) != 0)
         d--;
     if (d == 0) {
         report("end_without_begin", name);
@@ -199,21 +208,22 @@ static void leave(const char *name)
  * unreadable). */
 static int copy_if_readable(const char *p, char *buf, size_t len)
 {
-    static int use_pipe, fds[2] = {-1, -1};
+    /* the same in every rank: the process's pipe, its choice of the way */
+    static int use_pipe ESM_RANK_INVARIANT, fds[2] ESM_RANK_INVARIANT = {-1, -1};
     if (!use_pipe) {
         struct iovec local = {buf, len}, remote = {(void *)p, len};
         if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
             return 1;
         if (errno == EFAULT)
             return 0;
-        use_pipe = 1;   /* EPERM, ENOSYS; ESRCH under SMPI, whose getpid() is not the process's */
+        use_pipe = 1; /* EPERM, ENOSYS; ESRCH under SMPI, whose getpid() is not the process's */
     }
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&regions()->lock);
     if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
         fds[0] = fds[1] = -1;
     int ok = fds[0] >= 0 && write(fds[1], p, len) == (ssize_t)len &&
              read(fds[0], buf, len) == (ssize_t)len;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&regions()->lock);
     return ok;
 }
 
@@ -258,7 +268,7 @@ static int pcontrol(int level, const char *name)
 {
     if (esm_on && esm_depth == 0) {
 #ifdef ESM_SIMULATED
-        smpi_bench_end();       /* the computation so far reaches the simulated clock */
+        smpi_bench_end(); /* the computation so far reaches the simulated clock */
         smpi_bench_begin();
 #endif
         if (level > 0 && name)
@@ -267,11 +277,11 @@ static int pcontrol(int level, const char *name)
             leave(name);
         else
             ignored_level(level);
-        if (name)                   /* the timeline trace's region marks (prof_trace.c) */
+        if (name) /* the timeline trace's region marks (prof_trace.c) */
             esm_trace_region(level > 0 ? 1 : -1, name);
     }
 #ifdef ESM_SIMULATED
-    return MPI_SUCCESS;             /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
+    return MPI_SUCCESS; /* SMPI's PMPI_Pcontrol aborts ("Not yet implemented") */
 #else
     if (!esm_mpi_binding.bound)     /* before MPI_Init a locally loaded PMPI_ may not bind */
         return MPI_SUCCESS;
@@ -321,7 +331,7 @@ void MPI_PCONTROL(const MPI_Fint *, const char *, size_t) __attribute__((alias("
 typedef struct region_total {
     uint64_t enters, wall_ticks, open;
     uint64_t hist[ESM_HIST_BUCKETS];
-    esm_region_fstat *f;        /* per function, inclusive of the regions inside */
+    esm_region_fstat *f; /* per function, inclusive of the regions inside */
 } region_total;
 
 static double seconds(uint64_t ticks)
@@ -350,20 +360,21 @@ static void put_problems(void (*put_raw)(void *, const char *), void *b, const r
     char text[128];
     int first = 1;
     put_raw(b, ",\"region_problems\":[");
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i <= nproblems; i++) {
-        const char *kind = i < nproblems ? problems[i].kind : "more";
-        uint64_t count = i < nproblems ? problems[i].count : problems_dropped;
+    pthread_mutex_lock(&regions()->lock);
+    for (int i = 0; i <= regions()->nproblems; i++) {
+        const char *kind = i < regions()->nproblems ? regions()->problems[i].kind : "more";
+        uint64_t count =
+            i < regions()->nproblems ? regions()->problems[i].count : regions()->problems_dropped;
         if (!count)
             continue;
         snprintf(text, sizeof text, "%s{\"kind\":\"%s\",\"count\":%llu,\"name\":", first ? "" : ",",
                  kind, (unsigned long long)count);
         put_raw(b, text);
-        put_name(put_raw, b, i < nproblems ? problems[i].name : "");
+        put_name(put_raw, b, i < regions()->nproblems ? regions()->problems[i].name : "");
         put_raw(b, "}");
         first = 0;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&regions()->lock);
     for (int id = 1; id <= ESM_MAX_REGIONS; id++) {
         if (!total[id].open)
             continue;
@@ -371,7 +382,7 @@ static void put_problems(void (*put_raw)(void *, const char *), void *b, const r
                  "%s{\"kind\":\"open_at_end\",\"count\":%llu,\"name\":", first ? "" : ",",
                  (unsigned long long)total[id].open);
         put_raw(b, text);
-        put_name(put_raw, b, nodes[id].name);
+        put_name(put_raw, b, regions()->nodes[id].name);
         put_raw(b, "}");
         first = 0;
     }
@@ -383,14 +394,14 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id,
 {
     char text[256];
     put_raw(b, "{\"name\":");
-    put_name(put_raw, b, nodes[id].name);
+    put_name(put_raw, b, regions()->nodes[id].name);
     put_raw(b, ",\"path\":[");
     int chain[ESM_MAX_REGION_DEPTH + 2], depth = 0;
-    for (int p = id; p > 0 && depth <= ESM_MAX_REGION_DEPTH; p = nodes[p].parent)
+    for (int p = id; p > 0 && depth <= ESM_MAX_REGION_DEPTH; p = regions()->nodes[p].parent)
         chain[depth++] = p;
     for (int k = depth - 1; k >= 0; k--) {
         put_raw(b, k == depth - 1 ? "" : ",");
-        put_name(put_raw, b, nodes[chain[k]].name);
+        put_name(put_raw, b, regions()->nodes[chain[k]].name);
     }
     esm_region_fstat sum = {0};
     for (int fid = 0; fid < ESM_NFUNC; fid++) {
@@ -441,12 +452,12 @@ static void put_region(void (*put_raw)(void *, const char *), void *b, int id,
 
 void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t now)
 {
-    int n = __atomic_load_n(&nnodes, __ATOMIC_ACQUIRE);
+    int n = __atomic_load_n(&regions()->nnodes, __ATOMIC_ACQUIRE);
     region_total *total = xcalloc((size_t)ESM_MAX_REGIONS + 1, sizeof *total);
     for (int id = 1; id <= ESM_MAX_REGIONS; id++)
         if (id < n || id == OTHER_NODE)
             total[id].f = xcalloc(ESM_NFUNC, sizeof(esm_region_fstat));
-    for (region_thread *t = threads; t; t = t->next) {
+    for (region_thread *t = regions()->threads; t; t = t->next) {
         for (int id = 1; id <= ESM_MAX_REGIONS; id++) {
             esm_region_stat *s = __atomic_load_n(&t->stat[id], __ATOMIC_ACQUIRE);
             if (!s)
@@ -465,7 +476,7 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
                 r->f[fid].recv_wait_ticks += s->f[fid].recv_wait_ticks;
             }
         }
-        for (int d = 1; d <= t->depth; d++) {   /* open now: timed up to `now` */
+        for (int d = 1; d <= t->depth; d++) { /* open now: timed up to `now` */
             region_total *r = &total[t->stack[d]];
             r->wall_ticks += now - t->entered[d];
             r->open++;
@@ -478,7 +489,7 @@ void esm_region_json(void (*put_raw)(void *, const char *), void *b, uint64_t no
     /* Inclusive: a node comes after its parent in `nodes`, so adding each node into its parent
      * from the last node back adds up every subtree. */
     for (int id = n - 1; id >= 1; id--) {
-        int p = nodes[id].parent;
+        int p = regions()->nodes[id].parent;
         for (int k = 0; p > 0 && k < ESM_HIST_BUCKETS; k++)
             total[p].hist[k] += total[id].hist[k];
         for (int fid = 0; p > 0 && fid < ESM_NFUNC; fid++) {

@@ -27,7 +27,11 @@ typedef struct esm_region_stat {
     esm_region_fstat f[ESM_NFUNC + 1];  /* per MPI function (+1: the calibration slot) */
 } esm_region_stat;
 
+#ifndef ESM_SIMULATED /* else a field of the rank's esm_rank_globals (esmprof.h) */
 extern ESM_TLS esm_region_stat *esm_region_here;   /* NULL outside every region */
+#else
+#define esm_region_here (esm_rank_globals_mine()->region_here)
+#endif
 
 /* The hook of esm_leave: a call of `fid` that took `ticks` and moved sent/recv bytes; a
  * collective (`coll`) is one message of its larger side; a call that completed a point-to-point

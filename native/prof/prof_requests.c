@@ -6,24 +6,28 @@
  * (MPI_Mprobe), shared by the threads under one spin lock. */
 #include <sched.h>
 
+#include "esm_rank_state.h"
 #include "prof_handles.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
-static table requests;
+typedef struct {
+    table requests;
+    int requests_busy;
+} requests_state;
+ESM_RANK_STATE(requests_state, requests_of_rank)
 
 /* The table's lock: held for a few hash-table steps, never across an MPI call, so a spin lock
  * (yielding when taken: ranks may share cores) costs one atomic exchange where a mutex costs
  * two atomic operations and two calls, on every non-blocking call and every completion. */
-static int requests_busy;
 static inline void lock_requests(void)
 {
-    while (__atomic_exchange_n(&requests_busy, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_exchange_n(&requests_of_rank()->requests_busy, 1, __ATOMIC_ACQUIRE))
         sched_yield();
 }
 static inline void unlock_requests(void)
 {
-    __atomic_store_n(&requests_busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&requests_of_rank()->requests_busy, 0, __ATOMIC_RELEASE);
 }
 
 void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int rank)
@@ -31,7 +35,7 @@ void esm_req_post(esm_call *c, MPI_Request req, int kind, uint64_t bytes, int ra
     if (req == MPI_REQUEST_NULL)
         return;
     lock_requests();
-    slot *s = esm_table_insert(&requests, esm_handle_key(&req, sizeof req));
+    slot *s = esm_table_insert(&requests_of_rank()->requests, esm_handle_key(&req, sizeof req));
     s->kind = kind;
     s->post_fid = c->fid;
     s->comm = c->comm;
@@ -46,7 +50,7 @@ void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t rec
     if (req == MPI_REQUEST_NULL)
         return;
     lock_requests();
-    slot *s = esm_table_insert(&requests, esm_handle_key(&req, sizeof req));
+    slot *s = esm_table_insert(&requests_of_rank()->requests, esm_handle_key(&req, sizeof req));
     s->kind = ESM_REQ_PCOLL;
     s->post_fid = c->fid;
     s->comm = c->comm;
@@ -58,7 +62,7 @@ void esm_req_post_coll(esm_call *c, MPI_Request req, uint64_t sent, uint64_t rec
 void esm_req_start(esm_call *c, MPI_Request req)
 {
     lock_requests();
-    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    slot *s = esm_table_find(&requests_of_rank()->requests, esm_handle_key(&req, sizeof req));
     slot copy = s ? *s : (slot){0};
     if (s && s->kind == ESM_REQ_PRECV) {
         s->active = 1;
@@ -80,10 +84,10 @@ esm_comm *esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *statu
     if (esm_trace_modes)
         esm_tc.req = esm_req_key(req);
     lock_requests();
-    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    slot *s = esm_table_find(&requests_of_rank()->requests, esm_handle_key(&req, sizeof req));
     slot copy = s ? *s : (slot){0};
     if (s && (s->kind == ESM_REQ_RECV || s->kind == ESM_REQ_NONBLOCKING))
-        esm_table_remove(&requests, s); /* not persistent: the handle is gone */
+        esm_table_remove(&requests_of_rank()->requests, s); /* not persistent: the handle is gone */
     else if (s)
         s->active = 0;
     unlock_requests();
@@ -99,9 +103,9 @@ esm_comm *esm_req_complete(esm_call *c, MPI_Request req, const MPI_Status *statu
 void esm_req_free(MPI_Request req)
 {
     lock_requests();
-    slot *s = esm_table_find(&requests, esm_handle_key(&req, sizeof req));
+    slot *s = esm_table_find(&requests_of_rank()->requests, esm_handle_key(&req, sizeof req));
     if (s)
-        esm_table_remove(&requests, s);
+        esm_table_remove(&requests_of_rank()->requests, s);
     unlock_requests();
 }
 
@@ -110,7 +114,7 @@ void esm_msg_probed(esm_call *c, MPI_Message msg)
     if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC)
         return;
     lock_requests();
-    slot *s = esm_table_insert(&requests, esm_handle_key(&msg, sizeof msg));
+    slot *s = esm_table_insert(&requests_of_rank()->requests, esm_handle_key(&msg, sizeof msg));
     s->kind = ESM_REQ_MESSAGE;
     s->comm = c->comm;
     unlock_requests();
@@ -119,10 +123,10 @@ void esm_msg_probed(esm_call *c, MPI_Message msg)
 static esm_comm *message_comm(MPI_Message msg)
 {
     lock_requests();
-    slot *s = esm_table_find(&requests, esm_handle_key(&msg, sizeof msg));
+    slot *s = esm_table_find(&requests_of_rank()->requests, esm_handle_key(&msg, sizeof msg));
     esm_comm *comm = s ? s->comm : NULL;
     if (s)
-        esm_table_remove(&requests, s);
+        esm_table_remove(&requests_of_rank()->requests, s);
     unlock_requests();
     return comm;
 }

@@ -25,22 +25,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "esm_rank_state.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
-static int caught[] = {SIGTERM, SIGINT, SIGUSR1, 0}; /* the last: ESM_PARTIAL_NOW, at start */
 #define NCAUGHT 4
 #define ESM_PARTIAL_NOW (SIGRTMIN + 6) /* src/esmperf/profile/interrupt.py sends it */
-static struct sigaction previous[NCAUGHT];
-static int wake_pipe[2] = {-1, -1}, done_pipe[2] = {-1, -1};
-static double snapshot_seconds;
-static int writing; /* a handler is having the line written */
-/* Partial lines are written from MPI_Init until the complete profile is being written, and not
- * after the one written when esmperf asked for it (the run is being ended: what a signal from the
- * launcher would write next must not replace it). The lock keeps one writer at a time. */
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
-static int partial_open, partial_final;
+typedef struct {
+    int caught[NCAUGHT]; /* the last: ESM_PARTIAL_NOW, at start */
+    struct sigaction previous[NCAUGHT];
+    int wake_pipe[2], done_pipe[2];
+    double snapshot_seconds;
+    int writing; /* a handler is having the line written */
+    /* Partial lines are written from MPI_Init until the complete profile is being written, and
+     * not after the one written when esmperf asked for it (the run is being ended: what a signal
+     * from the launcher would write next must not replace it). The lock keeps one writer at a
+     * time. */
+    pthread_mutex_t write_lock;
+    int partial_open, partial_final;
+    const char *volatile snapshot_reason;
+} signals_state;
+ESM_RANK_STATE(signals_state, signals, .caught = {SIGTERM, SIGINT, SIGUSR1, 0},
+               .wake_pipe = {-1, -1}, .done_pipe = {-1, -1},
+               .write_lock = PTHREAD_MUTEX_INITIALIZER, .snapshot_reason = "snapshot")
 
 static void partial_path(char *out, size_t size, int temporary)
 {
@@ -80,28 +88,26 @@ static void write_partial(const char *reason)
 /* write_partial when partial lines are open; `final`: the last one (esmperf asked for it). */
 static void write_partial_once(const char *reason, int final)
 {
-    pthread_mutex_lock(&write_lock);
-    if (partial_open && !partial_final) {
+    pthread_mutex_lock(&signals()->write_lock);
+    if (signals()->partial_open && !signals()->partial_final) {
         write_partial(reason);
-        partial_final = final;
+        signals()->partial_final = final;
     }
-    pthread_mutex_unlock(&write_lock);
+    pthread_mutex_unlock(&signals()->write_lock);
 }
-
-static const char *volatile snapshot_reason = "snapshot";
 
 /* The line now, and the later snapshots with the same reason (a rank waiting in MPI_Finalize). */
 void esm_partial_write(const char *reason)
 {
-    snapshot_reason = reason;
+    signals()->snapshot_reason = reason;
     write_partial_once(reason, 0);
 }
 
 void esm_partial_close(void)
 {
-    pthread_mutex_lock(&write_lock);
-    partial_open = 0;
-    pthread_mutex_unlock(&write_lock);
+    pthread_mutex_lock(&signals()->write_lock);
+    signals()->partial_open = 0;
+    pthread_mutex_unlock(&signals()->write_lock);
 }
 
 static const char *signal_name(int sig)
@@ -124,22 +130,22 @@ static void *helper(void *arg)
 {
     (void)arg;
     esm_depth = 1;              /* the helper's own writes are not the program's I/O */
-    struct pollfd p = {.fd = wake_pipe[0], .events = POLLIN};
-    int timeout = snapshot_seconds > 0 ? (int)(snapshot_seconds * 1000) : -1;
+    struct pollfd p = {.fd = signals()->wake_pipe[0], .events = POLLIN};
+    int timeout = signals()->snapshot_seconds > 0 ? (int)(signals()->snapshot_seconds * 1000) : -1;
     for (;;) {
         int n = poll(&p, 1, timeout);
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0) {
-            write_partial_once(snapshot_reason, 0);
+            write_partial_once(signals()->snapshot_reason, 0);
             continue;
         }
         unsigned char why[2] = {0, 0}; /* the signal, and the reason it carries */
-        if (read(wake_pipe[0], why, 2) != 2)
+        if (read(signals()->wake_pipe[0], why, 2) != 2)
             continue;
         write_partial_once(signal_name(why[1]), why[0] == (unsigned char)ESM_PARTIAL_NOW);
         unsigned char done = 1;
-        (void)!write(done_pipe[1], &done, 1);
+        (void)!write(signals()->done_pipe[1], &done, 1);
     }
     return NULL;
 }
@@ -156,28 +162,29 @@ static int reason_of(int sig, const siginfo_t *info)
 static void on_signal(int sig, siginfo_t *info, void *context)
 {
     int saved = errno, slot = 0;
-    while (slot < NCAUGHT && caught[slot] != sig)
+    while (slot < NCAUGHT && signals()->caught[slot] != sig)
         slot++;
-    if (partial_open && __atomic_exchange_n(&writing, 1, __ATOMIC_ACQ_REL) == 0) {
+    if (signals()->partial_open &&
+        __atomic_exchange_n(&signals()->writing, 1, __ATOMIC_ACQ_REL) == 0) {
         unsigned char why[2] = {(unsigned char)sig, (unsigned char)reason_of(sig, info)}, done;
-        if (write(wake_pipe[1], why, 2) == 2) {
-            struct pollfd p = {.fd = done_pipe[0], .events = POLLIN};
+        if (write(signals()->wake_pipe[1], why, 2) == 2) {
+            struct pollfd p = {.fd = signals()->done_pipe[0], .events = POLLIN};
             if (poll(&p, 1, 10000) == 1)
-                (void)!read(done_pipe[0], &done, 1);
+                (void)!read(signals()->done_pipe[0], &done, 1);
         }
-        __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&signals()->writing, 0, __ATOMIC_RELEASE);
     } else {
         /* A signal another thread is handling is writing the line (mpirun sends SIGTERM twice,
          * and the second lands on one of the library's threads): it ends the rank only once the
          * line is written, at most 10 s later. */
         const struct timespec ms = {0, 1000000};
-        for (int i = 0; i < 10000 && __atomic_load_n(&writing, __ATOMIC_ACQUIRE); i++)
+        for (int i = 0; i < 10000 && __atomic_load_n(&signals()->writing, __ATOMIC_ACQUIRE); i++)
             nanosleep(&ms, NULL);
     }
     errno = saved;
     /* then what the signal would have done without the profiler; esmperf's request for a partial
      * line ends nothing */
-    struct sigaction *old = &previous[slot];
+    struct sigaction *old = &signals()->previous[slot];
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction)
             old->sa_sigaction(sig, info, context);
@@ -206,17 +213,17 @@ void esm_signals_start(void)
 #endif
     const char *off = getenv("ESMPROF_SIGNALS");
     const char *every = getenv("ESMPROF_SNAPSHOT_SECONDS");
-    snapshot_seconds = every ? atof(every) : 0;
+    signals()->snapshot_seconds = every ? atof(every) : 0;
     int handle = !(off && strcmp(off, "0") == 0);
-    caught[NCAUGHT - 1] = ESM_PARTIAL_NOW;
-    partial_open = 1;
+    signals()->caught[NCAUGHT - 1] = ESM_PARTIAL_NOW;
+    signals()->partial_open = 1;
     atexit(on_exit_without_finalize);
     char stale[sizeof esm_run_info.out_path + 64];
     partial_path(stale, sizeof stale, 0);
     unlink(stale); /* left by an earlier run of the same profile */
-    if (!handle && snapshot_seconds <= 0)
+    if (!handle && signals()->snapshot_seconds <= 0)
         return;
-    if (pipe2(wake_pipe, O_CLOEXEC) != 0 || pipe2(done_pipe, O_CLOEXEC) != 0)
+    if (pipe2(signals()->wake_pipe, O_CLOEXEC) != 0 || pipe2(signals()->done_pipe, O_CLOEXEC) != 0)
         return;
     pthread_t thread;
     sigset_t all, old;
@@ -234,9 +241,9 @@ void esm_signals_start(void)
         /* a second signal (the launcher's kill) waits until this line is written */
         sigemptyset(&sa.sa_mask);
         for (int i = 0; i < NCAUGHT; i++)
-            sigaddset(&sa.sa_mask, caught[i]);
+            sigaddset(&sa.sa_mask, signals()->caught[i]);
         for (int i = 0; i < NCAUGHT; i++)
-            sigaction(caught[i], &sa, &previous[i]);
+            sigaction(signals()->caught[i], &sa, &signals()->previous[i]);
         /* how esmperf finds the ranks whose handlers are in place (profile/interrupt.py) */
         pthread_setname_np(thread, "esmprof-signals");
     }

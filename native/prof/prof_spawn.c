@@ -13,15 +13,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "esm_rank_state.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 
-static volatile int spawn_calls;
+typedef struct {
+    volatile int spawn_calls;
+} spawn_state;
+ESM_RANK_STATE(spawn_state, spawn)
 
 void esm_spawned(esm_call *c)
 {
     (void)c;
-    __atomic_add_fetch(&spawn_calls, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&spawn()->spawn_calls, 1, __ATOMIC_RELAXED);
 }
 
 /* STEM of a profile path: without its .jsonl suffix. */
@@ -135,7 +139,7 @@ void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(voi
                       void *b)
 {
     char num[32];
-    snprintf(num, sizeof num, "%d", spawn_calls);
+    snprintf(num, sizeof num, "%d", spawn()->spawn_calls);
     put_raw(b, ",\"spawn\":{\"calls\":");
     put_raw(b, num);
     if (esm_run_info.spawned) {
@@ -148,7 +152,7 @@ void esm_spawn_header(void (*put_str)(void *, const char *), void (*put_raw)(voi
     for (int tries = 0;; tries++) {
         list.n = 0;
         each_child(esm_run_info.out_path, collect, &list);
-        if (list.n >= spawn_calls || tries == 1000)
+        if (list.n >= spawn()->spawn_calls || tries == 1000)
             break;
         usleep(10000);
     }

@@ -50,10 +50,12 @@ typedef struct esm_thread {
 
 #define ESM_FN_SELF ESM_NFUNC      /* calibration slot */
 
+#ifndef ESM_SIMULATED /* else fields of the rank's esm_rank_globals (esmprof.h) */
 extern uint64_t esm_t0;                 /* ticks at the end of MPI_Init */
 extern double esm_ticks_per_second;
 extern uint64_t esm_base_bin_ticks;
 extern esm_thread *esm_threads;         /* every thread that recorded something */
+#endif
 
 esm_thread *esm_self(void);
 esm_bin *esm_bin_at(esm_thread *t, uint64_t now);

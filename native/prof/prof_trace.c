@@ -21,13 +21,16 @@
 #include <unistd.h>
 
 #include "prof_bind.h"
+#include "esm_rank_state.h"
 #include "prof_hooks.h"
 #include "prof_state.h"
 #include "prof_trace.h"
 
+#ifndef ESM_SIMULATED /* else the rank's esm_rank_globals (esmprof.h) */
 int esm_trace_modes, esm_trace_cpu;
 ESM_TLS esm_trace_call esm_tc;
 double esm_trace_ns_per_event, esm_callsite_ns_per_call;
+#endif
 
 typedef struct __attribute__((packed)) esm_event {
     uint64_t t0, t1;            /* ticks; written as ns since this rank's end of MPI_Init */
@@ -52,14 +55,20 @@ typedef struct tbuf {
     struct tbuf *next;
 } tbuf;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static ESM_TLS tbuf *mine;
-static ESM_TLS uint64_t cpu_at_exit; /* ESMPROF_TRACE=cpu: this thread's, at its last event */
-static tbuf *buffers;
-static int nbuffers;
-static size_t cap = 1u << 20;
-static char *regions[MAX_REGIONS];
-static int nregions;
+typedef struct {
+    pthread_mutex_t lock;
+    tbuf *buffers;
+    int nbuffers;
+    size_t cap;
+    char **regions; /* MAX_REGIONS, made at the first */
+    int nregions;
+} trace_state;
+ESM_RANK_STATE(trace_state, traces, .lock = PTHREAD_MUTEX_INITIALIZER, .cap = 1u << 20)
+typedef struct {
+    tbuf *mine;
+    uint64_t cpu_at_exit; /* ESMPROF_TRACE=cpu: this thread's, at its last event */
+} trace_thread_state;
+ESM_THREAD_STATE(trace_thread_state, trace_thread)
 
 uint64_t esm_thread_cpu_ns(void)
 {
@@ -77,18 +86,18 @@ uint64_t esm_req_key(MPI_Request req)
 
 static tbuf *self_buffer(void)
 {
-    if (mine)
-        return mine;
+    if (trace_thread()->mine)
+        return trace_thread()->mine;
     tbuf *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    b->ev = malloc(cap * sizeof(esm_event)); /* untouched pages cost no memory */
-    pthread_mutex_lock(&lock);
-    b->index = nbuffers++;
-    b->next = buffers;
-    buffers = b;
-    pthread_mutex_unlock(&lock);
-    return mine = b;
+    b->ev = malloc(traces()->cap * sizeof(esm_event)); /* untouched pages cost no memory */
+    pthread_mutex_lock(&traces()->lock);
+    b->index = traces()->nbuffers++;
+    b->next = traces()->buffers;
+    traces()->buffers = b;
+    pthread_mutex_unlock(&traces()->lock);
+    return trace_thread()->mine = b;
 }
 
 static esm_event *next_event(void)
@@ -96,7 +105,7 @@ static esm_event *next_event(void)
     tbuf *b = self_buffer();
     if (!b || !b->ev)
         return NULL;
-    if (b->n == cap) {
+    if (b->n == traces()->cap) {
         b->lost++;
         return NULL;
     }
@@ -108,7 +117,7 @@ static esm_event *next_event(void)
 /* The event is published (n incremented) after it is filled: a snapshot reads whole events. */
 static void publish(void)
 {
-    __atomic_add_fetch(&mine->n, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&trace_thread()->mine->n, 1, __ATOMIC_RELEASE);
 }
 
 static void trace_call(const esm_call *c)
@@ -129,8 +138,10 @@ static void trace_call(const esm_call *c)
     e->kind = KIND_CALL;
     e->cpu_gap = 0;
     if (esm_trace_cpu) {
-        e->cpu_gap = esm_tc.cpu0 > cpu_at_exit ? (float)(esm_tc.cpu0 - cpu_at_exit) : 0.0f;
-        cpu_at_exit = esm_thread_cpu_ns();
+        e->cpu_gap = esm_tc.cpu0 > trace_thread()->cpu_at_exit
+                         ? (float)(esm_tc.cpu0 - trace_thread()->cpu_at_exit)
+                         : 0.0f;
+        trace_thread()->cpu_at_exit = esm_thread_cpu_ns();
     }
     publish();
 }
@@ -223,13 +234,16 @@ void esm_posted_from(esm_call *c, int source)
 
 static int region_index(const char *name)
 {
-    pthread_mutex_lock(&lock);
+    trace_state *t = traces();
+    pthread_mutex_lock(&t->lock);
+    if (!t->regions)
+        t->regions = esm_xcalloc(MAX_REGIONS, sizeof *t->regions);
     int i = 0;
-    while (i < nregions && strcmp(regions[i], name) != 0)
+    while (i < t->nregions && strcmp(t->regions[i], name) != 0)
         i++;
-    if (i == nregions && nregions < MAX_REGIONS)
-        regions[nregions++] = strdup(name);
-    pthread_mutex_unlock(&lock);
+    if (i == t->nregions && t->nregions < MAX_REGIONS)
+        t->regions[t->nregions++] = strdup(name);
+    pthread_mutex_unlock(&t->lock);
     return i < MAX_REGIONS ? i : MAX_REGIONS - 1;
 }
 
@@ -317,7 +331,7 @@ static double calibrate(int mode)
         best = spent < best ? spent : best;
     }
     esm_trace_modes = 0;
-    for (tbuf *b = buffers; b; b = b->next)
+    for (tbuf *b = traces()->buffers; b; b = b->next)
         b->n = b->lost = 0;
     esm_callsites_reset();
     return 1e9 * (double)best / N / esm_ticks_per_second;
@@ -331,13 +345,13 @@ void esm_modes_start(void)
     const char *events = getenv("ESMPROF_TRACE_EVENTS");
     const char *sites = getenv("ESMPROF_CALLSITES");
     if (events && atoll(events) > 0)
-        cap = (size_t)atoll(events);
+        traces()->cap = (size_t)atoll(events);
     int modes = 0;
     if (trace && *trace && strcmp(trace, "0") != 0)
         modes |= ESM_MODE_TRACE;
     if (trace && strcmp(trace, "cpu") == 0) {
         esm_trace_cpu = 1;
-        cpu_at_exit = esm_thread_cpu_ns();
+        trace_thread()->cpu_at_exit = esm_thread_cpu_ns();
     }
 #ifdef ESM_SIMULATED
     sites = NULL; /* linked into the program: its own code cannot be told from the program's */
@@ -424,17 +438,17 @@ static void header(obuf *o, const char *partial, uint64_t events, uint64_t lost)
     outf(
         o,
         "\"events\":%llu,\"lost\":%llu,\"cap_per_thread\":%llu,\"threads\":%d,\"record_bytes\":%d,",
-        (unsigned long long)events, (unsigned long long)lost, (unsigned long long)cap, nbuffers,
-        (int)sizeof(esm_event));
+        (unsigned long long)events, (unsigned long long)lost, (unsigned long long)traces()->cap,
+        traces()->nbuffers, (int)sizeof(esm_event));
     out(o, "\"functions\":[", 13);
     for (int f = 0; f < ESM_NFUNC; f++) {
         out(o, f ? "," : "", f ? 1 : 0);
         out_string(o, esm_function_names[f]);
     }
     out(o, "],\"regions\":[", 13);
-    for (int i = 0; i < nregions; i++) {
+    for (int i = 0; i < traces()->nregions; i++) {
         out(o, i ? "," : "", i ? 1 : 0);
-        out_string(o, regions[i]);
+        out_string(o, traces()->regions[i]);
     }
     out(o, "],\"comms\":[", 11);
     for (int i = 0; i < esm_comm_count(); i++) {
@@ -471,13 +485,13 @@ void esm_trace_write(const char *partial)
     o->ok = o->fd >= 0;
     o->len = 0;
     uint64_t events = 0, lost = 0;
-    for (tbuf *b = buffers; b; b = b->next) {
+    for (tbuf *b = traces()->buffers; b; b = b->next) {
         events += __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
         lost += b->lost;
     }
     header(o, partial, events, lost);
     double ns_per_tick = 1e9 / esm_ticks_per_second;
-    for (tbuf *b = buffers; b; b = b->next) {
+    for (tbuf *b = traces()->buffers; b; b = b->next) {
         size_t n = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
         for (size_t i = 0; i < n && events; i++, events--) {
             esm_event e = b->ev[i];

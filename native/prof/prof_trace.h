@@ -9,7 +9,9 @@
 #define ESM_MODE_TRACE 1
 #define ESM_MODE_CALLSITES 2
 /* esm_trace_modes (esmprof.h): ESM_MODE_* bits, set at MPI_Init */
+#ifndef ESM_SIMULATED /* else fields of the rank's esm_rank_globals (esmprof.h) */
 extern double esm_trace_ns_per_event, esm_callsite_ns_per_call;  /* calibrated at MPI_Init */
+#endif
 
 void esm_modes_start(void);             /* read ESMPROF_TRACE, ESMPROF_CALLSITES (init hook) */
 void esm_modes_leave(esm_call *c);      /* a wrapped call ends (esm_leave) */

@@ -39,8 +39,9 @@ static bool probe_node_cma(MPI_Comm node_comm, int node_rank, int node_size,
 #ifdef __linux__
     if (wanted) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // Yama ptrace_scope 1
 #endif
-    static uint64_t probe_word;
-    probe_word = 0x65736d7265646973ull ^ (uint64_t)node_rank;
+    // on this rank's stack (a static word is every rank's under SMPI without privatization),
+    // which lives until the node's reduction below, after every peer's read
+    volatile uint64_t probe_word = 0x65736d7265646973ull ^ (uint64_t)node_rank;
     uint64_t address = (uint64_t)(uintptr_t)&probe_word;
     std::vector<uint64_t> addresses(node_size);
     check_mpi(MPI_Allgather(&address, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, node_comm),

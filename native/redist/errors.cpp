@@ -3,13 +3,21 @@
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "esm_rank_state.h"
 #include "internal.hpp"
 
 namespace esm {
 
-static thread_local std::string last_message;
+// The last error's message (NULL: none): this thread's, or under SMPI this simulated rank's.
+// A plain pointer: under SMPI a rank's block is a byte copy of its initial value, not a
+// constructed object.
+struct ErrorState {
+    char *message;
+};
+ESM_THREAD_STATE(ErrorState, error_state)
 
 static std::string vformat(const char *fmt, va_list args) {
     char small[512];
@@ -49,7 +57,9 @@ void check_mpi(int rc, const char *what) {
 }
 
 void set_error(esm_status code, const std::string &message) {
-    last_message = code == ESM_OK ? std::string() : message;
+    ErrorState *e = error_state();
+    std::free(e->message);
+    e->message = code == ESM_OK ? nullptr : strdup(message.c_str());
 }
 
 uint64_t hash_bytes(uint64_t h, const void *data, size_t n) {
@@ -115,7 +125,10 @@ const char *type_name(esm_type t) {
 
 extern "C" size_t esm_type_bytes(esm_type type) { return esm::type_size(type); }
 
-extern "C" const char *esm_error_message(void) { return esm::last_message.c_str(); }
+extern "C" const char *esm_error_message(void) {
+    const char *message = esm::error_state()->message;
+    return message ? message : "";
+}
 
 extern "C" const char *esm_status_name(int status) {
     static const char *const names[] = {"ESM_OK", "ESM_ERR_ARGUMENT", "ESM_ERR_TILING", "ESM_ERR_MISMATCH",

@@ -14,23 +14,35 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "esm_rank_state.h"
 #include "internal.hpp"
 
 using namespace esm;
 
 namespace {
 
-// Every block of this process, by base address and by id. Never destroyed (the process's exit
-// unmaps the blocks; their names are unlinked once mapped): under SimGrid's mmap privatization
-// every simulated rank constructs its own copy at the same address, and a destructor would run
-// once per rank on one copy (a double free at exit, 32 ranks and more).
+// Every block of this rank (one state per simulated rank under SMPI), by base address and by
+// id, made at first use; and how many blocks it made (node rank 0 numbers them). The tables are
+// never destroyed (the process's exit unmaps the blocks; their names are unlinked once mapped):
+// SimGrid runs every simulated rank in one process, and a destructor of a global would run
+// once per rank on one copy under its mmap privatization (a double free at exit, 32 ranks and
+// more).
+struct SharedState {
+    std::map<uintptr_t, std::unique_ptr<SharedBlock>> *by_address;
+    std::unordered_map<uint64_t, SharedBlock *> *by_id;
+    uint64_t made;
+};
+ESM_RANK_STATE(SharedState, shared_state)
+
 std::map<uintptr_t, std::unique_ptr<SharedBlock>> &blocks_by_address() {
-    static auto *blocks = new std::map<uintptr_t, std::unique_ptr<SharedBlock>>;
-    return *blocks;
+    SharedState *s = shared_state();
+    if (!s->by_address) s->by_address = new std::map<uintptr_t, std::unique_ptr<SharedBlock>>;
+    return *s->by_address;
 }
 std::unordered_map<uint64_t, SharedBlock *> &blocks_by_id() {
-    static auto *blocks = new std::unordered_map<uint64_t, SharedBlock *>;
-    return *blocks;
+    SharedState *s = shared_state();
+    if (!s->by_id) s->by_id = new std::unordered_map<uint64_t, SharedBlock *>;
+    return *s->by_id;
 }
 
 std::string object_name(uint64_t id, int node_rank) {
@@ -94,8 +106,7 @@ extern "C" int esm_shared_alloc(const esm_distgrid *decomp, size_t bytes, void *
         MPI_Comm_rank(node, &node_rank);
         MPI_Comm_size(node, &node_size);
         // one id for the node: node rank 0's pid and its count of blocks
-        static uint64_t made = 0;
-        uint64_t id = ((uint64_t)getpid() << 24) ^ ++made;
+        uint64_t id = ((uint64_t)getpid() << 24) ^ ++shared_state()->made;
         check_mpi(MPI_Bcast(&id, 1, MPI_UINT64_T, 0, node), "MPI_Bcast (shared block id)");
         auto b = std::make_unique<SharedBlock>();
         b->id = id;

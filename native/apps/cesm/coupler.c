@@ -155,8 +155,9 @@ void coupler_create(coupler *c, const cesm_grid *atm_g, const cesm_grid *ocn_g,
 
 /* The coupler's kernels, for folding (esm_fold.h); bytes: the doubles a point reads and
  * writes. */
-static esm_kernel k_ice_prep = {.name = "cesm.cpl.ice_prep"},
-                  k_fluxes = {.name = "cesm.cpl.fluxes"}, k_merge = {.name = "cesm.cpl.merge"};
+static const esm_kernel k_ice_prep = {.name = "cesm.cpl.ice_prep"},
+                        k_fluxes = {.name = "cesm.cpl.fluxes"},
+                        k_merge = {.name = "cesm.cpl.merge"};
 
 void coupler_ice_prep(coupler *c)
 {

@@ -141,7 +141,7 @@ double cesm_ocean_area(const cesm_overlaps *o, const cesm_grid *atm, const cesm_
 void cesm_map_apply(cesm_map *m, const double *const src[], double *const dst[],
                     const cesm_map_norm norm[])
 {
-    static esm_kernel k_map = {.name = "cesm.map"};  /* folding (esm_fold.h) */
+    static const esm_kernel k_map = {.name = "cesm.map"};  /* folding (esm_fold.h) */
     esm_rearrange(m->gather, src, m->columns);
     /* bytes: per field, each weight, column index and gathered value; each row's start, area
      * or cover and destination */

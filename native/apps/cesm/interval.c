@@ -57,9 +57,11 @@ static void emit(cesm_run *run, cesm_file_plan *plan, const char *kind, const ce
  * coupler's fluxes in transit. */
 void write_files(cesm_run *run, const cesm_info *info, bool restart)
 {
-    static const char *atm[] = {"T_atm", "flux_sfc", "T_sfc"}, *lnd[] = {"T_lnd", "flux_lnd"};
-    static const char *ice[] = {"h_ice", "frac_ice", "T_ice_sfc"}, *ocn[] = {"T_ocn", "frazil"};
-    static const char *cpl[] = {"x2o_heat", "o2x_frazil"};
+    static const char *const atm[] = {"T_atm", "flux_sfc", "T_sfc"};
+    static const char *const lnd[] = {"T_lnd", "flux_lnd"};
+    static const char *const ice[] = {"h_ice", "frac_ice", "T_ice_sfc"};
+    static const char *const ocn[] = {"T_ocn", "frazil"};
+    static const char *const cpl[] = {"x2o_heat", "o2x_frazil"};
     barrier(run, NULL);
     esm_timer_start(&run->t_io);
     const char *kind = restart ? "r" : "h0";

@@ -110,9 +110,9 @@ void atm_create(atm_model *m, const cesm_grid *g, int bx, int by, int substeps, 
 
 /* The models' kernels, for folding (esm_fold.h): charged after their first calls when
  * folded. Bytes by the byte model: the doubles (and indices) a point reads and writes. */
-static esm_kernel k_atm = {.name = "cesm.atm.substep"}, k_ocn = {.name = "cesm.ocn.substep"},
-                  k_lnd = {.name = "cesm.lnd.run"}, k_ice = {.name = "cesm.ice.run"},
-                  k_rad = {.name = "cesm.atm.radiation"};
+static const esm_kernel k_atm = {.name = "cesm.atm.substep"}, k_ocn = {.name = "cesm.ocn.substep"},
+                        k_lnd = {.name = "cesm.lnd.run"}, k_ice = {.name = "cesm.ice.run"},
+                        k_rad = {.name = "cesm.atm.radiation"};
 
 /* CAM's shortwave (radiation_tend): the top-of-atmosphere sunlight S0 cos(zenith) on the
  * sunlit columns (those CAM hands to RRTMG_SW), zero on the others. The cost is charged as

@@ -6,10 +6,13 @@
 #include <string.h>
 #include "cube.h"
 #include "esm.h"
+#include "esm_rank_state.h"
 
 const double gll_xi[NP] = {-1.0, -0.44721359549995793928, 0.44721359549995793928, 1.0};
 const double gll_w[NP] = {1.0 / 6.0, 5.0 / 6.0, 5.0 / 6.0, 1.0 / 6.0};
-double gll_deriv[NP][NP];
+/* Computed by gll_init from the constants above: every rank computes the same values, so under
+ * SMPI the ranks may share one copy (rewriting it changes no bit). */
+double gll_deriv[NP][NP] ESM_RANK_INVARIANT;
 
 void gll_init(void)
 {

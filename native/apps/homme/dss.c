@@ -158,7 +158,7 @@ void dss_free(homme_dss *d)
 
 static void dss(homme_dss *d, int nfields, double *const fields[], int scale)
 {
-    static esm_kernel sums = {.name = "homme.dss_sum"};
+    static const esm_kernel sums = {.name = "homme.dss_sum"};
     esm_halo_update(plan_for(d, nfields), fields); /* pack, Isend/Irecv, Waitall, unpack */
     const int *start = d->shared_start, *from = d->shared_from, *shared = d->shared;
     double *sum = d->scratch;

@@ -123,8 +123,10 @@ static void set_up(model *md, int ne, int test, double alpha, esm_halo_engine en
  * its byte model (sweq.h): folded, it runs on its first calls and is charged after. */
 static void tendency(model *md, double *const in[], double *const tend[])
 {
-    static esm_kernel advection = {.name = "homme.advection_tendency", .flops = ADVECTION_FLOPS};
-    static esm_kernel shallow_water = {.name = "homme.sw_tendency", .flops = SW_TENDENCY_FLOPS};
+    static const esm_kernel advection = {.name = "homme.advection_tendency",
+                                         .flops = ADVECTION_FLOPS};
+    static const esm_kernel shallow_water = {.name = "homme.sw_tendency",
+                                             .flops = SW_TENDENCY_FLOPS};
     double n = (double)md->dss.npoints;
     esm_timer_start(&md->tendency);
     if (md->w.test == TC1) {
@@ -145,8 +147,8 @@ static void tendency(model *md, double *const in[], double *const tend[])
 /* Keep the velocity tangent to the sphere (tc2). */
 static void tangent(model *md)
 {
-    static esm_kernel projection = {.name = "homme.project_tangent",
-                                    .flops = PROJECT_TANGENT_FLOPS};
+    static const esm_kernel projection = {.name = "homme.project_tangent",
+                                          .flops = PROJECT_TANGENT_FLOPS};
     double n = (double)md->dss.npoints;
     if (esm_kernel_begin(&projection, n, n * PROJECT_TANGENT_BYTES)) {
         project_tangent(&md->metric, md->y + 1);
@@ -179,7 +181,7 @@ static void runge_kutta(model *md)
     static const double into[4] = {0.0, 0.5, 0.5, 1.0};
     static const double weight[4] = {1 / 6.0, 1 / 3.0, 1 / 3.0, 1 / 6.0};
     /* work: doubles moved; 2 flops (a multiply-add) for every 3 doubles */
-    static esm_kernel update = {.name = "homme.rk_update", .flops = 2.0 / 3};
+    static const esm_kernel update = {.name = "homme.rk_update", .flops = 2.0 / 3};
     static const char *stage_phase[4] = {"rk_stage1", "rk_stage2", "rk_stage3", "rk_stage4"};
     for (int s = 0; s < 4; s++) {
         esm_phase_begin(stage_phase[s]);
@@ -206,8 +208,8 @@ static void runge_kutta(model *md)
 /* y <- y - dt nu del^4 y, as HOMME's biharmonic_wk: weak Laplacian, DSS, weak Laplacian, DSS. */
 static void hyperviscosity(model *md)
 {
-    static esm_kernel laplacian = {.name = "homme.laplace_wk", .flops = LAPLACE_WK_FLOPS};
-    static esm_kernel update = {.name = "homme.hv_update", .flops = 2.0 / 3}; /* a double */
+    static const esm_kernel laplacian = {.name = "homme.laplace_wk", .flops = LAPLACE_WK_FLOPS};
+    static const esm_kernel update = {.name = "homme.hv_update", .flops = 2.0 / 3}; /* a double */
     if (md->nu <= 0.0)
         return;
     esm_phase_begin("hyperviscosity");
@@ -248,7 +250,7 @@ typedef struct diagnosis {
 /* Mass and Williamson's error norms of the depth at time t: two allreduces. */
 static diagnosis diagnose(model *md, double t)
 {
-    static esm_kernel norms = {.name = "homme.diagnostics"}; /* reads x, h, mp: 40 bytes */
+    static const esm_kernel norms = {.name = "homme.diagnostics"}; /* reads x, h, mp: 40 bytes */
     esm_timer_start(&md->diagnostics);
     const homme_metric *m = &md->metric;
     esm_sum sums[5];

@@ -210,7 +210,8 @@ static void cfl_and_thinnest(const hycom *m, double *cfl, double *thinnest)
 {
     double c = 0.0, thin = INFINITY;
     const long sk = m->l3.stride_k;
-    static esm_kernel kernel = {.name = "hycom.cfl", .flops = 4}; /* a level point: 2 +, 2 x */
+    static const esm_kernel kernel = {.name = "hycom.cfl",
+                                      .flops = 4}; /* a level point: 2 +, 2 x */
     double n = (double)m->nz * interior_points(m); /* reads u, v, h; ub, vb, both totals, mt */
     if (esm_kernel_begin(&kernel, n, (3.0 * m->nz + 5) * sizeof(double) * n / m->nz)) {
         for (int lb = 0; lb < m->d.nlocal; lb++) {
@@ -242,7 +243,7 @@ static void layer_masses(const hycom *m, double *mass)
 {
     esm_sum *sums = esm_calloc(m->nz, sizeof *sums);
     /* h x area, and the exact sum's 17 (esm_sum_add: a scaling, 8 limbs of 2) */
-    static esm_kernel kernel = {.name = "hycom.layer_masses", .flops = 1 + 17};
+    static const esm_kernel kernel = {.name = "hycom.layer_masses", .flops = 1 + 17};
     double n = (double)m->nz * interior_points(m); /* reads h */
     if (esm_kernel_begin(&kernel, n, sizeof(double) * n)) {
         for (int lb = 0; lb < m->d.nlocal; lb++) {
@@ -440,7 +441,8 @@ static void fingerprint(const hycom_run *run, esm_result *r)
 {
     const hycom *m = &run->m;
     uint64_t checksum = 0;
-    static esm_kernel kernel = {.name = "hycom.fingerprint", .flops = 0}; /* integer checksum */
+    static const esm_kernel kernel = {.name = "hycom.fingerprint",
+                                      .flops = 0}; /* integer checksum */
     double n = (3.0 * run->nz + 2) * interior_points(m); /* reads every value once */
     if (esm_kernel_begin(&kernel, n, sizeof(double) * n)) {
         for (int lb = 0; lb < m->d.nlocal; lb++) {

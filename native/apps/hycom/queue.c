@@ -32,7 +32,7 @@ void hycom_defer(hycom *m, block_kernel run, const char *name, esm_region r, dou
 }
 
 /* The kernel (for esm_fold.h) of the mix of kernels queued now. */
-static esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes, double *flops)
+static const esm_kernel *flush_kernel_of(hycom *m, double *points, double *bytes, double *flops)
 {
     char name[sizeof m->flush_kernels[0]->name] = "hycom";
     *points = *bytes = *flops = 0;

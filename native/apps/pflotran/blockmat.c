@@ -185,9 +185,10 @@ static void off_rank_product(const block_matrix *A, double *y)
 
 void block_matrix_multiply(block_matrix *A, const double *x, double *y)
 {
-    static esm_kernel local = {.name = "pflotran.matvec_local",
-                               .flops = BLOCKS * MULTIPLY_ADD_FLOPS}; /* an interior cell */
-    static esm_kernel off_rank = {.name = "pflotran.matvec_ghosts", .flops = MULTIPLY_ADD_FLOPS};
+    static const esm_kernel local = {.name = "pflotran.matvec_local",
+                                     .flops = BLOCKS * MULTIPLY_ADD_FLOPS}; /* an interior cell */
+    static const esm_kernel off_rank = {.name = "pflotran.matvec_ghosts",
+                                        .flops = MULTIPLY_ADD_FLOPS};
     const grid *g = A->g;
     esm_timer_start(A->product_timer);
     esm_scatter_begin(g->matrix_scatter, x);
@@ -205,7 +206,7 @@ void block_matrix_multiply(block_matrix *A, const double *x, double *y)
 
 void block_ilu_factor(block_matrix *A)
 {
-    static esm_kernel kernel = {
+    static const esm_kernel kernel = {
         /* an interior cell: 3 lower neighbours, the pivot's inverse */
         .name = "pflotran.ilu_factor",
         .flops = 3 * (2 * BLOCK_PRODUCT_FLOPS + BLOCK_SIZE) + BLOCK_INVERSE_FLOPS};
@@ -250,9 +251,9 @@ void block_ilu_factor(block_matrix *A)
 
 void block_ilu_solve(const block_matrix *A, const double *r, double *z)
 {
-    static esm_kernel kernel = {/* an interior cell: 3 lower, 3 upper, the pivot's inverse */
-                                .name = "pflotran.ilu_solve",
-                                .flops = 7 * MULTIPLY_ADD_FLOPS};
+    static const esm_kernel kernel = {/* an interior cell: 3 lower, 3 upper, the pivot's inverse */
+                                      .name = "pflotran.ilu_solve",
+                                      .flops = 7 * MULTIPLY_ADD_FLOPS};
     const grid *g = A->g;
     const long sj = g->mx, sk = (long)g->mx * g->my;
     esm_timer_start(A->solve_timer);
@@ -301,7 +302,7 @@ void preconditioner_setup(block_matrix *A, preconditioner pc)
 
 void preconditioner_apply(const block_matrix *A, preconditioner pc, const double *r, double *z)
 {
-    static esm_kernel copy = {.name = "pflotran.pc_none"};
+    static const esm_kernel copy = {.name = "pflotran.pc_none"};
     if (pc == PC_BJACOBI) {
         block_ilu_solve(A, r, z);
         return;

@@ -73,7 +73,7 @@ void krylov_free(krylov *k)
 
 /* Start a kernel over n elements of `vectors` vectors (8 bytes each read or written) doing
  * `flops` per element (counted from its loop): its work and bytes are n times `vectors`. */
-static bool vectors_begin(esm_kernel *kernel, long n, int vectors, double flops)
+static bool vectors_begin(const esm_kernel *kernel, long n, int vectors, double flops)
 {
     return esm_kernel_begin_flops(kernel, (double)n * vectors, 8.0 * vectors * n, flops * n);
 }
@@ -90,7 +90,7 @@ static double local_dot(const double *a, const double *b, long n)
 static void global_dots(krylov *k, double *const a[], const double *const b[], int count,
                         double *out)
 {
-    static esm_kernel kernel = {.name = "pflotran.dot"};
+    static const esm_kernel kernel = {.name = "pflotran.dot"};
     esm_timer_start(k->dots_timer);
     if (vectors_begin(&kernel, k->n, 2 * count, 2.0 * count)) {
         for (int i = 0; i < count; i++)
@@ -133,7 +133,7 @@ static void local_mdot(krylov *k, int count, const double *w, double *out)
 /* The same over all ranks: one allreduce. */
 static void global_mdot(krylov *k, int count, const double *w, double *out)
 {
-    static esm_kernel kernel = {.name = "pflotran.mdot"};
+    static const esm_kernel kernel = {.name = "pflotran.mdot"};
     esm_timer_start(k->dots_timer);
     if (vectors_begin(&kernel, k->n, count + 1, 2.0 * count)) {
         local_mdot(k, count, w, out);
@@ -146,7 +146,7 @@ static void global_mdot(krylov *k, int count, const double *w, double *out)
 /* w -= sum of h_i v_i (VecMAXPY), four at a time. */
 static void maxpy(krylov *k, int count, const double *h, double *w)
 {
-    static esm_kernel kernel = {.name = "pflotran.maxpy"};
+    static const esm_kernel kernel = {.name = "pflotran.maxpy"};
     if (!vectors_begin(&kernel, k->n, count + 2, 2.0 * count))
         return;
     long n = k->n;
@@ -199,7 +199,7 @@ static bool converged(const krylov_settings *s, double rnorm, double rnorm0, kry
 /* x = 0 */
 static void vector_zero(long n, double *x)
 {
-    static esm_kernel kernel = {.name = "pflotran.vec_zero"};
+    static const esm_kernel kernel = {.name = "pflotran.vec_zero"};
     if (vectors_begin(&kernel, n, 1, 0)) {
         memset(x, 0, n * sizeof *x);
         esm_kernel_end(&kernel);
@@ -209,7 +209,7 @@ static void vector_zero(long n, double *x)
 /* x /= a */
 static void vector_divide(long n, double a, double *x)
 {
-    static esm_kernel kernel = {.name = "pflotran.vec_divide"};
+    static const esm_kernel kernel = {.name = "pflotran.vec_divide"};
     if (vectors_begin(&kernel, n, 2, 1)) {
         for (long e = 0; e < n; e++)
             x[e] /= a;
@@ -219,8 +219,8 @@ static void vector_divide(long n, double a, double *x)
 
 static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double *x)
 {
-    static esm_kernel update = {.name = "pflotran.gmres_update"};
-    static esm_kernel residual = {.name = "pflotran.gmres_residual"};
+    static const esm_kernel update = {.name = "pflotran.gmres_update"};
+    static const esm_kernel residual = {.name = "pflotran.gmres_residual"};
     const krylov_settings *s = &k->settings;
     const int m = s->restart, fixed = s->fixed_iterations;
     const long n = k->n;
@@ -312,10 +312,10 @@ static krylov_outcome gmres(krylov *k, block_matrix *A, const double *b, double 
 
 static krylov_outcome bicgstab(krylov *k, block_matrix *A, const double *b, double *x)
 {
-    static esm_kernel start = {.name = "pflotran.bicgstab_start"};
-    static esm_kernel direction = {.name = "pflotran.bicgstab_p"};
-    static esm_kernel half = {.name = "pflotran.bicgstab_s"};
-    static esm_kernel update = {.name = "pflotran.bicgstab_update"};
+    static const esm_kernel start = {.name = "pflotran.bicgstab_start"};
+    static const esm_kernel direction = {.name = "pflotran.bicgstab_p"};
+    static const esm_kernel half = {.name = "pflotran.bicgstab_s"};
+    static const esm_kernel update = {.name = "pflotran.bicgstab_update"};
     const krylov_settings *s = &k->settings;
     const int fixed = s->fixed_iterations;
     const long n = k->n;

@@ -14,7 +14,7 @@
  * size, cell by cell, with no reduction. */
 static void update_limit(const run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 0}; /* min, max */
+    static const esm_kernel kernel = {.name = "pflotran.update_limit", .flops = 0}; /* min, max */
     const long n = r->g.ncells * NS;
     const double most = r->newton.max_log_change;
     if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
@@ -27,7 +27,7 @@ static void update_limit(const run *r)
 /* norms[0..count-1] = ||F||^2, ||x||^2, ||dx||^2 over all ranks (one allreduce, as SNES). */
 static void newton_norms(const run *r, double *norms, int count)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_norms", .flops = 2};
+    static const esm_kernel kernel = {.name = "pflotran.newton_norms", .flops = 2};
     const long n = r->g.ncells * NS;
     norms[0] = norms[1] = norms[2] = 0;
     if (esm_kernel_begin(&kernel, (double)n * count, 8.0 * n * count)) {
@@ -45,7 +45,7 @@ static void newton_norms(const run *r, double *norms, int count)
 /* The linear system's right-hand side: rhs = -F. */
 static void newton_rhs(run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_rhs", .flops = 0};
+    static const esm_kernel kernel = {.name = "pflotran.newton_rhs", .flops = 0};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
         for (long e = 0; e < n; e++)
@@ -57,7 +57,7 @@ static void newton_rhs(run *r)
 /* The update: x += dx. */
 static void newton_update(run *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.newton_update", .flops = 1};
+    static const esm_kernel kernel = {.name = "pflotran.newton_update", .flops = 1};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 3.0 * 8 * n)) {
         for (long e = 0; e < n; e++)

@@ -343,7 +343,7 @@ static void tear_down(run *r)
 /* Calcite reacted in each cell over a step of dt, for the mass balance. */
 static void calcite_reacted(run *r, double dt)
 {
-    static esm_kernel kernel = {.name = "pflotran.reacted", .flops = 2};
+    static const esm_kernel kernel = {.name = "pflotran.reacted", .flops = 2};
     if (esm_kernel_begin(&kernel, (double)r->g.ncells, 3.0 * 8 * r->g.ncells)) {
         for (long c = 0; c < r->g.ncells; c++)
             r->dissolved[c] += dt * r->rate[c];
@@ -354,7 +354,7 @@ static void calcite_reacted(run *r, double dt)
 /* The iterate back to the step's start (x_old) after a failed Newton solve, or x_old from it. */
 static void copy_state(run *r, double *to, const double *from)
 {
-    static esm_kernel kernel = {.name = "pflotran.copy_state", .flops = 0};
+    static const esm_kernel kernel = {.name = "pflotran.copy_state", .flops = 0};
     const long n = r->g.ncells * NS;
     if (esm_kernel_begin(&kernel, (double)n, 2.0 * 8 * n)) {
         memcpy(to, from, n * sizeof(double));

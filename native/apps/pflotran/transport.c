@@ -80,10 +80,10 @@ static void speciate_cells(const transport *t, long n, const double *ln_m, const
  * variables on ghosted cells): no more messages than the unknowns'. */
 static void ghost_chemistry(transport *t, bool update_activities)
 {
-    static esm_kernel kernel = {.name = "pflotran.ghost_chemistry", .flops = SPECIATE_FLOPS};
-    static esm_kernel with_activities = {.name = "pflotran.ghost_chemistry_step",
-                                         .flops = ACTIVITY_FLOPS + SPECIATE_FLOPS};
-    esm_kernel *k = update_activities ? &with_activities : &kernel;
+    static const esm_kernel kernel = {.name = "pflotran.ghost_chemistry", .flops = SPECIATE_FLOPS};
+    static const esm_kernel with_activities = {.name = "pflotran.ghost_chemistry_step",
+                                               .flops = ACTIVITY_FLOPS + SPECIATE_FLOPS};
+    const esm_kernel *k = update_activities ? &with_activities : &kernel;
     long n = t->g->nghosts;
     double bytes = update_activities ? BEGIN_STEP_BYTES : CHEMISTRY_BYTES - NS * 8; /* no m */
     if (!esm_kernel_begin(k, (double)n, bytes * n))
@@ -96,7 +96,7 @@ static void ghost_chemistry(transport *t, bool update_activities)
 
 void transport_update(transport *t, const double *x)
 {
-    static esm_kernel kernel = {.name = "pflotran.update", .flops = UPDATE_FLOPS};
+    static const esm_kernel kernel = {.name = "pflotran.update", .flops = UPDATE_FLOPS};
     long n = t->g->ncells;
     t->ln_conc = x;
     if (esm_kernel_begin(&kernel, (double)n, (double)CHEMISTRY_BYTES * n)) {
@@ -121,8 +121,8 @@ void transport_equilibrate_activities(transport *t)
 
 void transport_begin_step(transport *t)
 {
-    static esm_kernel kernel = {.name = "pflotran.begin_step",
-                                .flops = ACTIVITY_FLOPS + SPECIATE_FLOPS};
+    static const esm_kernel kernel = {.name = "pflotran.begin_step",
+                                      .flops = ACTIVITY_FLOPS + SPECIATE_FLOPS};
     long n = t->g->ncells;
     if (esm_kernel_begin(&kernel, (double)n, (double)BEGIN_STEP_BYTES * n)) {
         memcpy(t->total_old, t->total, n * NS * sizeof(double));
@@ -177,7 +177,7 @@ static inline const double *across(const transport *t, int f, int i, int j, int 
 void transport_residual(const transport *t, double *f)
 {
     /* 6 faces x 4 species x 3, the rate and its scaling, 4 for each of the four rows */
-    static esm_kernel kernel = {.name = "pflotran.residual", .flops = RESIDUAL_FLOPS};
+    static const esm_kernel kernel = {.name = "pflotran.residual", .flops = RESIDUAL_FLOPS};
     const grid *g = t->g;
     if (!esm_kernel_begin(&kernel, (double)g->ncells, (double)RESIDUAL_BYTES * g->ncells))
         return;
@@ -220,7 +220,7 @@ static inline const double *dtotal_across(const transport *t, int f, int i, int 
 void transport_jacobian(const transport *t, block_matrix *A)
 {
     /* per face 1 + 16, the rate, 1 + 4 for its scaling, 3 per diagonal entry */
-    static esm_kernel kernel = {.name = "pflotran.jacobian", .flops = JACOBIAN_FLOPS};
+    static const esm_kernel kernel = {.name = "pflotran.jacobian", .flops = JACOBIAN_FLOPS};
     const grid *g = t->g;
     if (!esm_kernel_begin(&kernel, (double)g->ncells, (double)JACOBIAN_BYTES * g->ncells))
         return;
@@ -256,7 +256,7 @@ void transport_jacobian(const transport *t, block_matrix *A)
 
 void transport_rates(const transport *t, double *r)
 {
-    static esm_kernel kernel = {.name = "pflotran.rates", .flops = CALCITE_RATE_FLOPS};
+    static const esm_kernel kernel = {.name = "pflotran.rates", .flops = CALCITE_RATE_FLOPS};
     if (!esm_kernel_begin(&kernel, (double)t->g->ncells, (double)RATES_BYTES * t->g->ncells))
         return;
     for (long c = 0; c < t->g->ncells; c++)

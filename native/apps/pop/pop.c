@@ -231,8 +231,8 @@ static void barotropic(pop_run *run, long step, bool timed)
     /* flops a point (esm_fold.h), counted from the code: the manufactured height (25: its
      * longitude and latitude, five sines and cosines counted one each, their products) and
      * the 9-point operator (17); the error, one subtraction */
-    static esm_kernel rhs = {.name = "pop.rhs", .flops = 25 + 17},
-                      error = {.name = "pop.error", .flops = 1};
+    static const esm_kernel rhs = {.name = "pop.rhs", .flops = 25 + 17},
+                            error = {.name = "pop.error", .flops = 1};
     long n2 = esm_layout_doubles(&run->g.l2, run->g.d.nlocal);
     esm_timer_start(&run->t_rhs);
     if (esm_kernel_begin(&rhs, (double)n2, (8.0 * n2 + 4.0 * s->n) * sizeof(double))) {
@@ -282,7 +282,8 @@ static void fingerprints(pop_run *run, esm_result *r)
     uint64_t eta = 0, tracers = 0;
     esm_sum total = {0};
     long plane = (long)run->nx * run->ny;
-    static esm_kernel kernel = {.name = "pop.fingerprint", .flops = 0}; /* integer checksums */
+    static const esm_kernel kernel = {.name = "pop.fingerprint",
+                                      .flops = 0}; /* integer checksums */
     double points = pop_tracers_bytes(g) / (7 * sizeof(double));
     bool run_it = esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points);
     for (int lb = 0; lb < g->d.nlocal && run_it; lb++) {

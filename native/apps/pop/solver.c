@@ -29,15 +29,15 @@ ESM_SIMD static void scaled_product(long n, double scale, const double *restrict
  * says whether to run the body (folded: only on its first calls), which then ends with
  * vector_end. `doubles`: reads and writes per slot (the byte model); flops per slot, counted
  * from each loop, in the declarations. */
-static esm_kernel k_precondition = {.name = "pop.barotropic.precondition", .flops = 2},
-                  k_residual = {.name = "pop.barotropic.residual", .flops = 1},
-                  k_chrongear = {.name = "pop.barotropic.chrongear_update", .flops = 8},
-                  k_pcg_update = {.name = "pop.barotropic.pcg_update", .flops = 4},
-                  k_pcg_direction = {.name = "pop.barotropic.pcg_direction", .flops = 2},
-                  k_pcsi_start = {.name = "pop.barotropic.pcsi_start", .flops = 1},
-                  k_pcsi_update = {.name = "pop.barotropic.pcsi_update", .flops = 7};
+static const esm_kernel k_precondition = {.name = "pop.barotropic.precondition", .flops = 2},
+                        k_residual = {.name = "pop.barotropic.residual", .flops = 1},
+                        k_chrongear = {.name = "pop.barotropic.chrongear_update", .flops = 8},
+                        k_pcg_update = {.name = "pop.barotropic.pcg_update", .flops = 4},
+                        k_pcg_direction = {.name = "pop.barotropic.pcg_direction", .flops = 2},
+                        k_pcsi_start = {.name = "pop.barotropic.pcsi_start", .flops = 1},
+                        k_pcsi_update = {.name = "pop.barotropic.pcsi_update", .flops = 7};
 
-static bool vector_begin(space *s, esm_kernel *k, double doubles)
+static bool vector_begin(space *s, const esm_kernel *k, double doubles)
 {
     double bytes = doubles * sizeof(double) * s->n;
     s->bytes += bytes;
@@ -48,7 +48,7 @@ static bool vector_begin(space *s, esm_kernel *k, double doubles)
     return false;
 }
 
-static void vector_end(space *s, esm_kernel *k)
+static void vector_end(space *s, const esm_kernel *k)
 {
     esm_kernel_end(k);
     esm_timer_stop(&s->compute);

@@ -39,7 +39,7 @@ static void blocks_halo(space *s, double *x)
 static void blocks_apply(space *s, const double *x, double *y)
 {
     blocks *b = s->data;
-    static esm_kernel kernel = {.name = "pop.barotropic.apply", .flops = 17}; /* 9 x, 8 + */
+    static const esm_kernel kernel = {.name = "pop.barotropic.apply", .flops = 17}; /* 9 x, 8 + */
     esm_timer_start(&s->compute);
     if (esm_kernel_begin(&kernel, (double)s->owned, s->apply_bytes)) {
         pop_operator_apply(b->a, b->g, x, y);
@@ -54,7 +54,7 @@ static void blocks_dots(space *s, int count, const double *const a[], const doub
 {
     blocks *bl = s->data;
     const pop_grid *g = bl->g;
-    static esm_kernel kernel = {.name = "pop.barotropic.dots", .flops = 2};
+    static const esm_kernel kernel = {.name = "pop.barotropic.dots", .flops = 2};
     esm_timer_start(&s->compute);
     if (esm_kernel_begin(&kernel, (double)count * s->owned, count * s->dot_bytes)) {
         for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -167,7 +167,7 @@ compressed_rows(long n, const double *restrict c0, const double *restrict cn,
 static void compressed_apply(space *s, const double *x, double *y)
 {
     const compressed *c = s->data;
-    static esm_kernel kernel = {.name = "pop.barotropic.apply_compressed", .flops = 17};
+    static const esm_kernel kernel = {.name = "pop.barotropic.apply_compressed", .flops = 17};
     esm_timer_start(&s->compute);
     if (esm_kernel_begin(&kernel, (double)c->owned, s->apply_bytes)) {
         compressed_rows(c->owned, c->c0, c->c[N], c->c[S], c->c[E], c->c[W], c->c[NE], c->c[SW],
@@ -183,7 +183,7 @@ static void compressed_dots(space *s, int count, const double *const a[], const 
                             double *out)
 {
     compressed *c = s->data;
-    static esm_kernel kernel = {.name = "pop.barotropic.dots_compressed", .flops = 2};
+    static const esm_kernel kernel = {.name = "pop.barotropic.dots_compressed", .flops = 2};
     esm_timer_start(&s->compute);
     if (esm_kernel_begin(&kernel, (double)count * c->owned, count * s->dot_bytes)) {
         for (int lb = 0; lb < c->nblocks; lb++)

@@ -465,7 +465,7 @@ void pop_tracers_step(pop_tracers *tr, const pop_grid *g, esm_timer *compute, es
      * the Thomas row's factors (3), each tracer's 4 fluxes, their sum and update (2 x 22), the
      * back substitution (2 x 2); the first row's south fluxes and the per-level factors, not
      * per cell, are left out */
-    static esm_kernel kernel = {.name = "pop.tracer", .flops = 11 + 3 + 2 * 22 + 2 * 2};
+    static const esm_kernel kernel = {.name = "pop.tracer", .flops = 11 + 3 + 2 * 22 + 2 * 2};
     double bytes = pop_tracers_bytes(g);
     if (esm_kernel_begin(&kernel, bytes / (7 * sizeof(double)), bytes)) {
         row_scratch rs = scratch_of(tr, g);
@@ -503,7 +503,7 @@ double pop_tracers_bytes(const pop_grid *g)
 void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 {
     esm_sum sums[2] = {{0}};
-    static esm_kernel kernel = {.name = "pop.tracer_mass", .flops = 6};
+    static const esm_kernel kernel = {.name = "pop.tracer_mass", .flops = 6};
     double points = pop_tracers_bytes(g) / (7 * sizeof(double));
     if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
         for (int lb = 0; lb < g->d.nlocal; lb++) {
@@ -529,7 +529,7 @@ void pop_tracers_mass(const pop_tracers *tr, const pop_grid *g, double mass[2])
 void pop_tracers_range(const pop_tracers *tr, const pop_grid *g, double low[2], double high[2])
 {
     double ext[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}; /* max t, s, -min t, s */
-    static esm_kernel kernel = {.name = "pop.tracer_range", .flops = 0} /* comparisons */;
+    static const esm_kernel kernel = {.name = "pop.tracer_range", .flops = 0} /* comparisons */;
     double points = pop_tracers_bytes(g) / (7 * sizeof(double));
     if (esm_kernel_begin(&kernel, points, 2 * sizeof(double) * points)) { /* reads t, s */
         for (int lb = 0; lb < g->d.nlocal; lb++) {

@@ -24,8 +24,6 @@
 
 #include "bench_driver.h"
 
-static int rank, nranks;
-
 /* A bundle's memory: node-shared (esm_shared_alloc, collective) or private (malloc). */
 static void *alloc_bundle(const config *c, const esm_distgrid *d, size_t bytes)
 {
@@ -115,8 +113,8 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
             region(-1, "timed");
         }
         if (rc) {
-            fprintf(stderr, "redist-bench: rank %d: the %s run failed: %s\n", rank, method_names[m],
-                    m == OURS ? esm_error_message() : "see above");
+            fprintf(stderr, "redist-bench: rank %d: the %s run failed: %s\n", b->rank,
+                    method_names[m], m == OURS ? esm_error_message() : "see above");
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         if (s >= 0)
@@ -141,10 +139,10 @@ static double time_runs(const config *c, bench *b, int m, esm_route *route, cons
 
 static int run_mode(const config *c, const machine *m)
 {
-    const int store_only = !strcmp(c->mode, "store");
+    const int store_only = !strcmp(c->mode, "store"), rank = esm_rank();
     bench b;
     memset(&b, 0, sizeof b);
-    b.comm = MPI_COMM_WORLD, b.rank = rank, b.nranks = nranks;
+    b.comm = MPI_COMM_WORLD, b.rank = rank, b.nranks = esm_ranks();
     memcpy(b.dims, c->dims, sizeof b.dims);
     memcpy(b.src_parts, c->src_parts, sizeof b.src_parts);
     memcpy(b.dst_parts, c->dst_parts, sizeof b.dst_parts);
@@ -271,9 +269,8 @@ static int run_mode(const config *c, const machine *m)
 int main(int argc, char **argv)
 {
     esm_init(&argc, &argv, "redist-bench");
-    rank = esm_rank(), nranks = esm_ranks();
     config cfg;
-    bench_parse(argc, argv, &cfg, nranks);
+    bench_parse(argc, argv, &cfg, esm_ranks());
     machine m = machine_state();
     esm_exit(!strcmp(cfg.mode, "store-scaling") ? store_scaling(&cfg, &m) : run_mode(&cfg, &m));
 }

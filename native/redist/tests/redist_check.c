@@ -19,15 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esm_rank_state.h"
 #include "esm_redist.h"
 
-static int rank, nranks;
+/* This rank's state (one block per simulated rank under SMPI, which runs every rank in one
+ * process). */
+typedef struct {
+    int rank, nranks;
+    uint64_t rng;             /* the random numbers' state */
+    int shared_memory;        /* fields in node-shared memory (esm_shared_alloc), not malloc'ed */
+    const char *current_case; /* the error case running */
+} check_state;
+ESM_RANK_STATE(check_state, check)
 
 /* ---- random numbers, the same sequence on every rank (splitmix64) ---- */
-static uint64_t rng_state;
 static uint64_t rng_next(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    uint64_t z = (check()->rng += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
@@ -39,7 +47,7 @@ static int64_t rng_range(int64_t lo, int64_t hi) /* [lo, hi] */
 
 static void die(const char *what, int status)
 {
-    fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, what, esm_status_name(status),
+    fprintf(stderr, "rank %d: %s failed: %s: %s\n", check()->rank, what, esm_status_name(status),
             esm_error_message());
     MPI_Abort(MPI_COMM_WORLD, 4);
 }
@@ -63,7 +71,7 @@ typedef struct {
 static esm_distgrid *random_blocks(const space *s)
 {
     int parts[4] = {1, 1, 1, 1};
-    int left = nranks;
+    int left = check()->nranks;
     for (int f = 2; left > 1;) { /* spread the prime factors of nranks over the dimensions */
         if (left % f) {
             f++;
@@ -120,6 +128,7 @@ static void bisect(int ndims, const int64_t lo[], const int64_t hi[], int n, int
 
 static esm_distgrid *random_boxes(const space *s)
 {
+    const int rank = check()->rank, nranks = check()->nranks;
     int64_t (*boxes)[8] = calloc(nranks, sizeof *boxes);
     int64_t lo[4] = {0}, hi[4];
     memcpy(hi, s->dims, sizeof hi);
@@ -143,6 +152,7 @@ static esm_distgrid *random_boxes(const space *s)
 
 static esm_distgrid *random_indices(const space *s)
 {
+    const int rank = check()->rank, nranks = check()->nranks;
     int64_t levels = s->ndims > 1 && rng_range(0, 1) ? s->dims[s->ndims - 1] : 1;
     int64_t points = s->total / levels;
     /* runs of points to random ranks; each rank's runs in random order, some reversed */
@@ -242,15 +252,12 @@ static layout make_layout(esm_distgrid *d)
     return l;
 }
 
-/* Fields in node-shared memory (esm_shared_alloc) rather than malloc'ed. */
-static int shared_memory;
-
 /* nf fields of layout l: filled with the values (fill_values) or a sentinel. */
 static void **make_bundle(const layout *l, esm_fields f, int fill_values)
 {
     void **b = malloc(f.count * sizeof(void *));
     for (int k = 0; k < f.count; k++) {
-        if (shared_memory)
+        if (check()->shared_memory)
             CHECK(esm_shared_alloc(l->d, (l->n + 1) * esm_type_bytes(f.type), &b[k]));
         else
             b[k] = malloc((l->n + 1) * esm_type_bytes(f.type));
@@ -268,7 +275,7 @@ static void clear_bundle(const layout *l, esm_fields f, void **b)
 static void free_bundle(esm_fields f, void **b)
 {
     for (int k = 0; k < f.count; k++) {
-        if (shared_memory)
+        if (check()->shared_memory)
             CHECK(esm_shared_free(&b[k]));
         else
             free(b[k]);
@@ -293,7 +300,7 @@ static void options_of(int k, esm_route_options *o)
     o->bundle = k / 12 % 2;
     o->local_direct = k / 24 % 2;
     o->single_copy = k / 48 % 2;
-    shared_memory = k / 96 % 2;
+    check()->shared_memory = k / 96 % 2;
 }
 enum { OPTION_COMBINATIONS = 192 };
 
@@ -334,6 +341,7 @@ static int parse_range(const char *s, int *a, int *b)
 
 static int roundtrip(int argc, char **argv)
 {
+    const int rank = check()->rank, nranks = check()->nranks;
     int seed_lo = 1, seed_hi = 3, all_options = 0, option_lo = -1, option_hi = -1, pair_lo = 0,
         pair_hi = KINDS * KINDS - 1;
     int sample = 16;
@@ -352,7 +360,7 @@ static int roundtrip(int argc, char **argv)
     int64_t cases = 0, runs_checked = 0, wrong = 0, moved = 0, elements = 0;
     int kinds_seen[KINDS][KINDS] = {{0}}, options_seen[OPTION_COMBINATIONS] = {0};
     for (int seed = seed_lo; seed <= seed_hi; seed++) {
-        rng_state = 0x5eed0000ull + (uint64_t)seed;
+        check()->rng = 0x5eed0000ull + (uint64_t)seed;
         for (int pair = 0; pair < KINDS * KINDS; pair++) {
             space s;
             s.ndims = (int)rng_range(1, 4);
@@ -422,11 +430,9 @@ static const char *error_cases[] = {
     "indices_overlap", "indices_gap",         "size_mismatch",        "fields_mismatch",
     "type_mismatch",   "inconsistent_fields", "inconsistent_options", "inconsistent_layout",
     "bad_options",     "run_end_first",       "layout_only"};
-static const char *current_case;
-
 static int report(int status, esm_status expected)
 {
-    printf("rank %d: %s: %s: %s\n", rank, current_case, esm_status_name(status),
+    printf("rank %d: %s: %s: %s\n", check()->rank, check()->current_case, esm_status_name(status),
            status ? esm_error_message() : "no error");
     fflush(stdout);
     return status == (int)expected ? 0 : 3;
@@ -434,7 +440,8 @@ static int report(int status, esm_status expected)
 
 static int error_case(const char *name)
 {
-    current_case = name;
+    const int rank = check()->rank, nranks = check()->nranks;
+    check()->current_case = name;
     esm_distgrid *a = NULL, *b = NULL;
     esm_route *route = NULL;
     esm_fields f = {2, ESM_DOUBLE};
@@ -566,8 +573,9 @@ static int error_case(const char *name)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm_rank(MPI_COMM_WORLD, &check()->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &check()->nranks);
+    const int rank = check()->rank;
     int rc = 1;
     if (argc >= 2 && !strcmp(argv[1], "roundtrip"))
         rc = roundtrip(argc, argv);

@@ -8,11 +8,15 @@ Read from the built binary (readelf): every data symbol in a writable section th
 writable once the program is loaded (.data, .bss, thread-local .tdata/.tbss: the simulated ranks
 share one thread), not the sections the loader makes read-only (RELRO: .data.rel.ro, .got,
 .init_array, ...) nor the loader's own tables (.got.plt, .dynamic). The C runtime's symbols
-(RUNTIME_SYMBOLS) are allowed. Each symbol is attributed to the static library that defines it
-(the profiler, the workload core, the redistribution library) or else to the program."""
+(RUNTIME_SYMBOLS) are allowed, and so are the globals marked ESM_RANK_INVARIANT (the same value
+in every rank). Each symbol is attributed to the static library that defines it (the profiler,
+the workload core, the redistribution library) or else to the program. A program the check
+passes runs with privatization off (privatization_args): the profiler, the workload core and
+the workloads keep their per-rank state in per-rank blocks (native/include/esm_rank_state.h)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from dataclasses import dataclass
@@ -31,12 +35,19 @@ RUNTIME_SYMBOLS = frozenset(
 RUNTIME_PREFIXES = ("DW.ref.",)
 # writable at load time but not program state: the dynamic loader's tables
 LOADER_SECTIONS = frozenset({".got.plt", ".dynamic"})
+# globals every rank sets to the same value (ESM_RANK_INVARIANT, native/include/esm_rank_state.h:
+# a symbol resolved at first use, the environment read once): shared safely
+RANK_INVARIANT_SECTION = "esm_rank_invariant"
 # the static libraries linked into the smpi stack's programs, by what they are
 LIBRARIES = {
     "prof/libesmprof_sim.a": "profiler",
     "core/libesmcore.a": "workload core",
     "redist/libesmredist.a": "redistribution library",
 }
+
+
+PRIVATIZATION = "--cfg=smpi/privatization:"
+NO_PRIVATIZATION = f"{PRIVATIZATION}no"
 
 
 class GlobalStateError(EsmperfError):
@@ -68,11 +79,28 @@ def mutable_globals(program: Path, build: Path | None = None) -> list[MutableGlo
         section = sections.get(int(fields[6]))
         if section is None or section[0] in LOADER_SECTIONS or _runtime(name):
             continue
+        if section[0] == RANK_INVARIANT_SECTION:
+            continue
         if not section[1] or (section[0] not in (".tdata", ".tbss") and _inside(address, relro)):
             continue
         size = int(fields[2], 0)
         found.add(MutableGlobal(name, section[0], size, owners.get(name, "program")))
     return sorted(found, key=lambda g: (g.owner, g.name, g.section))
+
+
+def privatization_args(program: Path, launcher_args: tuple[str, ...]) -> tuple[str, ...]:
+    """smpirun's options for `program`: SimGrid's privatization off (NO_PRIVATIZATION in place
+    of the one the smpi knobs chose for the rank count) when the program keeps no mutable global
+    state, else `launcher_args` unchanged."""
+    if _keeps_globals(str(program), program.stat().st_mtime_ns):
+        return launcher_args
+    kept = tuple(arg for arg in launcher_args if not arg.startswith(PRIVATIZATION))
+    return (*kept, NO_PRIVATIZATION)
+
+
+@functools.lru_cache(maxsize=64)
+def _keeps_globals(program: str, mtime_ns: int) -> bool:
+    return bool(mutable_globals(Path(program)))
 
 
 def _sections(program: Path) -> tuple[dict[int, tuple[str, bool]], list[tuple[int, int]]]:

@@ -43,9 +43,10 @@ SMPI_ALWAYS = (
 PRECISION = "--cfg=surf/precision:"
 NO_DETACHED_SENDS = "--cfg=smpi/send-is-detached-thresh:0"
 SMPI_AT_SCALE = (NO_DETACHED_SENDS, f"{PRECISION}1e-8")
-# Each rank's globals: below SMPI_MMAP_RANKS ranks smpirun's default, one dlopen'd copy of the
-# program per rank; from it one copy of the program's data segment per rank, mapped in by mmap
-# at every switch between ranks. dlopen costs memory (0.53 MB a rank more: a copy of the
+# Each rank's globals, for a program that keeps some (one that keeps none runs with privatization
+# off: global_state.privatization_args): below SMPI_MMAP_RANKS ranks smpirun's default, one
+# dlopen'd copy of the program per rank; from it one copy of the program's data segment per
+# rank, mapped in by mmap at every switch between ranks. dlopen costs memory (0.53 MB a rank more: a copy of the
 # program's file; each copy 5-6 memory maps, past Linux's 65,530 near 11,000 ranks), mmap a
 # system call and page faults at each switch: 61 % of the CPU of pflotran 100^3 folded on 384
 # ranks (33.1 -> 12.8 s), 24 % of homme ne120 on 1,024 (9.6 -> 7.3 s) and 34 % on 3,456 (52.4 ->

@@ -1,6 +1,7 @@
 """Plan a study for this machine: each configuration made concrete (its launcher, the
 environment with its knobs, the command line), or the reason it cannot run here."""
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from esmperf.launch import launcher_for, simulated_launchers
 from esmperf.launch.base import Launcher, NotRunnable
 from esmperf.launch.mpirun import MpirunLauncher, run_environment
 from esmperf.mpi.build import profiler_path
+from esmperf.mpi.global_state import GlobalStateError, privatization_args
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import Unsupported
 from esmperf.mpi.platforms import PlatformError, nodes_for
@@ -255,7 +257,6 @@ def _clean_environment() -> dict[str, str]:
 
 def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workload]) -> list[str]:
     stack = planned.stack
-    launcher = planned.launcher.command(planned) if stack is not None and config.launcher else []
     if config.kind == "workload":
         workload = workloads[config.workload]
         assert stack is not None
@@ -266,7 +267,7 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
             program += ["--steps", str(config.steps)]
         for name, value in config.options:
             program += [f"--{name}", value]
-        return launcher + program
+        return _launcher(config, planned, program[0]) + program
     values = {
         "ranks": str(config.ranks),
         "nodes": str(config.nodes),
@@ -288,7 +289,19 @@ def _argv(config: Configuration, planned: PlannedRun, workloads: dict[str, Workl
                 "(write {{ and }} for literal braces)"
             ) from None
     program[0] = _program_path(program[0])
-    return launcher + program
+    return _launcher(config, planned, program[0]) + program
+
+
+def _launcher(config: Configuration, planned: PlannedRun, program: str) -> list[str]:
+    """The launcher's part of the command. A simulated rank needs no copy of the program's
+    globals if it keeps none (SimGrid's privatization off: global_state.privatization_args)."""
+    if planned.stack is None or not config.launcher:
+        return []
+    if planned.stack.simulated:
+        # a program readelf cannot read (a script) keeps the smpi knobs' privatization
+        with contextlib.suppress(GlobalStateError, OSError):
+            planned.launcher_args = privatization_args(Path(program), planned.launcher_args)
+    return planned.launcher.command(planned)
 
 
 def _program_path(program: str) -> str:
