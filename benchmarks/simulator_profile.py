@@ -20,7 +20,8 @@ Cases (computation = model, folded, so every simulated time is deterministic, bu
   redist-nopack  redist-bench S, pack none, one node a rank, IB QDR, computation measured; 64
   matching  bench/matching, 2,000 messages from each rank to rank 0, network only; 33 ranks
 Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given),
-or a knob changed (eager-mpi: eager_limit = mpi).
+or a knob changed (eager-mpi: eager_limit = mpi); `a+b` makes both changes
+(allreduce-rdb+privatization-mmap).
 """
 
 import argparse
@@ -176,7 +177,8 @@ def command_for(
         knobs |= {"machine": case["machine"], "computation": "model", "fold": "on"}
     if case.get("computation"):
         knobs["computation"] = case["computation"]
-    knobs |= KNOB_VARIANTS.get(variant, {})
+    for part in variant.split("+"):
+        knobs |= KNOB_VARIANTS.get(part, {})
     setting = knob_setting(stack, knobs, ranks, 2, case["ranks_per_node"], workdir / "platforms")
     write_files(setting)
     _, *args = case["program"]
@@ -185,7 +187,8 @@ def command_for(
         program += ["--steps", str(steps), *case.get("options", ())]
     # the base is what a study runs: privatization off for a program that keeps no global
     launcher_args = privatization_args(Path(program[0]), setting.launcher_args)
-    launcher = [*wrapper, *launcher_args, *VARIANTS[variant]]
+    options = [option for part in variant.split("+") for option in VARIANTS[part]]
+    launcher = [*wrapper, *launcher_args, *options]
     env = run_environment(stack, os.environ) | setting.env | {"TMPDIR": str(workdir)}
     return mpirun_command(stack, ranks, program, launcher), env
 
@@ -342,8 +345,9 @@ def main() -> None:
     variants = args.variants.split(",")
     for _ in range(args.repeats):
         for variant in variants:
-            if variant not in VARIANTS:
-                raise SystemExit(f"unknown variant {variant} (variants: {', '.join(VARIANTS)})")
+            for part in variant.split("+"):  # a+b: both changes at once
+                if part not in VARIANTS:
+                    raise SystemExit(f"unknown variant {part} (variants: {', '.join(VARIANTS)})")
             perf = args.perf if variant == variants[0] else "none"
             run = one_run(stack, case, ranks, args.steps, variant, perf, args.keep, args.platform)
             runs.setdefault(variant, []).append(run)

@@ -1,7 +1,8 @@
 """The profiler under SimGrid SMPI (docs/profiler.md, "Simulated runs"): linked into every program
-of the smpi stack, private to each simulated rank, timed by the simulated clock, recording when
-ESMPROF_OUT is set. Checked on HOMME: the profile's calls and bytes are the workload's own counts,
-a folded run's profile is a full run's, and profiling leaves the simulated time unchanged."""
+of the smpi stack, its state each simulated rank's own, timed by the simulated clock, recording
+when ESMPROF_OUT is set. Checked on HOMME: the profile's calls and bytes are the workload's own
+counts, a folded run's profile is a full run's, profiling leaves the simulated time unchanged,
+and SimGrid's privatization changes nothing of it."""
 
 import json
 import os

@@ -20,8 +20,8 @@
  * Under SMPI the ranks run one at a time, and never between a test and a set of such a value.
  *
  * Under SMPI the per-rank state must not be touched before the rank's main starts (a
- * constructor runs in no rank). A program that keeps its own SMPI user data cannot use this:
- * the first block it asks for stops the run with a message. */
+ * constructor runs in no rank). A program that sets SMPI's user data itself cannot be linked
+ * with code that uses this: the next block asked for stops the run with a message. */
 #ifndef ESM_RANK_STATE_H
 #define ESM_RANK_STATE_H
 
@@ -63,9 +63,10 @@ __attribute__((noinline, unused)) static void *esm_rank_block_new(esm_rank_block
         t->magic = ESM_RANK_BLOCKS_MAGIC;
         smpi_process_set_user_data(t);
     } else if (t->magic != ESM_RANK_BLOCKS_MAGIC) {
-        fprintf(stderr, "esm: this program keeps its own SMPI user data "
-                        "(smpi_process_set_user_data), which esmperf's per-rank state needs: "
-                        "run it with SMPI's privatization (the esmperf build check says so)\n");
+        fprintf(stderr, "esm: this program sets SMPI's per-rank user data itself "
+                        "(smpi_process_set_user_data), where esmperf's profiler and workload "
+                        "core keep each simulated rank's state: link it without them, or keep "
+                        "its data elsewhere (sg_actor_set_data)\n");
         abort();
     }
     if (t->count == t->capacity) {
