@@ -16,6 +16,7 @@ from esmperf.mpi import (
     tcp_model,
 )
 from esmperf.mpi.collectives import SMPI_ALGORITHMS
+from esmperf.mpi.global_state import PRIVATIZATION
 from esmperf.mpi.knobs import (
     FOLD_AUTO_RANKS,
     KNOBS,
@@ -53,7 +54,7 @@ SMPI_AT_SCALE = (NO_DETACHED_SENDS, f"{PRECISION}1e-8")
 # 34.6 s, 0.86 -> 2.72 GB), simulated times equal to the bit (docs/simulate.md, "Where the
 # simulator's time goes"; benchmarks/simulator_profile.py).
 SMPI_MMAP_RANKS = 4096
-SMPI_MMAP = "--cfg=smpi/privatization:mmap"
+SMPI_MMAP = f"{PRIVATIZATION}mmap"
 # And the collectives the seeds' MPI libraries run at scale where SimGrid's default is none of
 # theirs and ruins the simulator: SMPI's default MPI_Allgather(v) posts a send and a receive
 # between every pair of ranks at once (ranks^2 flows in the network model); MPICH uses Bruck's
