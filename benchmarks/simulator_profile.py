@@ -20,7 +20,8 @@ Cases (computation = model, folded, so every simulated time is deterministic, bu
   redist-nopack  redist-bench S, pack none, one node a rank, IB QDR, computation measured; 64
   matching  bench/matching, 2,000 messages from each rank to rank 0, network only; 33 ranks
 Variants: the SMPI option appended after the run's own (SimGrid keeps the last value given),
-or a knob changed (eager-mpi: eager_limit = mpi); `a+b` makes both changes
+or a knob changed (eager-mpi: eager_limit = mpi, the default auto's value on the seeds'
+platforms; eager-simgrid: SMPI's own, every send a rendezvous at scale); `a+b` makes both changes
 (allreduce-rdb+privatization-mmap).
 """
 
@@ -103,10 +104,11 @@ VARIANTS = {
     "detached-12288": ("--cfg=smpi/send-is-detached-thresh:12288",),
     "allreduce-rdb": ("--cfg=smpi/allreduce:rdb",),
     "contexts-ucontext": ("--cfg=contexts/factory:ucontext",),
-    "eager-mpi": (),  # the knob below, not an appended option
+    "eager-mpi": (),  # the knobs below, not appended options
+    "eager-simgrid": (),
 }
 # variants that change a knob rather than append an option
-KNOB_VARIANTS = {"eager-mpi": {"eager_limit": "mpi"}}
+KNOB_VARIANTS = {"eager-mpi": {"eager_limit": "mpi"}, "eager-simgrid": {"eager_limit": "simgrid"}}
 # perf's symbols grouped by the part of the simulator (or the program) they belong to; the
 # first pattern that matches a "dso symbol" line wins
 GROUPS = (

@@ -47,6 +47,16 @@ def test_mpi_sets_the_transports_limit_at_every_scale(ranks: int) -> None:
         ]
 
 
+@pytest.mark.parametrize("ranks", [2, FOLD_AUTO_RANKS, 1024])
+def test_auto_is_mpi_where_a_limit_is_sourced_and_simgrid_elsewhere(ranks: int) -> None:
+    for platform in eager.EAGER_LIMITS:
+        assert smpirun_options(platform, ranks, "auto") == smpirun_options(platform, ranks, "mpi")
+    for platform in ("ib-hdr", "efa", "slingshot-11"):
+        assert smpirun_options(platform, ranks, "auto") == smpirun_options(
+            platform, ranks, "simgrid"
+        )
+
+
 def test_simgrid_is_the_baseline_unchanged() -> None:
     for platform in ("gige", "ib-qdr", "ib-hdr", "efa"):
         assert smpirun_options(platform, FOLD_AUTO_RANKS - 1, "simgrid") == []
@@ -120,13 +130,23 @@ def test_simgrid_sends_rendezvous_at_scale_and_detached_below_it(
     late_receiver: tuple[Stack, Path], tmp_path: Path
 ) -> None:
     # from FOLD_AUTO_RANKS ranks (the old behaviour, the baseline): an 8-byte send waits
-    send, recv = late(late_receiver, tmp_path, "ib-qdr", 8, ranks=FOLD_AUTO_RANKS)
+    send, recv = late(
+        late_receiver, tmp_path, "ib-qdr", 8, ranks=FOLD_AUTO_RANKS, eager_limit="simgrid"
+    )
     assert send == recv == pytest.approx(rendezvous("ib-qdr", 8), rel=1e-12)
     # below it SMPI's default: the send returns at once, the data moves once the receive is
     # posted (detached, not asynchronous): the receive pays the whole transfer
-    send, recv = late(late_receiver, tmp_path, "ib-qdr", 8)
+    send, recv = late(late_receiver, tmp_path, "ib-qdr", 8, eager_limit="simgrid")
     assert send == pytest.approx(WTIME_S, rel=1e-9)
     assert recv == pytest.approx(rendezvous("ib-qdr", 8), rel=1e-12)
+
+
+def test_the_default_is_eager_at_scale_where_the_limit_is_sourced(
+    late_receiver: tuple[Stack, Path], tmp_path: Path
+) -> None:
+    send, recv = late(late_receiver, tmp_path, "ib-qdr", 8, ranks=FOLD_AUTO_RANKS)
+    assert send == pytest.approx(WTIME_S, rel=1e-9)
+    assert recv == pytest.approx(DELAY_US * 1e-6 + WTIME_S, rel=1e-12)
 
 
 def test_simulate_takes_eager_limit_from_the_command_line(

@@ -19,7 +19,13 @@ from esmperf.mpi import machines
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.knobs import FOLD_AUTO_RANKS, Unsupported
-from esmperf.mpi.smpi_knobs import SMPI_AT_SCALE, SMPI_MMAP, SMPI_MMAP_RANKS
+from esmperf.mpi.smpi_knobs import (
+    NO_DETACHED_SENDS,
+    PRECISION,
+    SMPI_AT_SCALE,
+    SMPI_MMAP,
+    SMPI_MMAP_RANKS,
+)
 from esmperf.mpi.stacks import Stack, discover_stacks
 from esmperf.report.findings import connection_findings
 from esmperf.store.results import RunResult
@@ -309,10 +315,15 @@ def test_a_manifest_says_whether_its_workload_folds(tmp_path):
 
 
 def test_simgrid_is_tuned_for_scale_from_the_folding_threshold(smpi, tmp_path):
-    small = knob_setting(smpi, {}, FOLD_AUTO_RANKS - 1, 2, 8, tmp_path / "platforms")
-    large = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
+    simgrid = {"eager_limit": "simgrid"}  # SMPI's own protocol: rendezvous at scale
+    small = knob_setting(smpi, simgrid, FOLD_AUTO_RANKS - 1, 2, 8, tmp_path / "platforms")
+    large = knob_setting(smpi, simgrid, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
     assert not set(SMPI_AT_SCALE) & set(small.launcher_args)
     assert large.launcher_args[-len(SMPI_AT_SCALE) :] == SMPI_AT_SCALE
+    # the default (eager_limit = auto: the MPI's eager sends on ib-qdr) keeps detached sends
+    default = knob_setting(smpi, {}, FOLD_AUTO_RANKS, 2, 8, tmp_path / "platforms")
+    assert NO_DETACHED_SENDS not in default.launcher_args
+    assert f"{PRECISION}1e-8" in default.launcher_args
     # each rank's globals by dlopen (smpirun's default) until SMPI_MMAP_RANKS, then by mmap
     assert not any("privatization" in arg for arg in large.launcher_args)
     before = knob_setting(smpi, {}, SMPI_MMAP_RANKS - 1, 2, 8, tmp_path / "platforms")

@@ -92,8 +92,12 @@ def test_the_knob_sets_os_ois_or_and_none_changes_nothing() -> None:
 
 
 def test_refused_without_eager_sends_or_a_published_figure() -> None:
-    with pytest.raises(Unsupported, match="choose eager_limit = mpi"):
-        options(platform="ib-qdr", host_overhead="low")
+    with pytest.raises(Unsupported, match="choose eager_limit = mpi or auto"):
+        options(platform="ib-qdr", host_overhead="low", eager_limit="simgrid")
+    # the default, auto, is the MPI's eager limit on ib-qdr: the overhead applies
+    assert options(platform="ib-qdr", host_overhead="low") == options(
+        platform="ib-qdr", host_overhead="low", eager_limit="mpi"
+    )
     with pytest.raises(Unsupported, match="host_overhead = high on ib-hdr: no published"):
         options(platform="ib-hdr", host_overhead="high")
 

@@ -54,9 +54,10 @@ def simulate(
     """The program on the simulated cluster, network only; `drop` leaves out one ns-3
     attribute of the knob setting, `extra` adds smpirun options (to show the defect a setting
     works around)."""
-    setting = knob_setting(
-        stack, {"computation": "off", **knobs}, ranks, 2, ranks_per_node, tmp_path / "platforms"
-    )
+    # SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
+    # eager sends (tests/test_eager.py)
+    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    setting = knob_setting(stack, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)} | setting.env
     if drop:
@@ -147,7 +148,8 @@ def test_ns3_attributes_carry_linuxs_tcp_constants_and_the_switch_buffer() -> No
     if smpi_stack is None:
         pytest.skip("SimGrid SMPI is not installed")
     setting = knob_setting(smpi_stack, {"network_model": "ns3"}, 2, 2)
-    assert setting.launcher_args[-2:] == ("--cfg=network/model:ns-3", "--cfg=ns3/seed:1")
+    model = setting.launcher_args.index("--cfg=network/model:ns-3")
+    assert setting.launcher_args[model + 1] == "--cfg=ns3/seed:1"
     found = attributes(setting.env)
     assert INITIAL_WINDOW_2010 == 3  # RFC 3390 for MSS 1448: 4380 bytes
     assert {key: found[key] for key in found if "Tcp" in key} == {

@@ -57,6 +57,13 @@ def as_run(config: Configuration) -> Any:
     )
 
 
+@pytest.fixture(autouse=True)
+def seeds_simgrid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seed studies run on `make setup-simgrid`'s SimGrid (their `simgrid` field): loaded
+    as benchmarks/seed_studies.py runs them."""
+    monkeypatch.setenv(SIMGRID_VARIABLE, str(repo_root() / ".venv" / "simgrid-4.1"))
+
+
 def has(configurations: list[Configuration], config: dict[str, Any]) -> bool:
     return any(matches(as_run(c), config) for c in configurations)
 
@@ -106,10 +113,9 @@ def test_seed_study_plans_at_the_seeds_scale(name: str, tmp_path: Path) -> None:
                 assert planned.argv[planned.argv.index("-n") + 1] == str(planned.config.ranks)
 
 
-def seed_studies(seed_id: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def seed_studies(seed_id: str) -> list[Any]:
     """The seed's study and those that add to it (`<seed>-*.toml` naming the same seed), the
-    latter loaded as on the SimGrid they name (`make setup-simgrid`'s prefix)."""
-    monkeypatch.setenv(SIMGRID_VARIABLE, str(repo_root() / ".venv" / "simgrid-4.1"))
+    latter loaded as on the SimGrid they name (`make setup-simgrid`'s prefix: seeds_simgrid)."""
     studies = [load_study(STUDIES / f"{seed_id}.toml")]
     studies += [load_study(path) for path in sorted(STUDIES.glob(f"{seed_id}-*.toml"))]
     assert all(study.seed == studies[0].seed for study in studies)
@@ -118,9 +124,9 @@ def seed_studies(seed_id: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 @pytest.mark.parametrize("reference", load_references(), ids=lambda r: r.id)
 def test_every_checkable_claim_has_its_configurations(
-    reference: Any, monkeypatch: pytest.MonkeyPatch
+    reference: Any,
 ) -> None:
-    studies = seed_studies(reference.id, monkeypatch)
+    studies = seed_studies(reference.id)
     assert reference.names(studies[0].seed)
     missing = []
     for claim in reference.claims:

@@ -79,8 +79,11 @@ def pingpong_program(stack: Stack) -> list[str]:
 
 
 def pingpong_record(stack: Stack, tmp_path: Path, ranks: int, **knobs: str) -> dict[str, Any]:
-    """bench/pingpong on `ranks` nodes (rank r plays with r + ranks/2), network only."""
-    result = simulate(stack, tmp_path, pingpong_program(stack), ranks, computation="off", **knobs)
+    """bench/pingpong on `ranks` nodes (rank r plays with r + ranks/2), network only, under
+    SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
+    eager sends (tests/test_eager.py)."""
+    knobs = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    result = simulate(stack, tmp_path, pingpong_program(stack), ranks, **knobs)
     return pingpong_output(result)
 
 
@@ -89,9 +92,8 @@ def pingpong_between(
 ) -> tuple[list[float], Path]:
     """Ranks 0 and 1 on nodes pair[0] and pair[1] of a cluster of `nodes` nodes: the one-way
     times and the platform file."""
-    setting = knob_setting(
-        stack, {"computation": "off", **knobs}, nodes, 2, 1, tmp_path / "platforms"
-    )
+    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    setting = knob_setting(stack, chosen, nodes, 2, 1, tmp_path / "platforms")
     hosts = "".join(f"{platforms.NODE_PREFIX}{node}\n" for node in pair)
     setting = replace(
         setting,

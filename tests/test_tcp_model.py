@@ -38,9 +38,10 @@ def smpi() -> Stack:
 def run(
     stack: Stack, tmp_path: Path, program: list[str], ranks: int, ranks_per_node: int, **knobs: str
 ) -> dict:
-    setting = knob_setting(
-        stack, {"computation": "off", **knobs}, ranks, 2, ranks_per_node, tmp_path / "platforms"
-    )
+    # SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
+    # eager sends (tests/test_eager.py)
+    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    setting = knob_setting(stack, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)} | setting.env
     command = mpirun_command(stack, ranks, program, setting.launcher_args)
@@ -135,10 +136,8 @@ def incast(
 
 def test_cm02_tcp_gives_the_plugin_the_ns3_models_figures(smpi: Stack) -> None:
     setting = knob_setting(smpi, {"network_model": "cm02-tcp"}, 2, 2)
-    assert setting.launcher_args[-2:] == (
-        "--cfg=network/model:CM02",
-        "--cfg=network/crosstraffic:0",
-    )
+    model = setting.launcher_args.index("--cfg=network/model:CM02")
+    assert setting.launcher_args[model + 1] == "--cfg=network/crosstraffic:0"
     assert {key: value for key, value in setting.env.items() if "INCAST" in key} == {
         "ESM_TCP_INCAST_BUFFER_PACKETS": "28",  # 2 MiB / 48 ports / 1518 B
         "ESM_TCP_INCAST_INITIAL_WINDOW": "3",

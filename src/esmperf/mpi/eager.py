@@ -2,7 +2,8 @@
 is eager (the data leaves at once, MPI_Send returns without waiting for the receiver), from it
 a rendezvous (the sender waits for the matching receive).
 
-`simgrid` keeps SMPI's own choice: SimGrid 3.32's default smpi/send-is-detached-thresh
+`auto`, the default, is `mpi` on the platforms whose MPI's limit is sourced and `simgrid` on the
+others. `simgrid` keeps SMPI's own choice: SimGrid 3.32's default smpi/send-is-detached-thresh
 (65536) below FOLD_AUTO_RANKS ranks and 0 from it (smpi_knobs.SMPI_AT_SCALE: every send a
 rendezvous). `mpi` is the limit of the MPI the platform's seeds ran, Open MPI's ob1 over the
 platform's BTL, at every scale (docs/simulate.md, "Eager and rendezvous sends"). SimGrid 4.1
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from esmperf.mpi.knobs import Unsupported
 
-EAGER_LIMIT_VALUES = ("simgrid", "mpi")
+EAGER_LIMIT_VALUES = ("auto", "simgrid", "mpi")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,14 @@ NO_SOURCED_LIMIT = (
     "today's MPIs over UCX or libfabric choose their rendezvous threshold at run time "
     "(UCX_RNDV_THRESH=auto): no sourced figure"
 )
+
+
+def resolved(value: str, platform: str) -> str:
+    """The knob's value as run: `auto` (the default) is `mpi` where the platform's MPI limit is
+    sourced, `simgrid` elsewhere."""
+    if value == "auto":
+        return "mpi" if platform in EAGER_LIMITS else "simgrid"
+    return value
 
 
 def eager_limit(platform: str) -> EagerLimit:

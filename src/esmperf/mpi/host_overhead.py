@@ -234,6 +234,6 @@ def host_overhead_options(name: str, platform: str, eager_limit: str) -> tuple[s
     if eager_limit != "mpi":
         raise Unsupported(
             f"host_overhead = {name} is charged on eager sends and their receives: choose "
-            "eager_limit = mpi (under simgrid every send is a rendezvous at scale)"
+            "eager_limit = mpi or auto (under simgrid every send is a rendezvous at scale)"
         )
     return ends[name].options()

@@ -45,12 +45,14 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - offload        none | fca | sharp   Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the
                  switch tree, a published latency per level (mpi/offload.py): the FCA of the
                  seeds' decks as the hardware did it, not as an algorithm choice
-- eager_limit    simgrid | mpi   sends below it eager, from it rendezvous: SMPI's choice
+- eager_limit    auto | simgrid | mpi   sends below it eager, from it rendezvous: SMPI's choice
                  (65536 bytes below FOLD_AUTO_RANKS ranks, none from it) or the seeds' MPI's
-                 limit for the platform at every scale (mpi/eager.py)
+                 limit for the platform at every scale (mpi/eager.py); auto = mpi where that
+                 limit is sourced (gige, 10gige, ib-qdr, ib-fdr), simgrid elsewhere
 - host_overhead  none | low | high   the CPU time each message costs its sender and receiver
                  (LogGP's o), the ends of the published band for the platform's family
-                 (mpi/host_overhead.py; needs eager_limit = mpi; gige, 10gige, ib-qdr, ib-fdr)
+                 (mpi/host_overhead.py; needs eager sends: eager_limit auto or mpi;
+                 gige, 10gige, ib-qdr, ib-fdr)
 - collectives    simgrid | ompi | mpich   which rules choose SMPI's collective algorithms:
                  SimGrid's defaults, or Open MPI's or MPICH's decision rules as SimGrid
                  transcribes them (smpi/coll-selector); an <op>_algorithm knob overrides them
@@ -268,13 +270,13 @@ KNOBS: dict[str, Knob] = {
         ),
         Knob(
             "eager_limit",
-            ("simgrid", "mpi"),
-            "simgrid",
+            ("auto", "simgrid", "mpi"),
+            "auto",
             "MPI eager limit (btl_tcp/btl_openib_eager_limit)",
             "sends below it eager, from it rendezvous: simgrid = SMPI's default below "
             f"{FOLD_AUTO_RANKS} ranks and every send a rendezvous from it; mpi = Open MPI's "
-            "eager limit of the platform's transport at every scale (mpi/eager.py; smpi "
-            "stack only)",
+            "eager limit of the platform's transport at every scale (mpi/eager.py); auto = mpi "
+            "where that limit is sourced, simgrid elsewhere (smpi stack only)",
             "one rank sends no message",
         ),
         Knob(
@@ -284,7 +286,8 @@ KNOBS: dict[str, Knob] = {
             "MPI stack's CPU cost per message (LogGP o)",
             "the CPU time each eager message costs its sender (MPI_Send, MPI_Isend) and its "
             "receiver: none, or the low or high end of the published figures for the "
-            "platform's family (mpi/host_overhead.py; needs eager_limit = mpi; smpi stack only)",
+            "platform's family (mpi/host_overhead.py; needs eager sends: eager_limit auto or "
+            "mpi; smpi stack only)",
             "one rank sends no message",
         ),
         Knob(

@@ -167,12 +167,13 @@ def smpi_setting(
     env.update(tcp_model.tcp_environment(chosen, net))
     if chosen["computation"] != "measured":
         args.append("--cfg=smpi/simulate-computation:no")
-    eager_mpi = chosen["eager_limit"] == "mpi"
+    eager_limit = eager.resolved(chosen["eager_limit"], chosen["platform"])
+    eager_mpi = eager_limit == "mpi"
     if eager_mpi:
         args.extend(eager.eager_options(eager.eager_limit(chosen["platform"]).limit))
     args.extend(
         host_overhead.host_overhead_options(
-            chosen["host_overhead"], chosen["platform"], chosen["eager_limit"]
+            chosen["host_overhead"], chosen["platform"], eager_limit
         )
     )
     if ranks >= FOLD_AUTO_RANKS:

@@ -167,16 +167,17 @@ KNOB_FLAGS = (
     ),
     (
         "eager_limit",
-        "simgrid,mpi",
-        "sends below it eager, from it rendezvous (default simgrid: SMPI's default below "
+        "auto,simgrid,mpi",
+        "sends below it eager, from it rendezvous (simgrid: SMPI's default below "
         f"{FOLD_AUTO_RANKS} ranks, every send a rendezvous from it; mpi: Open MPI's limit of "
-        "the platform's transport at every scale)",
+        "the platform's transport at every scale; default auto: mpi where that limit is "
+        "sourced, simgrid elsewhere)",
     ),
     (
         "host_overhead",
         "none,low,high",
         "the CPU time each eager message costs its sender and receiver (LogGP o): the ends of "
-        "the published band (gige, 10gige, ib-qdr, ib-fdr; needs --eager-limit mpi; default none)",
+        "the published band (gige, 10gige, ib-qdr, ib-fdr, whose eager sends it needs; default none)",
     ),
     (
         "collectives",
