@@ -23,6 +23,7 @@ from esmperf.mpi.ns3_network import (
 )
 from esmperf.mpi.stacks import Stack, discover_stacks
 from ocean_smpi import smpi_built
+from test_smpi import NETWORK_ONLY
 
 GIGE_LINK = (125e6, 25e-6)  # the line rate (ns-3 frames packets itself), half the 50 us latency
 
@@ -54,9 +55,7 @@ def simulate(
     """The program on the simulated cluster, network only; `drop` leaves out one ns-3
     attribute of the knob setting, `extra` adds smpirun options (to show the defect a setting
     works around)."""
-    # SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
-    # eager sends (tests/test_eager.py)
-    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    chosen = NETWORK_ONLY | knobs
     setting = knob_setting(stack, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)} | setting.env

@@ -78,12 +78,15 @@ def pingpong_program(stack: Stack) -> list[str]:
     return [str(build_dir(stack) / "bench" / "pingpong"), "100", *map(str, SIZES)]
 
 
+# The network model's tests run under SMPI's own protocol (eager_limit = simgrid): their expected
+# figures are the network model's, not the MPI's eager sends (tests/test_eager.py).
+NETWORK_ONLY = {"computation": "off", "eager_limit": "simgrid"}
+
+
 def pingpong_record(stack: Stack, tmp_path: Path, ranks: int, **knobs: str) -> dict[str, Any]:
-    """bench/pingpong on `ranks` nodes (rank r plays with r + ranks/2), network only, under
-    SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
-    eager sends (tests/test_eager.py)."""
-    knobs = {"computation": "off", "eager_limit": "simgrid", **knobs}
-    result = simulate(stack, tmp_path, pingpong_program(stack), ranks, **knobs)
+    """bench/pingpong on `ranks` nodes (rank r plays with r + ranks/2), network only
+    (NETWORK_ONLY)."""
+    result = simulate(stack, tmp_path, pingpong_program(stack), ranks, **NETWORK_ONLY | knobs)
     return pingpong_output(result)
 
 
@@ -92,8 +95,7 @@ def pingpong_between(
 ) -> tuple[list[float], Path]:
     """Ranks 0 and 1 on nodes pair[0] and pair[1] of a cluster of `nodes` nodes: the one-way
     times and the platform file."""
-    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
-    setting = knob_setting(stack, chosen, nodes, 2, 1, tmp_path / "platforms")
+    setting = knob_setting(stack, NETWORK_ONLY | knobs, nodes, 2, 1, tmp_path / "platforms")
     hosts = "".join(f"{platforms.NODE_PREFIX}{node}\n" for node in pair)
     setting = replace(
         setting,

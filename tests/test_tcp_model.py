@@ -22,6 +22,7 @@ from esmperf.study.file import study_from_dict
 from esmperf.study.orchestrate import run_study
 from esmperf.workloads import load_workloads
 from ocean_smpi import smpi_built
+from test_smpi import NETWORK_ONLY
 
 R815_KERNEL_RATE = 2.2e9 / 8  # Opteron 6174 at 2.2 GHz, 8 cycles a byte: 275 MB/s
 SMPI_BYTES = 16  # SMPI 3.32 adds 16 bytes to every message (platforms.MESSAGE_OVERHEAD_BYTES)
@@ -38,9 +39,7 @@ def smpi() -> Stack:
 def run(
     stack: Stack, tmp_path: Path, program: list[str], ranks: int, ranks_per_node: int, **knobs: str
 ) -> dict:
-    # SMPI's own protocol (eager_limit = simgrid): the network model's figures, not the MPI's
-    # eager sends (tests/test_eager.py)
-    chosen = {"computation": "off", "eager_limit": "simgrid", **knobs}
+    chosen = NETWORK_ONLY | knobs
     setting = knob_setting(stack, chosen, ranks, 2, ranks_per_node, tmp_path / "platforms")
     write_files(setting)
     env = run_environment(stack) | {"TMPDIR": str(tmp_path)} | setting.env

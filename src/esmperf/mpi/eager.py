@@ -23,8 +23,6 @@ from dataclasses import dataclass
 
 from esmperf.mpi.knobs import Unsupported
 
-EAGER_LIMIT_VALUES = ("auto", "simgrid", "mpi")
-
 
 @dataclass(frozen=True)
 class EagerLimit:
