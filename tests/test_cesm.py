@@ -103,7 +103,7 @@ def test_call_mix_matches_the_core_counts_and_the_driver(tmp_path):
     nonblocking = sum(
         sum(calls(profile, name)) for name in ("MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall")
     )
-    assert nonblocking / every > 0.75
+    assert nonblocking / every > 0.5  # the deck's "majority" (72 % here: CAM FV's bands)
     assert sum(calls(profile, "MPI_Irecv")) > sum(calls(profile, "MPI_Barrier"))
 
 
@@ -206,8 +206,9 @@ def test_folded_run_sends_what_a_full_run_sends_in_the_same_simulated_time(tmp_p
 
 def test_more_ranks_than_the_deck_s_blocks_cut_smaller_blocks(tmp_path):
     """On more ranks than a component has blocks of the deck's size, its blocks are halved until
-    every rank gets one (1deg on 384 ranks: the atmosphere's 24 x 16 blocks are only 144): 64
-    simulated ranks of size S give the 2-rank run's bits."""
+    every rank gets one; the atmosphere's are CAM FV's, a block per rank: the most latitude
+    bands of 3 rows or more dividing rows and ranks, each cut into ranks / bands equal pieces.
+    64 simulated ranks of size S give the 2-rank run's bits."""
     from ocean_smpi import result_of, simulate, smpi_stack
 
     smpi = smpi_stack("cesm")
@@ -215,6 +216,7 @@ def test_more_ranks_than_the_deck_s_blocks_cut_smaller_blocks(tmp_path):
     result = result_of(simulate(smpi, tmp_path, "cesm", 64, 16, QUICK))
     assert result["verification"]["passed"] is True
     assert result["checksum"] == reference["checksum"]
-    assert reference["params"]["atm_block"] == reference["params"]["lnd_block"] == "12x8"
-    assert result["params"]["atm_block"] == "6x8"  # 16 x 6 = 96 blocks >= 64
+    assert reference["params"]["atm_block"] == "96x24"  # 2 bands of 24 rows
+    assert reference["params"]["lnd_block"] == "12x8"
+    assert result["params"]["atm_block"] == "24x3"  # 16 bands of 3 rows, each in 4 pieces
     assert result["params"]["lnd_block"] == "6x8"  # and at least 64 of them hold land

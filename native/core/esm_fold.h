@@ -48,6 +48,12 @@
 /* Is this run folded? */
 bool esm_folded(void);
 
+/* Are kernels charged by their flops and bytes on a modelled node (SMPI, ESM_KERNEL_COST=model
+ * with the core's flops and the node's bandwidth given: the smpi knob computation = model with
+ * a machine)? A workload that states its kernels' cost as such work (not as code that runs)
+ * needs it. */
+bool esm_kernel_cost_modelled(void);
+
 /* Zeroed, 64-byte aligned memory for a field of `bytes`; folded: shared between ranks by
  * (allocation order on this rank, bytes rounded up to a power of two). esm_field_free frees
  * it (folded: nothing). */

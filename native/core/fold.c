@@ -118,6 +118,13 @@ bool esm_folded(void)
     return setup()->folded;
 }
 
+bool esm_kernel_cost_modelled(void)
+{
+    fold_state *f = setup();
+    return f->mode == KERNELS_ACCOUNTED && f->cost == COST_MODEL && f->core_flops > 0 &&
+           f->node_bandwidth > 0;
+}
+
 const esm_fold_counts *esm_fold_counts_mine(void)
 {
     return &fold()->counts;

@@ -74,6 +74,10 @@ static void parse(cesm_run *run, int argc, char **argv)
                                "what each component's kernels are charged for: the points the "
                                "physics works on (ice, daylight, land, ocean as CESM's "
                                "decompositions share them), or every point every call");
+    run->cost = esm_cli_choice(cli, "cost", "proxy,cesm-low,cesm-high",
+                               "what a simulated run charges the kernels: the proxy's own "
+                               "byte model, or CESM 1.0.3's measured cost of each component "
+                               "(both ends of its band; needs computation = model)");
     run->fault = esm_cli_choice(cli, "fault", "none,map,leak",
                                 "inject a fault the verification must catch: a wrong map weight, "
                                 "an ocean point that drops its forcing");
@@ -94,6 +98,24 @@ static int blocks_with(int nx, int ny, int bx, int by, const unsigned char *acti
             count += any;
         }
     return count;
+}
+
+/* The atmosphere's blocks as CAM's finite-volume dynamics cuts its grid: its 2-D decomposition
+ * gives each task a latitude band of at least 3 rows (npr_y bands) and a range of levels
+ * (npr_z), evenly. Here: the most bands of 3 rows or more that divide the rows and the ranks;
+ * the levels the one-layer proxy lacks become that many equal pieces of each band's columns.
+ * One block per rank; false where the grid does not divide so (the halving rule then). */
+static bool cam_fv_blocks(int nx, int ny, int ranks, int *bx, int *by)
+{
+    for (int npr_y = ny / 3; npr_y >= 1; npr_y--) {
+        int npr_x = ranks / npr_y;
+        if (ranks % npr_y || ny % npr_y || nx % npr_x)
+            continue;
+        *bx = nx / npr_x;
+        *by = ny / npr_y;
+        return true;
+    }
+    return false;
 }
 
 /* The grids, their overlaps and the land fraction of deck k: every rank builds them alike
@@ -152,10 +174,10 @@ static void plan(cesm_run *run)
         run->ocn_ranks = run->cpl_ranks = run->ranks;
         run->ocn_first = 0;
     }
-    /* Each component's blocks: the deck's size, halved (the longer side first) until every
-     * rank of the component gets a block with a point of it, as CESM's PE layouts choose the
-     * block sizes of POP and CICE per processor count (1deg on 384 ranks: the atmosphere's
-     * 24 x 16 blocks give only 144). */
+    /* Each component's blocks: the atmosphere's as CAM's FV dynamics cuts them (above); the
+     * others the deck's size, halved (the longer side first) until every rank of the
+     * component gets a block with a point of it, as CESM's PE layouts choose the block sizes
+     * of POP and CICE per processor count. */
     struct {
         const char *what;
         const cesm_grid *g;
@@ -172,6 +194,8 @@ static void plan(cesm_run *run)
     };
     for (int c = 0; c < 4; c++) {
         int bx = need[c].bx, by = need[c].by, nx = need[c].g->nx, ny = need[c].g->ny;
+        if (c == 0)
+            cam_fv_blocks(nx, ny, need[c].ranks, &bx, &by);
         int blocks = blocks_with(nx, ny, bx, by, need[c].active, need[c].fraction);
         while (blocks < need[c].ranks && (bx > 2 || by > 2)) {
             if (bx >= by)
@@ -197,6 +221,27 @@ static void plan(cesm_run *run)
                     "--output-dir %s is not a writable directory: create it, choose "
                     "another, or use --output off",
                     run->output_dir);
+}
+
+/* What each component's kernels are charged (cost.c): per coupling interval, the points its
+ * kernels work on over the whole grid, counted as they count them. */
+static void set_costs(cesm_run *run)
+{
+    esm_fail_if_any(strcmp(run->cost, "proxy") && !esm_kernel_cost_modelled(),
+                    "--cost %s charges CESM 1.0.3's measured cost as simulated time: run it "
+                    "simulated with computation = model and a machine (esmperf simulate cesm "
+                    "--computation model --machine dell-m610 ...), or use --cost proxy",
+                    run->cost);
+    double atm = (double)run->atm_g.nactive, ocn = (double)run->ocn_g.nactive;
+    double lnd = 0;
+    for (long p = 0; p < (long)run->atm_g.nx * run->atm_g.ny; p++)
+        lnd += run->land_fraction[p] > 0;
+    cesm_cost_set(&run->atm.cost, run->cost, CESM_COST_ATM, atm * run->atm_substeps, run->dt);
+    cesm_cost_set(&run->lnd.cost, run->cost, CESM_COST_LND, lnd, run->dt);
+    cesm_cost_set(&run->ice.cost, run->cost, CESM_COST_ICE, ocn, run->dt);
+    cesm_cost_set(&run->ocn.cost, run->cost, CESM_COST_OCN, ocn * run->ocn_substeps, run->dt);
+    /* the coupler's ice preparation (atm + ocn points), fluxes (ocn), merge (atm + land) */
+    cesm_cost_set(&run->cpl.cost, run->cost, CESM_COST_CPL, 2 * atm + 2 * ocn + lnd, run->dt);
 }
 
 /* Processor sets, components on theirs, the coupler, file plans, first exchanges. */
@@ -226,6 +271,7 @@ static void set_up(cesm_run *run)
     coupler_create(&run->cpl, &run->atm_g, &run->ocn_g, &run->ov, run->land_fraction,
                    run->cpl_ranks, &run->atm.pts, &run->lnd.pts, &run->ice.pts, &run->ocn.pts,
                    !strcmp(run->fault, "map"));
+    set_costs(run);
     cesm_values_into(run->a2x, run->atm.pts.n, A2X_N);
     cesm_values_into(run->x2a, run->atm.pts.n, X2A_N);
     cesm_values_into(run->x2l, run->lnd.pts.n, X2L_N);

@@ -121,4 +121,21 @@ long cesm_share(long total, int ranks, int rank);     /* an even deal of `total`
 long cesm_share_first(long total, int ranks, int rank); /* where a contiguous share starts */
 long cesm_icy_points(const cesm_points *pts, const double edge[2]);
 long cesm_sunlit_columns(const cesm_grid *g, double seconds, long first, long count);
+
+/* What the kernels are charged in a simulated run (cost.c, --cost; docs/cesm.md, "What the
+ * components cost"): the proxy's byte model (end 0), or CESM 1.0.3's measured core-seconds per
+ * model day of each component spread evenly over its points, at the low (1) or high (2) end. */
+enum { CESM_COST_ATM, CESM_COST_LND, CESM_COST_ICE, CESM_COST_OCN, CESM_COST_CPL, CESM_COST_N };
+typedef struct cesm_cost {
+    int end;
+    double core_seconds; /* per point of a call, on the measured machine's core */
+} cesm_cost;
+/* For `component` ("proxy", "cesm-low" or "cesm-high"), whose kernels work on
+ * `points_per_interval` points in all over its whole grid each coupling interval of `dt` s. */
+void cesm_cost_set(cesm_cost *c, const char *choice, int component, double points_per_interval,
+                   double dt);
+/* The measured core-seconds per model day of `component` at `end` (1 low, 2 high). */
+double cesm_cost_core_seconds_per_day(int component, int end);
+/* esm_kernel_begin charging `points` at cost `c` (end 0: the proxy's `bytes`). */
+bool cesm_kernel_begin(const esm_kernel *k, const cesm_cost *c, double points, double bytes);
 #endif

@@ -163,7 +163,8 @@ void coupler_ice_prep(coupler *c)
 {
     static const cesm_map_norm norm[A2X_N] = {MAP_CONSERVE, MAP_CONSERVE, MAP_CONSERVE};
     cesm_map_apply(&c->a2o, (const double *const *)c->a2x, c->ao, norm);
-    if (!esm_kernel_begin(&k_ice_prep, (double)(c->a.n + c->o.n), 24.0 * c->a.n + 112.0 * c->o.n))
+    if (!cesm_kernel_begin(&k_ice_prep, &c->cost, (double)(c->a.n + c->o.n),
+                           24.0 * c->a.n + 112.0 * c->o.n))
         return;
     for (long p = 0; p < c->a.n; p++) {   /* conservation of the shortwave mapped */
         double v = c->o2a.row_cover[p] * c->a2x[A2X_SW][p];
@@ -184,7 +185,7 @@ void coupler_ice_prep(coupler *c)
 
 void coupler_atm_prep(coupler *c, double dt)
 {
-    if (esm_kernel_begin(&k_fluxes, (double)c->o.n, 136.0 * c->o.n)) {
+    if (cesm_kernel_begin(&k_fluxes, &c->cost, (double)c->o.n, 136.0 * c->o.n)) {
         for (long p = 0; p < c->o.n; p++) {   /* atmosphere-ocean fluxes on the ocean grid */
             double frac = c->i2x[I2X_FRAC][p], open = 1.0 - frac, to = c->o2x[O2X_T][p];
             double up = cesm_exchange(c->ao[A2X_WIND][p]) * (to - c->ao[A2X_T][p]);
@@ -201,7 +202,8 @@ void coupler_atm_prep(coupler *c, double dt)
     }
     static const cesm_map_norm norm[3] = {MAP_CONSERVE, MAP_NORMALIZE, MAP_NORMALIZE};
     cesm_map_apply(&c->o2a, (const double *const *)c->fo, c->oa, norm);
-    if (!esm_kernel_begin(&k_merge, (double)(c->a.n + c->l.n), 96.0 * c->a.n + 48.0 * c->l.n))
+    if (!cesm_kernel_begin(&k_merge, &c->cost, (double)(c->a.n + c->l.n),
+                            96.0 * c->a.n + 48.0 * c->l.n))
         return;
     for (long p = 0; p < c->a.n; p++) {   /* merge: ocean and ice, then land */
         c->map_dst[1][p] += c->o2a.row_area[p] * c->oa[0][p];

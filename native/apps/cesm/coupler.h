@@ -22,6 +22,7 @@ typedef struct coupler {
      * what each map took and gave: a2o shortwave (src, gross on a; dst on o), o2a heat flux
      * (src, gross on o; dst on a) */
     double *ocean_sw, *map_src[2], *map_dst[2], *map_gross[2];
+    cesm_cost cost;              /* of its flux, ice-preparation and merge kernels (cost.c) */
 } coupler;
 
 /* Set up on every rank (collective over the world): maps on the coupler's ranks `cpl_ranks`

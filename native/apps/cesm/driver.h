@@ -13,7 +13,7 @@ typedef struct cesm_run {
     const esm_deck *deck;
     long steps, warmup;
     double dt, ocean_fraction;
-    const char *layout, *barriers, *output, *output_dir, *fault, *work;
+    const char *layout, *barriers, *output, *output_dir, *fault, *work, *cost;
     int atm_substeps, ocn_substeps, ranks, cpl_ranks, ocn_first, ocn_ranks;
     int block[4][2];               /* bx, by of the atmosphere, land, sea ice and ocean */
     cesm_grid atm_g, ocn_g;

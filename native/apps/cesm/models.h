@@ -30,6 +30,7 @@ typedef struct atm_model {
     double *lon, *sw;           /* per point: longitude; shortwave at the surface, W m-2 */
     bool uniform;
     long work, work_radiation;  /* dynamics points; sunlit columns charged to this rank */
+    cesm_cost cost;             /* of the dynamics sub-steps (the radiation: the proxy's) */
 } atm_model;
 
 /* Ocean: a slab mixed layer on the ocean grid, lateral diffusion between ocean cells (no flux
@@ -47,6 +48,7 @@ typedef struct ocn_model {
     long *at;
     bool leak;                  /* fault injection: drop the forcing of one point */
     long work;
+    cesm_cost cost;
 } ocn_model;
 
 /* Land: a soil heat bucket per land point of the atmosphere grid (area times land fraction). */
@@ -58,6 +60,7 @@ typedef struct lnd_model {
     long total;                 /* land points of the whole grid */
     bool uniform;
     long work;                  /* points charged to this rank (CLM's even deal) */
+    cesm_cost cost;
 } lnd_model;
 
 /* Sea ice: zero-layer thermodynamics (Semtner) per ocean point: thickness h (cell mean),
@@ -70,6 +73,7 @@ typedef struct ice_model {
     double *sw;                 /* per point: J of sunlight absorbed so far */
     bool uniform;
     long work;                  /* points under the climatological ice cover */
+    cesm_cost cost;             /* CESM's: every point of its blocks (cost.c) */
 } ice_model;
 
 enum { A2X_T, A2X_SW, A2X_WIND, A2X_N };            /* atmosphere exports */

@@ -187,6 +187,7 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
     esm_result_text(r, "params.output", run->output);
     esm_result_text(r, "params.fault", run->fault);
     esm_result_text(r, "params.work", run->work);
+    esm_result_text(r, "params.cost", run->cost);
     work_figures(r, run);
     esm_result_int(r, "params.warmup", run->warmup);
     esm_result_real(r, "params.dt", run->dt);
