@@ -55,8 +55,8 @@ void cesm_cost_set(cesm_cost *c, const char *choice, int component, double point
 {
     c->end = !strcmp(choice, "cesm-low") ? 1 : !strcmp(choice, "cesm-high") ? 2 : 0;
     double seconds = c->end == 1 ? das4[component].min : das4[component].max;
-    c->core_seconds = c->end ? seconds * das4[component].pes / (points_per_interval * (DAY / dt))
-                             : 0.0;
+    c->core_seconds =
+        c->end ? seconds * das4[component].pes / (points_per_interval * (DAY / dt)) : 0.0;
 }
 
 double cesm_cost_core_seconds_per_day(int component, int end)

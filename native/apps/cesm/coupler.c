@@ -203,7 +203,7 @@ void coupler_atm_prep(coupler *c, double dt)
     static const cesm_map_norm norm[3] = {MAP_CONSERVE, MAP_NORMALIZE, MAP_NORMALIZE};
     cesm_map_apply(&c->o2a, (const double *const *)c->fo, c->oa, norm);
     if (!cesm_kernel_begin(&k_merge, &c->cost, (double)(c->a.n + c->l.n),
-                            96.0 * c->a.n + 48.0 * c->l.n))
+                           96.0 * c->a.n + 48.0 * c->l.n))
         return;
     for (long p = 0; p < c->a.n; p++) {   /* merge: ocean and ice, then land */
         c->map_dst[1][p] += c->o2a.row_area[p] * c->oa[0][p];
