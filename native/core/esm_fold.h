@@ -54,6 +54,13 @@ bool esm_folded(void);
  * needs it. */
 bool esm_kernel_cost_modelled(void);
 
+/* The shared file system (SMPI, ESM_FILE_SYSTEM_BANDWIDTH: the smpi knob file_system, bytes/s
+ * one rank reads): is one modelled, and a read of `bytes` by this rank, charged as
+ * bytes / rate of simulated time while the rank waits (the run fails when none is modelled).
+ * For input a workload reads on a root and then sends (docs/simulate.md "The file system"). */
+bool esm_file_system_modelled(void);
+void esm_file_system_read(double bytes);
+
 /* Zeroed, 64-byte aligned memory for a field of `bytes`; folded: shared between ranks by
  * (allocation order on this rank, bytes rounded up to a power of two). esm_field_free frees
  * it (folded: nothing). */
@@ -127,6 +134,7 @@ typedef struct esm_fold_counts {
     long kernel_calls_run, kernel_calls_charged;
     double kernel_seconds, skipped_seconds;
     double kernel_flops; /* flops of every kernel call, run or charged (esm_kernel.flops) */
+    double file_system_seconds, file_system_bytes; /* esm_file_system_read's */
     long field_bytes;      /* asked of esm_field_alloc */
     long field_bytes_held; /* allocated by this rank for it (folded: only new shared fields) */
 } esm_fold_counts;

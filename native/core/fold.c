@@ -47,6 +47,7 @@ typedef struct {
     double node_bandwidth; /* bytes/s of a node, 0: no memory term */
     double core_speed;     /* relative to this machine */
     double core_flops;     /* a core's peak flops/s at its clock, 0: no in-core term */
+    double file_system;    /* bytes/s one rank reads from the shared file system, 0: none */
     long samples;          /* calls timed per kernel before it is charged unrun */
     long fields;           /* this rank's esm_field_alloc calls so far */
     bool shared_owned;
@@ -82,6 +83,7 @@ static fold_state *setup(void)
     f->node_bandwidth = env_real("ESM_NODE_BANDWIDTH", 0, 0);
     f->core_speed = env_real("ESM_CORE_SPEED", 1, 1e-6);
     f->core_flops = env_real("ESM_CORE_FLOPS", 0, 0);
+    f->file_system = env_real("ESM_FILE_SYSTEM_BANDWIDTH", 0, 0);
     f->samples = (long)env_real("ESM_KERNEL_SAMPLES", 3, 1);
     f->kernel_report = env_real("ESM_KERNEL_REPORT", 0, 0) != 0;
     const char *cost = getenv("ESM_KERNEL_COST");
@@ -116,6 +118,34 @@ void esm_fold_setup(void)
 bool esm_folded(void)
 {
     return setup()->folded;
+}
+
+bool esm_file_system_modelled(void)
+{
+#ifdef ESM_SMPI
+    return setup()->file_system > 0;
+#else
+    return false;
+#endif
+}
+
+void esm_file_system_read(double bytes)
+{
+    fold_state *f = setup();
+    if (!esm_file_system_modelled())
+        esm_fail("a read from the simulated file system needs one: the smpi knob file_system "
+                 "(esmperf simulate ... --knob file_system=nfs-low)");
+#ifdef ESM_SMPI
+    double seconds = bytes / f->file_system;
+    smpi_bench_end();
+    f->counts.file_system_seconds += seconds;
+    f->counts.file_system_bytes += bytes;
+    if (seconds > 0)
+        smpi_execute(seconds);
+    smpi_bench_begin();
+#else
+    (void)f, (void)bytes;
+#endif
 }
 
 bool esm_kernel_cost_modelled(void)

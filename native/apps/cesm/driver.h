@@ -13,7 +13,7 @@ typedef struct cesm_run {
     const esm_deck *deck;
     long steps, warmup;
     double dt, ocean_fraction;
-    const char *layout, *barriers, *output, *output_dir, *fault, *work, *cost;
+    const char *layout, *barriers, *output, *output_dir, *fault, *work, *cost, *input;
     int atm_substeps, ocn_substeps, ranks, cpl_ranks, ocn_first, ocn_ranks;
     int block[4][2];               /* bx, by of the atmosphere, land, sea ice and ocean */
     cesm_grid atm_g, ocn_g;
@@ -30,7 +30,11 @@ typedef struct cesm_run {
     double *x2o[X2O_N], *o2x[O2X_N];
     cesm_file_plan h_atm, h_lnd, h_ice, h_ocn, r_cpl;
     cesm_info info_atm, info_lnd, info_ice, info_ocn;
-    esm_timer t_atm, t_lnd, t_ice, t_ocn, t_cpl, t_rearrange, t_barrier, t_bcast, t_io;
+    esm_timer t_atm, t_lnd, t_ice, t_ocn, t_cpl, t_rearrange, t_barrier, t_bcast, t_io, t_input;
+    long map_weights;              /* of the atmosphere-ocean map, all ranks' (--input) */
+    void *input_buffer;            /* --input: what a broadcast moves ... */
+    long input_capacity, input_broadcasts, input_bytes; /* ... its size; broadcasts; read */
+    bool input_bad;                /* a broadcast arrived changed on this rank */
     long bytes_written, files_written, barrier_phases;
     double wall;
     esm_counts counts0, counts1;
@@ -43,6 +47,8 @@ void cesm_work_mine(const cesm_run *run, long out[CESM_WORK_N]);
 
 /* One coupling interval of the driver (ccsm_comp_mod's run loop, the ocean lagged by one). */
 void coupling_interval(cesm_run *run, const cesm_info *info);
+/* The start-up input CESM 1.0.3 reads on a root and broadcasts (input.c, --input cesm). */
+void read_input(cesm_run *run);
 /* History (kind "h0") or restart ("r") files of every component and, for restarts, the
  * coupler's fluxes in transit. */
 void write_files(cesm_run *run, const cesm_info *info, bool restart);

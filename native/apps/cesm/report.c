@@ -139,6 +139,9 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
         esm_rearranger_bytes(run->cpl.a2o.gather) + esm_rearranger_bytes(run->cpl.o2a.gather),
         run->cpl.a2o.nnz + run->cpl.o2a.nnz,
         run->lnd.pts.n,
+        run->input_bytes,
+        run->input_broadcasts,
+        run->input_bad,
     };
     enum { N = sizeof mine / sizeof *mine };
     long total[N];
@@ -168,6 +171,16 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
     esm_result_int(r, "driver.bcasts", total[5]);
     esm_result_int(r, "io.bytes_written", total[9]);
     esm_result_int(r, "io.files", total[10]);
+    if (total[16]) /* the start-up input's check (input.c), in this reduction: no call of its own */
+        esm_fail("the start-up input's broadcasts arrived changed on %ld ranks", total[16]);
+    if (!strcmp(run->input, "cesm")) { /* the start-up input (input.c) */
+        double waited = esm_fold_counts_mine()->file_system_seconds;
+        esm_global_max(&waited, 1);
+        esm_result_int(r, "input.bytes_read", total[14]);
+        esm_result_int(r, "input.broadcasts", total[15]);
+        esm_result_int(r, "input.map_weights", run->map_weights);
+        esm_result_real(r, "input.file_system_seconds_max", waited);
+    }
 
     esm_rearrange_counts rc = esm_rearrange_counts_mine();
     esm_group_counts gc = esm_group_counts_mine();
@@ -188,6 +201,7 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
     esm_result_text(r, "params.fault", run->fault);
     esm_result_text(r, "params.work", run->work);
     esm_result_text(r, "params.cost", run->cost);
+    esm_result_text(r, "params.input", run->input);
     work_figures(r, run);
     esm_result_int(r, "params.warmup", run->warmup);
     esm_result_real(r, "params.dt", run->dt);
@@ -209,9 +223,9 @@ int report(cesm_run *run, const double e0[9], const double e1[9], double constan
     esm_result_int(r, "params.ocn_first_rank", run->ocn_first);
     esm_result_int(r, "params.atm_substeps", run->atm_substeps);
     esm_result_int(r, "params.ocn_substeps", run->ocn_substeps);
-    esm_timer *timers[] = {&run->t_atm,     &run->t_lnd,   &run->t_ice,
-                           &run->t_ocn,     &run->t_cpl,   &run->t_rearrange,
-                           &run->t_barrier, &run->t_bcast, &run->t_io};
-    esm_result_timers(r, timers, 9);
+    esm_timer *timers[] = {&run->t_atm, &run->t_lnd,       &run->t_ice,     &run->t_ocn,
+                           &run->t_cpl, &run->t_rearrange, &run->t_barrier, &run->t_bcast,
+                           &run->t_io,  &run->t_input};
+    esm_result_timers(r, timers, 10);
     return esm_result_finish(r);
 }

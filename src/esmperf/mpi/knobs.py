@@ -42,6 +42,9 @@ Knobs of the simulated stack `smpi` (SimGrid SMPI, docs/simulate.md), unsupporte
 - noise          none | linux-2007-low | linux-2007-high | linux-today-low | linux-today-high
                  OS noise on every simulated node (mpi/noise.py), with noise_seed 0-9 the
                  nodes' phases
+- file_system    none | nfs-low | nfs-high   the shared file system as one rank reads it: NFS
+                 over GigE from the head node, the published single-client band
+                 (mpi/file_system.py), for workloads that read input on a root
 - offload        none | fca | sharp   Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the
                  switch tree, a published latency per level (mpi/offload.py): the FCA of the
                  seeds' decks as the hardware did it, not as an algorithm choice
@@ -73,7 +76,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esmperf.mpi import links, machines, noise, ns3_network, offload, platforms
+from esmperf.mpi import file_system, links, machines, noise, ns3_network, offload, platforms
 from esmperf.mpi.collectives import COLLECTIVES, MPICH_ALGORITHMS, OPENMPI_ALGORITHMS
 from esmperf.mpi.stacks import SMPI, Stack
 
@@ -327,6 +330,16 @@ KNOBS: dict[str, Knob] = {
             "(smpi stack only)",
         ),
         Knob(
+            "file_system",
+            file_system.FILE_SYSTEM_NAMES,
+            "none",
+            "shared file system",
+            "the cluster's shared file system as one rank reads it: none, or NFS over GigE "
+            "from the head node at the low (60 MB/s, from the server's disk) or high (120 "
+            "MB/s, from its cache) end of the published single-client rates "
+            "(mpi/file_system.py; smpi stack only, for workloads that read input)",
+        ),
+        Knob(
             "offload",
             offload.OFFLOAD_NAMES,
             "none",
@@ -356,6 +369,7 @@ SIMULATION_KNOBS = (
     "fold",
     "noise",
     "noise_seed",
+    "file_system",
     "offload",
 )
 

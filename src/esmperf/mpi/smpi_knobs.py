@@ -8,6 +8,7 @@ from pathlib import Path
 
 from esmperf.mpi import (
     eager,
+    file_system,
     host_overhead,
     machines,
     ns3_network,
@@ -156,6 +157,7 @@ def smpi_setting(
         *collectives,
     ]
     env = node_environment(chosen, ranks, ranks_per_node)
+    env.update(file_system.file_system_environment(chosen["file_system"]))
     offloaded, reason = offload.offload_environment(
         chosen["offload"], chosen["platform"], topology, ranks_per_node
     )
