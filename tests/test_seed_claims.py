@@ -54,6 +54,7 @@ class Run:
     profile: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
     repetitions: tuple[float, ...] = ()  # each measured repetition's value (default: 3 x value)
+    options: dict[str, str] = field(default_factory=dict)
 
 
 # Simulated pop S, 4 ranks per node: GigE stops after 2 nodes, IB keeps scaling.
@@ -102,6 +103,7 @@ def make_claims_store(path: Path, runs: list[Run], seed: str) -> Path:
                 size="S",
                 ranks_per_node=run.ranks_per_node,
                 knobs=tuple(sorted(run.knobs.items())),
+                options=tuple(sorted(run.options.items())),
                 fom=FomSpec("json", "steps/s", True),
                 repeats=RepeatPolicy(warmup=0, min=3, max=3),
             )
@@ -691,6 +693,32 @@ def test_the_hosts_cost_per_message_is_a_band_paired_end_with_end(tmp_path: Path
     }
     assert len({e.band[0] for e in with_cost}) == 1
     assert [e.ours for e in found if "host_overhead" not in e.band[1]] == [2.0]
+
+
+def test_a_workload_option_and_the_file_system_are_bands(tmp_path: Path) -> None:
+    """ "IB 2x GigE at 2 nodes" with cesm's measured cost (`cost`, a workload option whose
+    values cesm-low and cesm-high are a band's ends) and the file system's band: each IB run is
+    paired with the GigE run at the same ends; the four pairs are one band, and a run at the
+    proxy's own cost (not a band end) is a configuration of its own."""
+    runs = []
+    for cost, ib, gige in (("cesm-low", 20.0, 10.0), ("cesm-high", 16.0, 4.0), ("proxy", 9, 9)):
+        for fs in ("nfs-low", "nfs-high") if cost != "proxy" else ("none",):
+            knobs = {"file_system": fs} if fs != "none" else {}
+            runs.append(Run(8, ib, knobs={**IB, **knobs}, options={"cost": cost}))
+            runs.append(Run(8, gige, knobs={"platform": "gige", **knobs}, options={"cost": cost}))
+    found = evaluate_one(tmp_path, IB_OVER_GIGE, runs)
+    banded = [e for e in found if e.band[0]]
+    assert sorted(e.ours for e in banded) == [2.0, 2.0, 4.0, 4.0]
+    assert {e.band[1] for e in banded} == {
+        f"file_system={fs}, cost={cost}"
+        for fs in ("nfs-low", "nfs-high")
+        for cost in ("cesm-low", "cesm-high")
+    }
+    assert len({e.band[0] for e in banded}) == 1
+    assert [e.ours for e in found if not e.band[0]] == [1.0]
+    # the band: one end reproduces (x2), the other not (x4), not decided; the proxy's x1 misses
+    assert summary_counts([e for e in found if e.band[0]])[NOT_DECIDED] == 1
+    assert summary_counts(found)[NOT_REPRODUCED] == 1
 
 
 @pytest.mark.parametrize(

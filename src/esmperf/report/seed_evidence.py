@@ -129,7 +129,7 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
         identity.pop("simgrid", None)  # its SimGrid too (ns3 runs on `make setup-simgrid`'s)
     for key in drop:
         if key.startswith("options."):
-            identity["options"].pop(key.split(".", 1)[1], None)
+            identity.get("options", {}).pop(key.split(".", 1)[1], None)
         elif key in KNOBS:
             identity["knobs"].pop(key, None)
         else:
@@ -143,23 +143,36 @@ def curve_key(result: RunResult, drop: set[str], drop_point: bool = False) -> st
 # is held against each end, and its verdict is the band's (seed_verdicts.band_verdict). The
 # switch buffer's ends are `low` and `high`; OS noise's are a source's two signatures (the seed
 # studies run linux-2007-low and linux-2007-high: Tsafrir's 0.5-1.5 % of a core, mpi/noise.py);
-# the host's cost per message `low` and `high`, the published figures' ends (mpi/host_overhead.py).
-BAND_KNOBS = frozenset({"switch_buffer", "noise", "host_overhead"})
+# the host's cost per message `low` and `high`, the published figures' ends (mpi/host_overhead.py);
+# the file system's `nfs-low` and `nfs-high` (mpi/file_system.py). And the workload options
+# that are bands: cesm's `cost`, CESM 1.0.3's measured cost at `cesm-low` and `cesm-high`
+# (docs/cesm.md "What the components cost").
+BAND_KNOBS = frozenset({"switch_buffer", "noise", "host_overhead", "file_system"})
+BAND_OPTIONS = {"cost": ("cesm-low", "cesm-high")}
 
 
 def band_of(*runs: RunResult, drop_point: bool = False) -> tuple[str, str]:
-    """(the runs' configuration without the band's knobs, the ends they are at) when one of
-    them sets a band knob; ("", "") otherwise."""
+    """(the runs' configuration without the band's knobs and options, the ends they are at)
+    when one of them sets one; ("", "") otherwise."""
     ends = list(  # once each: both sides of a ratio may be at the same end
         dict.fromkeys(
-            f"{knob}={run.knobs[knob]}"
-            for run in runs
-            for knob in sorted(BAND_KNOBS & set(run.knobs))
+            [
+                f"{knob}={run.knobs[knob]}"
+                for run in runs
+                for knob in sorted(BAND_KNOBS & set(run.knobs))
+            ]
+            + [
+                f"{option}={run.options[option]}"
+                for run in runs
+                for option, band in sorted(BAND_OPTIONS.items())
+                if run.options.get(option) in band
+            ]
         )
     )
     if not ends:
         return "", ""
-    key = " | ".join(curve_key(run, set(BAND_KNOBS), drop_point) for run in runs)
+    drop = set(BAND_KNOBS) | {f"options.{option}" for option in BAND_OPTIONS}
+    key = " | ".join(curve_key(run, drop, drop_point) for run in runs)
     return key, ", ".join(ends)
 
 
