@@ -37,6 +37,7 @@ STUDIES = (
     "hycom-ns3",
     "cesm",
     "cesm-ns3",
+    "cesm-run",
     "esmf-redist",
     "esmf-redist-nopack",
     "homme-pop",
