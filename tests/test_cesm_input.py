@@ -103,6 +103,12 @@ def test_the_file_system_band_moves_only_the_reads(smpi, tmp_path):
     assert high["fom"]["value"] == pytest.approx(low["fom"]["value"], rel=1e-9)
 
 
+def test_a_broadcast_changed_on_arrival_fails_the_run(smpi, tmp_path):
+    done = simulate(smpi, tmp_path, "--size", "1deg", "--input", "cesm", "--fault", "input")
+    assert done.returncode != 0
+    assert "the start-up input's broadcasts arrived changed on 1 ranks" in done.stderr
+
+
 def test_start_up_input_refusals_name_the_fix(smpi, tmp_path):
     done = simulate(smpi, tmp_path, "--size", "S", "--input", "cesm")
     assert done.returncode != 0

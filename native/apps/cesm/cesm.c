@@ -82,9 +82,10 @@ static void parse(cesm_run *run, int argc, char **argv)
                                 "start-up input: none, or what CESM 1.0.3 reads on a root and "
                                 "broadcasts at start-up (size 1deg, simulated with a file system), "
                                 "profiled with the timed intervals");
-    run->fault = esm_cli_choice(cli, "fault", "none,map,leak",
+    run->fault = esm_cli_choice(cli, "fault", "none,map,leak,input",
                                 "inject a fault the verification must catch: a wrong map weight, "
-                                "an ocean point that drops its forcing");
+                                "an ocean point that drops its forcing, a start-up broadcast "
+                                "changed on arrival (--input cesm)");
     esm_cli_end(cli);
 }
 

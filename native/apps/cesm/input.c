@@ -27,6 +27,7 @@
 #define RUNOFF_WEIGHTS 17089010L   /* map_r05_to_gx1v6_e1000r300: its 2015 regeneration */
 #define PIO_ROOT 1                 /* config_pes.xml */
 #define FV_LEVELS 26               /* CAM4's L26 (the tracer files' names) */
+#define CHECK_STRIDE 4093          /* bytes between the bytes a receiver checks */
 
 /* Moves `bytes` from the root of the current communicator (its file read first; with PIO,
  * check_netcdf's barrier between the read and the broadcast) and checks them on the others. */
@@ -54,8 +55,10 @@ static void read_and_broadcast(cesm_run *run, long bytes, int root, bool pio, bo
         esm_broadcast(data + done, piece, root);
         done += piece;
     }
-    if (!esm_folded() && me != root)
-        for (long b = 0; b < bytes && !*bad; b += 4093)
+    if (!strcmp(run->fault, "input") && run->input_broadcasts == 1 && me == esm_ranks() - 1)
+        data[CHECK_STRIDE * (bytes / CHECK_STRIDE / 2)] ^= 1; /* the fault the check must catch */
+    if (!esm_folded() && me != root) /* every CHECK_STRIDE-th byte: a broadcast moves whole runs */
+        for (long b = 0; b < bytes && !*bad; b += CHECK_STRIDE)
             *bad = data[b] != tag;
     run->input_bytes += me == root && read ? bytes : 0;
 }
