@@ -115,4 +115,4 @@ def test_start_up_input_refusals_name_the_fix(smpi, tmp_path):
     assert "--input cesm reads CESM 1.0.3's start-up input of f09_g16" in done.stderr
     assert "run --size 1deg on the smpi stack" in done.stderr
     done = simulate(smpi, tmp_path, "--size", "1deg", "--input", "cesm", file_system="none")
-    assert done.returncode != 0 and "--knob file_system=nfs-low" in done.stderr
+    assert done.returncode != 0 and "--file-system nfs-low" in done.stderr

@@ -134,7 +134,7 @@ void esm_file_system_read(double bytes)
     fold_state *f = setup();
     if (!esm_file_system_modelled())
         esm_fail("a read from the simulated file system needs one: the smpi knob file_system "
-                 "(esmperf simulate ... --knob file_system=nfs-low)");
+                 "(esmperf simulate ... --file-system nfs-low)");
 #ifdef ESM_SMPI
     double seconds = bytes / f->file_system;
     smpi_bench_end();

@@ -281,7 +281,7 @@ static void set_up(cesm_run *run)
         esm_fail_if_any(strcmp(d->name, "1deg") || !esm_file_system_modelled(),
                         "--input cesm reads CESM 1.0.3's start-up input of f09_g16 from a "
                         "simulated file system: run --size 1deg on the smpi stack with one "
-                        "(esmperf simulate cesm --size 1deg --knob file_system=nfs-low ...), "
+                        "(esmperf simulate cesm --size 1deg --file-system nfs-low ...), "
                         "or use --input none");
         run->map_weights = run->cpl.a2o.nnz; /* the atmosphere-ocean map's, all ranks' */
         esm_global_sum_long(&run->map_weights, 1);

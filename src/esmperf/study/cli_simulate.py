@@ -160,6 +160,12 @@ KNOB_FLAGS = (
     ),
     ("noise_seed", "0,1,...", "seeds (0-9) of the nodes' noise phases (default 0)"),
     (
+        "file_system",
+        "none,nfs-low,nfs-high",
+        "the shared file system one rank reads input from: NFS over GigE at 60 or 120 MB/s, the "
+        "published single-client band (default none; for workloads that read, cesm --input cesm)",
+    ),
+    (
         "offload",
         "none,fca,sharp",
         "Barrier, Bcast, Reduce, Allreduce, Allgather(v) in the switch tree (InfiniBand "
