@@ -20,6 +20,7 @@ from esmperf.mpi import machines
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.knob_setting import knob_setting, write_files
 from esmperf.mpi.stacks import Stack, discover_stacks
+from ocean_smpi import smpi_stack
 
 # comparison1/single.8, seconds per model day (DRIVER_<C>_RUN min:max; the coupler's CPL Run
 # Time) times the component's PEs: core-seconds per model day
@@ -47,12 +48,7 @@ DAYS = (STEPS + WARMUP) * DT / 86400
 
 @pytest.fixture(scope="module")
 def smpi() -> Stack:
-    stack = discover_stacks().by_id("smpi")
-    if stack is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "apps" / "cesm" / "cesm").is_file():
-        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
-    return stack
+    return smpi_stack("cesm")
 
 
 def simulate(stack: Stack, tmp_path: Path, ranks: int, cost: str, layout: str) -> dict:

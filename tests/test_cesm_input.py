@@ -17,8 +17,9 @@ from esmperf.launch.mpirun import mpirun_command, run_environment
 from esmperf.mpi.build import build_dir
 from esmperf.mpi.file_system import READ_RATES
 from esmperf.mpi.knob_setting import knob_setting, write_files
-from esmperf.mpi.stacks import Stack, discover_stacks
+from esmperf.mpi.stacks import Stack
 from esmperf.profile.read import read_profile
+from ocean_smpi import smpi_stack
 
 RANKS = 4
 # What CESM 1.0.3 f09_g16 reads on a root and broadcasts (input.c, from the code's dimensions)
@@ -35,12 +36,7 @@ CHUNK = 100000  # shr_mct_mod.F90 rbuf_size
 
 @pytest.fixture(scope="module")
 def smpi() -> Stack:
-    stack = discover_stacks().by_id("smpi")
-    if stack is None:
-        pytest.skip("SimGrid SMPI is not installed (smpicc, smpirun): make setup installs it")
-    if not (build_dir(stack) / "apps" / "cesm" / "cesm").is_file():
-        pytest.skip("the smpi stack is not built: run `esmperf build --stack smpi`")
-    return stack
+    return smpi_stack("cesm")
 
 
 def simulate(

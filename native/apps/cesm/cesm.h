@@ -134,8 +134,6 @@ typedef struct cesm_cost {
  * `points_per_interval` points in all over its whole grid each coupling interval of `dt` s. */
 void cesm_cost_set(cesm_cost *c, const char *choice, int component, double points_per_interval,
                    double dt);
-/* The measured core-seconds per model day of `component` at `end` (1 low, 2 high). */
-double cesm_cost_core_seconds_per_day(int component, int end);
 /* esm_kernel_begin charging `points` at cost `c` (end 0: the proxy's `bytes`). */
 bool cesm_kernel_begin(const esm_kernel *k, const cesm_cost *c, double points, double bytes);
 #endif

@@ -59,11 +59,6 @@ void cesm_cost_set(cesm_cost *c, const char *choice, int component, double point
         c->end ? seconds * das4[component].pes / (points_per_interval * (DAY / dt)) : 0.0;
 }
 
-double cesm_cost_core_seconds_per_day(int component, int end)
-{
-    return (end == 1 ? das4[component].min : das4[component].max) * das4[component].pes;
-}
-
 bool cesm_kernel_begin(const esm_kernel *k, const cesm_cost *c, double points, double bytes)
 {
     if (!c->end)
